@@ -1,0 +1,8 @@
+"""vttrelay: an HTTP relay for virtual tabletop worlds, with an embedded D&D 5e world.
+
+`relay/` serves the REST API, event streams and the world WebSocket; `world/` is the embedded
+world that connects to a relay exactly like the Foundry module does; `client/` is a Python client;
+`protocol.py` is the wire protocol both sides share.
+"""
+
+__version__ = "0.1.0"

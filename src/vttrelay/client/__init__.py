@@ -1,0 +1,1 @@
+"""A Python client for the relay API."""

@@ -1,0 +1,91 @@
+"""The wire protocol between a relay and a world: the only module both sides import.
+
+A world (the Foundry module, or our embedded world) connects out to the relay's `/relay`
+WebSocket, sends `{"type": "auth", "token": ...}` first, and then exchanges one JSON object per
+text frame. Requests to the world are flat: `{"type": <action>, "requestId": ..., <params>...}`;
+replies are `{"type": "<action>-result", "requestId": ..., ...}`. Events flow from the world only
+for channels the relay has switched on with `event-subscription-update`.
+
+See `shared/reference/wire-protocol.md` sections 2, 3 and 5 for the full story.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Final
+
+# Frame types exchanged on /relay ----------------------------------------------------------------
+
+AUTH: Final = "auth"
+AUTH_SUCCESS: Final = "auth-success"
+PING: Final = "ping"
+PONG: Final = "pong"
+PLAYER_LIST: Final = "player-list"
+SUBSCRIPTION_UPDATE: Final = "event-subscription-update"
+
+RESULT_SUFFIX: Final = "-result"
+
+
+def result_type(action: str) -> str:
+    """The reply type of an action: `skill-check` -> `skill-check-result`."""
+    return action + RESULT_SUFFIX
+
+
+# Query parameters the module puts on the /relay URL (wire-protocol §2.1). `id` is required.
+WORLD_QUERY_KEYS: Final = (
+    "id",
+    "worldId",
+    "worldTitle",
+    "foundryVersion",
+    "systemId",
+    "systemTitle",
+    "systemVersion",
+    "customName",
+)
+
+
+class Close(IntEnum):
+    """WebSocket close codes on /relay and how the module reacts to each (wire-protocol §2.3)."""
+
+    NORMAL = 1000  # replaced by a reconnect from the same host: the module stops for good
+    GOING_AWAY = 1001  # relay shutting down: the module reconnects with backoff
+    AUTH_FAILED = 1008  # unknown token: the module wipes its token and asks to pair again
+    INTERNAL_ERROR = 1011  # transient: the module reconnects
+    SERVICE_RESTART = 1012  # transient: the module reconnects
+    AUTH_PROTOCOL = 4002  # bad/late auth frame, revoked token: the module wipes its token
+    DUPLICATE = 4004  # another host holds this client id: the module retries every 30 s
+    TRY_AGAIN = 4005  # transient: the module reconnects
+
+
+# Close codes after which the module gives up and forgets its token.
+PERMANENT_CLOSE_CODES: Final = frozenset({Close.AUTH_FAILED, 4001, Close.AUTH_PROTOCOL})
+
+
+# Event channels ---------------------------------------------------------------------------------
+
+CHAT_CHANNEL: Final = "chat-events"
+ROLL_CHANNEL: Final = "roll-events"
+HOOK_CHANNEL: Final = "hooks"
+COMBAT_CHANNEL: Final = "combat-events"
+ACTOR_CHANNEL: Final = "actor-events"
+SCENE_CHANNEL: Final = "scene-events"
+
+CHANNELS: Final = (
+    CHAT_CHANNEL,
+    ROLL_CHANNEL,
+    HOOK_CHANNEL,
+    COMBAT_CHANNEL,
+    ACTOR_CHANNEL,
+    SCENE_CHANNEL,
+)
+
+# The frame type a world uses for an event, and the channel that switches it on.
+EVENT_FRAME_CHANNEL: Final = {
+    "chat-event": CHAT_CHANNEL,
+    "roll-data": ROLL_CHANNEL,
+    "hook-event": HOOK_CHANNEL,
+    "combat-event": COMBAT_CHANNEL,
+    "actor-event": ACTOR_CHANNEL,
+    "scene-event": SCENE_CHANNEL,
+}
+CHANNEL_EVENT_FRAME: Final = {channel: frame for frame, channel in EVENT_FRAME_CHANNEL.items()}

@@ -1,0 +1,1 @@
+"""The relay: REST endpoints, event streams, the world WebSocket, keys and pairing."""

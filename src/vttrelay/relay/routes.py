@@ -1,0 +1,661 @@
+"""THE route table: one entry per HTTP endpoint the relay serves. Data only, no logic.
+
+Everything else is derived from this table: the aiohttp handlers (`app.py`), parameter extraction
+and the exact error messages (`params.py`), scope checks (`auth.py`), the frame sent to the world
+(`forward.py`) and the OpenAPI document (`openapi.py`). Adding an endpoint is adding one entry.
+
+Sources follow wire-protocol §4.2: each parameter lists where it may come from, in order; the first
+source with a non-null, non-empty value wins. GET bodies are never read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from vttrelay import protocol
+
+ParamType = Literal["string", "number", "boolean", "array", "object"]
+Source = Literal["body", "query", "path"]
+Mode = Literal["forward", "stream", "local"]
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final[Any] = _Missing()
+
+DEFAULT_TIMEOUT: Final = 10.0
+SCRIPT_TIMEOUT: Final = 20.0
+USE_TIMEOUT: Final = 30.0
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter of a route."""
+
+    name: str
+    type: ParamType | None  # None: untyped, passed through as given
+    sources: tuple[Source, ...]
+    required: bool = False
+    default: Any = MISSING  # applied by the relay when the caller gave nothing
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Route:
+    """One endpoint. `mode` says who answers it:
+
+    - `forward`: the world, through `action`; the reply is returned byte for byte.
+    - `stream`: a Server-Sent Events stream of the world's events on `channel`.
+    - `local`: the relay itself, by the handler named `handler` in `app.py`.
+    """
+
+    method: str
+    path: str
+    mode: Mode
+    summary: str
+    group: str
+    scope: str | None = None  # None: public, no API key needed
+    params: tuple[Param, ...] = ()
+    action: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    system: str | None = None  # the world's system id this route needs (e.g. "dnd5e")
+    channel: str | None = None
+    handler: str | None = None
+    require_any: tuple[str, ...] = ()  # at least one of these parameters must be given
+    forbidden_patterns: tuple[str, ...] = ()  # regexes a `script` parameter must not match
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# Common parameters -------------------------------------------------------------------------------
+
+BQ: Final[tuple[Source, ...]] = ("body", "query")
+QB: Final[tuple[Source, ...]] = ("query", "body")
+Q: Final[tuple[Source, ...]] = ("query",)
+B: Final[tuple[Source, ...]] = ("body",)
+P: Final[tuple[Source, ...]] = ("path",)
+
+CLIENT_ID = Param("clientId", "string", Q, description="Id of the connected world.")
+CLIENT_ID_REQUIRED = Param(
+    "clientId", "string", Q, required=True, description="Id of the connected world."
+)
+USER_ID = Param(
+    "userId", "string", QB, description="User id or name whose permissions scope the call."
+)
+USER_ID_QUERY = Param(
+    "userId", "string", Q, description="Only deliver what this user (id or name) may see."
+)
+SELECTED = Param(
+    "selected", "boolean", QB, description="Use the selected token's actor instead of actorUuid."
+)
+
+
+def _p(name: str, type_: ParamType | None, required: bool = False, **kw: Any) -> Param:
+    """A dnd5e-style parameter: body first, then query."""
+    return Param(name, type_, kw.pop("sources", BQ), required=required, **kw)
+
+
+ACTOR_UUID = _p("actorUuid", "string", description="Actor uuid, `Actor.<id>`.")
+ACTOR_UUID_REQ = _p("actorUuid", "string", True, description="Actor uuid, `Actor.<id>`.")
+ACTOR_NAME = _p("actorName", "string", description="Actor name (case-insensitive).")
+ITEM_UUID = _p("itemUuid", "string", description="Item uuid, `Actor.<id>.Item.<id>`.")
+ITEM_NAME = _p("itemName", "string", description="Item name (case-insensitive).")
+
+ROLL_OPTIONS = (
+    _p("advantage", "boolean", description="Roll with advantage."),
+    _p("disadvantage", "boolean", description="Roll with disadvantage."),
+    _p("bonus", "string", description="Extra bonus formula, e.g. `1d4` or `+2`."),
+    _p(
+        "createChatMessage",
+        "boolean",
+        default=True,
+        description="Post the roll to chat (default true).",
+    ),
+)
+
+USE_PARAMS = (
+    ACTOR_UUID_REQ,
+    _p("abilityUuid", "string", description="Uuid of the item to use."),
+    _p("abilityName", "string", description="Name of the item to use."),
+    _p("targetUuid", "string", description="Token or actor uuid to target."),
+    _p("targetName", "string", description="Token or actor name to target."),
+)
+
+
+def _dnd5e(
+    method: str,
+    name: str,
+    summary: str,
+    *params: Param,
+    action: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Route:
+    return Route(
+        method=method,
+        path=f"/dnd5e/{name}",
+        mode="forward",
+        summary=summary,
+        group="DnD5e",
+        scope="dnd5e",
+        params=(CLIENT_ID, USER_ID, *params),
+        action=action or name,
+        timeout=timeout,
+        system="dnd5e",
+    )
+
+
+DND5E_ROUTES: Final = (
+    _dnd5e(
+        "GET",
+        "get-actor-details",
+        "Read an actor's resources, items, spells, features and more.",
+        ACTOR_UUID_REQ,
+        _p(
+            "details",
+            "array",
+            True,
+            description="Sections to return: resources, spells, items, features, stats, "
+            "abilities, skills, details, conditions (a JSON array in the query).",
+        ),
+    ),
+    _dnd5e(
+        "POST",
+        "modify-item-charges",
+        "Add or spend charges of an item.",
+        ACTOR_UUID_REQ,
+        _p("amount", "number", True, description="Charges to add (negative spends)."),
+        ITEM_UUID,
+        ITEM_NAME,
+    ),
+    _dnd5e("POST", "use-ability", "Use any item of an actor.", *USE_PARAMS, timeout=USE_TIMEOUT),
+    _dnd5e("POST", "use-feature", "Use a feature of an actor.", *USE_PARAMS, timeout=USE_TIMEOUT),
+    _dnd5e("POST", "use-spell", "Cast a spell of an actor.", *USE_PARAMS, timeout=USE_TIMEOUT),
+    _dnd5e(
+        "POST",
+        "use-item",
+        "Use an item (not a feature or spell).",
+        *USE_PARAMS,
+        timeout=USE_TIMEOUT,
+    ),
+    _dnd5e(
+        "POST",
+        "short-rest",
+        "Take a short rest: hit dice, short-rest features, pact slots.",
+        ACTOR_UUID,
+        SELECTED,
+        _p("autoHD", "boolean", description="Spend hit dice automatically."),
+        _p(
+            "autoHDThreshold",
+            "number",
+            description="0 to 1: spend hit dice while HP is below this fraction of maximum HP.",
+        ),
+    ),
+    _dnd5e(
+        "POST",
+        "long-rest",
+        "Take a long rest: HP, spell slots, hit dice, features.",
+        ACTOR_UUID,
+        SELECTED,
+        _p("newDay", "boolean", default=True, description="Whether the rest marks a new day."),
+    ),
+    _dnd5e(
+        "POST",
+        "skill-check",
+        "Roll a skill check.",
+        ACTOR_UUID_REQ,
+        _p("skill", "string", True, description="Skill abbreviation, e.g. `prc`."),
+        *ROLL_OPTIONS,
+    ),
+    _dnd5e(
+        "POST",
+        "ability-save",
+        "Roll an ability saving throw.",
+        ACTOR_UUID_REQ,
+        _p("ability", "string", True, description="One of str, dex, con, int, wis, cha."),
+        *ROLL_OPTIONS,
+    ),
+    _dnd5e(
+        "POST",
+        "ability-check",
+        "Roll an ability check.",
+        ACTOR_UUID_REQ,
+        _p("ability", "string", True, description="One of str, dex, con, int, wis, cha."),
+        *ROLL_OPTIONS,
+    ),
+    _dnd5e(
+        "POST",
+        "death-save",
+        "Roll a death saving throw.",
+        ACTOR_UUID_REQ,
+        _p("advantage", "boolean", description="Roll with advantage."),
+        _p(
+            "createChatMessage",
+            "boolean",
+            default=True,
+            description="Post the roll to chat (default true).",
+        ),
+    ),
+    _dnd5e(
+        "POST",
+        "modify-experience",
+        "Add or remove experience points.",
+        _p("amount", "number", True, description="Experience to add (may be negative)."),
+        ACTOR_UUID,
+        SELECTED,
+    ),
+    _dnd5e(
+        "GET",
+        "concentration",
+        "Is the actor concentrating, and on what?",
+        ACTOR_UUID,
+        ACTOR_NAME,
+        action="get-concentration",
+    ),
+    _dnd5e(
+        "POST",
+        "break-concentration",
+        "End the actor's concentration.",
+        ACTOR_UUID,
+        ACTOR_NAME,
+    ),
+    _dnd5e(
+        "POST",
+        "concentration-save",
+        "Roll a concentration save: DC max(10, floor(damage / 2)).",
+        _p("damage", "number", True, description="Damage taken."),
+        ACTOR_UUID,
+        ACTOR_NAME,
+        *ROLL_OPTIONS,
+    ),
+    _dnd5e(
+        "POST",
+        "equip-item",
+        "Equip or unequip an item.",
+        _p("equipped", "boolean", True, description="true equips, false unequips."),
+        ACTOR_UUID,
+        ACTOR_NAME,
+        ITEM_UUID,
+        ITEM_NAME,
+    ),
+    _dnd5e(
+        "POST",
+        "attune-item",
+        "Attune to or end attunement with an item.",
+        _p("attuned", "boolean", True, description="true attunes, false ends attunement."),
+        ACTOR_UUID,
+        ACTOR_NAME,
+        ITEM_UUID,
+        ITEM_NAME,
+    ),
+    _dnd5e(
+        "POST",
+        "transfer-currency",
+        "Move coins from one actor to another, all or nothing.",
+        _p(
+            "currency",
+            "object",
+            True,
+            sources=B,
+            description='Coins to move, e.g. {"gp": 5, "sp": 3}.',
+        ),
+        _p("sourceActorUuid", "string", description="Uuid of the paying actor."),
+        _p("sourceActorName", "string", description="Name of the paying actor."),
+        _p("targetActorUuid", "string", description="Uuid of the receiving actor."),
+        _p("targetActorName", "string", description="Name of the receiving actor."),
+    ),
+    _dnd5e(
+        "POST",
+        "modify-currency",
+        "Add or remove coins of one denomination.",
+        ACTOR_UUID_REQ,
+        _p("currency", "string", True, description="One of pp, gp, ep, sp, cp."),
+        _p("amount", "number", True, description="Coins to add (negative removes)."),
+    ),
+    _dnd5e(
+        "POST",
+        "prepare-spell",
+        "Prepare or unprepare a spell.",
+        ACTOR_UUID_REQ,
+        _p("spellName", "string", True, description="Name of the spell."),
+        _p("prepared", "boolean", True, description="true prepares, false unprepares."),
+    ),
+)
+
+
+CHAT_ROUTES: Final = (
+    Route(
+        "GET",
+        "/chat",
+        "forward",
+        "List chat messages, newest first.",
+        "Chat",
+        scope="chat:read",
+        action="chat-messages",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("limit", "number", Q, default=10, description="At most this many (default 10)."),
+            Param("offset", "number", Q, default=0, description="Messages to skip."),
+            Param("chatType", "number", Q, description="0 OOC, 1 IC, 2 emote, 3 whisper, 4 roll."),
+            Param("speaker", "string", Q, description="Speaker name or actor id."),
+        ),
+    ),
+    Route(
+        "POST",
+        "/chat",
+        "forward",
+        "Send a chat message.",
+        "Chat",
+        scope="chat:write",
+        action="chat-send",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("content", "string", B, required=True, description="Message text (HTML)."),
+            Param("whisper", "array", B, description="User ids to whisper to."),
+            Param("speaker", "string", B, description="Actor id or uuid speaking."),
+            Param("alias", "string", B, description="Display name of the speaker."),
+            Param("chatType", "number", B, description="0 OOC, 1 IC, 2 emote, 3 whisper, 4 roll."),
+            Param("flavor", "string", B, description="Flavor text."),
+        ),
+    ),
+    Route(
+        "DELETE",
+        "/chat/{messageId}",
+        "forward",
+        "Delete one chat message (its author or a GM).",
+        "Chat",
+        scope="chat:write",
+        action="chat-delete",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("messageId", "string", P, required=True, description="Message id."),
+        ),
+    ),
+    Route(
+        "DELETE",
+        "/chat",
+        "forward",
+        "Delete all chat history (GM only).",
+        "Chat",
+        scope="chat:write",
+        action="chat-flush",
+        params=(CLIENT_ID, USER_ID),
+    ),
+)
+
+# wire-protocol §4.9: the reference relay's pre-check on execute-js scripts.
+FORBIDDEN_SCRIPT_PATTERNS: Final = (
+    r"localStorage",
+    r"sessionStorage",
+    r"document\.cookie",
+    r"eval\(",
+    r"new Worker\(",
+    r"new SharedWorker\(",
+    r"__proto__",
+    r"atob\(",
+    r"btoa\(",
+    r"crypto\.",
+    r"Intl\.",
+    r"postMessage\(",
+    r"XMLHttpRequest",
+    r"importScripts\(",
+    r"apiKey",
+    r"privateKey",
+    r"password",
+    r"Function\(",
+    r"Function\.constructor",
+    r"globalThis",
+    r"game\.settings\.set",
+    r"Reflect\.",
+    r"Proxy",
+    r"import\(",
+)
+
+UTILITY_ROUTES: Final = (
+    Route(
+        "POST",
+        "/select",
+        "forward",
+        "Select tokens on the active scene (GM only).",
+        "Utility",
+        scope="entity:read",
+        action="select",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("uuids", "array", B, description="Token uuids to select."),
+            Param("name", None, B, description="Token name to select."),
+            Param("data", "object", B, description="Attribute path -> value pairs to match."),
+            Param("overwrite", "boolean", B, description="Replace the current selection."),
+            Param("all", "boolean", B, description="Select every token on the scene."),
+        ),
+        require_any=("uuids", "name", "data", "all"),
+    ),
+    Route(
+        "GET",
+        "/selected",
+        "forward",
+        "The selected tokens and their actors (GM only).",
+        "Utility",
+        scope="entity:read",
+        action="selected",
+        params=(CLIENT_ID, USER_ID),
+    ),
+    Route(
+        "GET",
+        "/players",
+        "forward",
+        "The world's users: the valid userId values.",
+        "Utility",
+        scope="entity:read",
+        action="players",
+        params=(CLIENT_ID, USER_ID),
+    ),
+    Route(
+        "GET",
+        "/world-info",
+        "forward",
+        "World, system, modules, users and active scene.",
+        "Utility",
+        scope="world:info",
+        action="world-info",
+        params=(CLIENT_ID, USER_ID),
+    ),
+    Route(
+        "POST",
+        "/execute-js",
+        "forward",
+        "Run a script in the world (off unless the world enables it).",
+        "Utility",
+        scope="execute-js",
+        action="execute-js",
+        timeout=SCRIPT_TIMEOUT,
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("script", None, B, description="JavaScript: the body of an async function."),
+        ),
+        forbidden_patterns=FORBIDDEN_SCRIPT_PATTERNS,
+    ),
+)
+
+HOOK_FILTERS = (
+    Param("hooks", "string", Q, description="Comma-separated hook names (hooks stream)."),
+    Param("encounterId", "string", Q, description="Only this encounter (encounters stream)."),
+    Param("actorUuid", "string", Q, description="Only this actor (actor stream)."),
+    Param("sceneId", "string", Q, description="Only this scene (scene stream)."),
+)
+
+
+def _stream(path: str, channel: str, summary: str, *params: Param) -> Route:
+    return Route(
+        "GET",
+        path,
+        "stream",
+        summary,
+        "Events",
+        scope="events:subscribe",
+        channel=channel,
+        params=(CLIENT_ID_REQUIRED, *params),
+    )
+
+
+STREAM_ROUTES: Final = (
+    _stream(
+        "/chat/subscribe",
+        protocol.CHAT_CHANNEL,
+        "Chat events: chat-create, chat-update, chat-delete.",
+        Param("speaker", "string", Q, description="Only this speaker (name or actor id)."),
+        Param("type", "number", Q, description="Only this chat type (0-4)."),
+        Param("whisperOnly", "boolean", Q, description="Only whispered messages."),
+        USER_ID_QUERY,
+    ),
+    _stream("/rolls/subscribe", protocol.ROLL_CHANNEL, "Dice rolls: roll.", USER_ID_QUERY),
+    _stream("/hooks/subscribe", protocol.HOOK_CHANNEL, "Hook events by hook name.", *HOOK_FILTERS),
+    _stream(
+        "/encounters/subscribe",
+        protocol.COMBAT_CHANNEL,
+        "Combat events: combat-<eventType>.",
+        *HOOK_FILTERS,
+    ),
+    _stream(
+        "/actor/subscribe",
+        protocol.ACTOR_CHANNEL,
+        "Actor events: actor-<eventType>.",
+        *HOOK_FILTERS,
+    ),
+    _stream(
+        "/scene/subscribe",
+        protocol.SCENE_CHANNEL,
+        "Scene events: scene-<eventType>.",
+        *HOOK_FILTERS,
+    ),
+)
+
+
+def _local(
+    method: str,
+    path: str,
+    handler: str,
+    summary: str,
+    group: str,
+    scope: str | None = None,
+    params: tuple[Param, ...] = (),
+) -> Route:
+    return Route(method, path, "local", summary, group, scope=scope, params=params, handler=handler)
+
+
+RELAY_ROUTES: Final = (
+    _local(
+        "GET",
+        "/clients",
+        "clients",
+        "Worlds of this account, live ones first.",
+        "Clients",
+        scope="clients:read",
+    ),
+    _local("GET", "/api/health", "health", "Liveness of this relay instance.", "Status"),
+    _local("GET", "/health", "health", "Liveness of this relay instance.", "Status"),
+    _local("GET", "/api/status", "status", "Version and WebSocket path.", "Status"),
+    _local(
+        "POST",
+        "/auth/pair",
+        "pair",
+        "Trade a pairing code for a connection token.",
+        "Auth",
+        params=(
+            Param("code", "string", B, required=True, description="6-character code."),
+            Param("worldId", "string", B, description="The world's id."),
+            Param("worldTitle", "string", B, description="The world's title."),
+            Param(
+                "existingClientId", "string", B, description="Keep this client id when re-pairing."
+            ),
+        ),
+    ),
+    _local(
+        "GET",
+        "/api/clients/{clientId}/active",
+        "client_active",
+        "Is this world connected?",
+        "Auth",
+        params=(Param("clientId", "string", P, required=True, description="World id."),),
+    ),
+    _local(
+        "POST",
+        "/api/self-unpair",
+        "self_unpair",
+        "Revoke this world's connection token.",
+        "Auth",
+        params=(Param("token", "string", B, required=True, description="Connection token."),),
+    ),
+    _local("GET", "/openapi.json", "openapi", "This API as an OpenAPI 3.1 document.", "Status"),
+    _local("GET", "/docs", "docs", "Interactive API documentation.", "Status"),
+)
+
+ROUTES: Final[tuple[Route, ...]] = (
+    *DND5E_ROUTES,
+    *CHAT_ROUTES,
+    *UTILITY_ROUTES,
+    *STREAM_ROUTES,
+    *RELAY_ROUTES,
+)
+
+# All scopes a key may hold (wire-protocol §7.2) and those a new key gets by default.
+ALL_SCOPES: Final = (
+    "entity:read",
+    "entity:write",
+    "roll:read",
+    "roll:execute",
+    "chat:read",
+    "chat:write",
+    "encounter:read",
+    "encounter:manage",
+    "macro:list",
+    "macro:execute",
+    "macro:write",
+    "scene:read",
+    "scene:write",
+    "canvas:read",
+    "canvas:write",
+    "effects:read",
+    "effects:write",
+    "user:read",
+    "user:write",
+    "file:read",
+    "file:write",
+    "playlist:control",
+    "world:info",
+    "clients:read",
+    "sheet:read",
+    "events:subscribe",
+    "session:manage",
+    "execute-js",
+    "search",
+    "structure:read",
+    "structure:write",
+    "dnd5e",
+)
+DEFAULT_SCOPES: Final = (
+    "entity:read",
+    "roll:read",
+    "chat:read",
+    "encounter:read",
+    "macro:list",
+    "scene:read",
+    "canvas:read",
+    "effects:read",
+    "user:read",
+    "file:read",
+    "world:info",
+    "clients:read",
+    "sheet:read",
+    "events:subscribe",
+    "search",
+    "structure:read",
+    "dnd5e",
+)
