@@ -1,0 +1,418 @@
+"""Event streams: SSE subscriptions and /ws/api subscriptions, their counts, history and fan-out.
+
+`EventHub` is the I/O-light core: it keeps, per world and channel, the subscribers (bounded
+mailboxes), the replay log (`events.EventLog`) and the subscriber count it announces to the world
+with `event-subscription-update` (on every change, and again when the world reconnects). It
+implements the registry's `WorldListener`: a world's event frame is unwrapped and named once
+(`events.unwrap`), logged, and put into the mailbox of every subscriber whose filter matches. A
+subscriber that does not keep up overflows its mailbox and is cut off with an error event, so the
+relay's memory stays bounded.
+
+`Streams` adds the HTTP side: `handle_sse` serves the six `*/subscribe` routes and
+`handle_client_ws` hands `/ws/api` to `client_ws.ClientSocket`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, Protocol
+
+from vttrelay import protocol
+from vttrelay.relay.events import (
+    EventFilter,
+    EventLog,
+    Gap,
+    LoggedEvent,
+    MessageIndex,
+    dumps,
+    sse_frame,
+    unwrap,
+)
+
+log = logging.getLogger("vttrelay.relay.streams")
+
+TOO_MANY: Final = "Too many SSE connections"
+FELL_BEHIND: Final = (
+    "Subscriber fell behind: too many undelivered events; reconnect with Last-Event-ID"
+)
+
+Kind = Literal["sse", "ws"]
+
+
+@dataclass
+class StreamSettings:
+    """Limits and intervals of the event streams (RelayConfig carries the same fields)."""
+
+    keepalive_interval: float = 15.0  # seconds between `: keepalive` comments
+    event_buffer_size: int = 1000  # events kept per world and channel for Last-Event-ID replay
+    max_streams_per_channel: int = 10  # per world, channel and kind (SSE or /ws/api)
+    subscriber_queue_size: int = 1000  # undelivered events a subscriber may have before it is cut
+    slow_close_grace: float = 5.0  # seconds a cut-off subscriber gets to take its error event
+    sweep_interval: float = 1.0  # seconds between checks for SSE clients that went away
+    message_memory: int = 2000  # chat messages remembered per world to filter their deletes
+
+
+class WorldLike(Protocol):
+    """What the hub needs of a connected world (worlds.WorldConnection)."""
+
+    client_id: str
+
+    async def send(self, frame: dict[str, Any]) -> None: ...
+
+
+class RegistryLike(Protocol):
+    """What the hub needs of the registry of worlds (worlds.WorldRegistry)."""
+
+    def get(self, client_id: str) -> Any: ...
+
+
+class Mailbox:
+    """A bounded queue of encoded frames for one consumer, read in batches.
+
+    `put` refuses (returns False) when full; `close` ends the mailbox after what is queued, or
+    replaces what is queued by a final frame.
+    """
+
+    __slots__ = ("capacity", "closed", "_items", "_waiter")
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = max(1, capacity)
+        self.closed = False
+        self._items: deque[bytes] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def put(self, item: bytes) -> bool:
+        if self.closed:
+            return True
+        if len(self._items) >= self.capacity:
+            return False
+        self._items.append(item)
+        self._wake()
+        return True
+
+    def close(self, final: bytes | None = None) -> None:
+        """No more items. With `final`, drop what is queued and deliver only `final`."""
+        if self.closed:
+            return
+        self.closed = True
+        if final is not None:
+            self._items.clear()
+            self._items.append(final)
+        self._wake()
+
+    async def next_batch(self, timeout: float | None) -> list[bytes] | None:
+        """Everything queued, in order; None after `timeout` seconds with nothing; [] once
+        closed and drained."""
+        if not self._items and not self.closed:
+            loop = asyncio.get_running_loop()
+            waiter = loop.create_future()
+            self._waiter = waiter
+            handle = loop.call_later(timeout, _wake_future, waiter) if timeout else None
+            try:
+                await waiter
+            finally:
+                if handle is not None:
+                    handle.cancel()
+                if self._waiter is waiter:
+                    self._waiter = None
+            if not self._items and not self.closed:
+                return None
+        items = list(self._items)
+        self._items.clear()
+        return items
+
+
+def _wake_future(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+@dataclass(eq=False)
+class Subscriber:
+    """One subscription: a world, a channel, a filter and where matching events go."""
+
+    client_id: str
+    channel: str
+    filter: EventFilter
+    kind: Kind
+    mailbox: Mailbox
+    # called when the subscriber overflows its mailbox (after the hub has dropped it)
+    on_overflow: Callable[[Subscriber], None] | None = None
+    # for SSE: False once the HTTP client went away (checked by the hub's sweeper)
+    alive: Callable[[], bool] | None = None
+    # for SSE: cuts the connection when a cut-off subscriber does not take its error event
+    abort: Callable[[], None] | None = None
+    dropped: bool = False
+    reason: str | None = None  # why the hub dropped it: "world-gone", "fell-behind", "gone"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def encode(self, logged: LoggedEvent) -> bytes:
+        return logged.sse if self.kind == "sse" else logged.ws
+
+
+@dataclass
+class Resume:
+    """Where a new subscriber starts: its position in the log, a gap, events to replay."""
+
+    cursor: int
+    gap: Gap | None
+    replay: list[LoggedEvent]
+
+
+class EventHub:
+    """Subscribers, counts and replay logs per (world, channel); a registry `WorldListener`."""
+
+    def __init__(self, registry: RegistryLike, settings: StreamSettings | None = None) -> None:
+        self.registry = registry
+        self.settings = settings or StreamSettings()
+        self._subs: dict[tuple[str, str], list[Subscriber]] = {}
+        self._logs: dict[tuple[str, str], EventLog] = {}
+        self._messages: dict[str, MessageIndex] = {}
+        self._sending: dict[str, asyncio.Future[None]] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+        self._timers: set[asyncio.TimerHandle] = set()
+
+    # Inspection ---------------------------------------------------------------------------------
+
+    def count(self, client_id: str, channel: str, kind: Kind | None = None) -> int:
+        """Subscribers of a world's channel (of one kind, or all)."""
+        subs = self._subs.get((client_id, channel), ())
+        return len(subs) if kind is None else sum(1 for s in subs if s.kind == kind)
+
+    def subscribers(self, client_id: str | None = None) -> list[Subscriber]:
+        return [
+            s for (cid, _), subs in self._subs.items() if client_id in (None, cid) for s in subs
+        ]
+
+    def log(self, client_id: str, channel: str) -> EventLog:
+        key = (client_id, channel)
+        found = self._logs.get(key)
+        if found is None:
+            found = self._logs[key] = EventLog(self.settings.event_buffer_size)
+        return found
+
+    # Subscribing --------------------------------------------------------------------------------
+
+    def subscribe(self, sub: Subscriber, last_seen: int | None = None) -> Resume | None:
+        """Add a subscriber unless its world/channel/kind is full (then None).
+
+        Returns where it resumes: from `last_seen` (a Last-Event-ID) with the events it missed,
+        or from now. Registration and the replay snapshot happen together, so nothing is
+        delivered twice or lost in between.
+        """
+        limit = self.settings.max_streams_per_channel
+        if self.count(sub.client_id, sub.channel, sub.kind) >= limit:
+            return None
+        event_log = self.log(sub.client_id, sub.channel)
+        if last_seen is None:
+            resume = Resume(event_log.last_seq, None, [])
+        else:
+            cursor, gap, replay = event_log.since(last_seen)
+            resume = Resume(cursor, gap, [e for e in replay if sub.filter.matches(e.event)])
+        self._subs.setdefault((sub.client_id, sub.channel), []).append(sub)
+        self._announce(sub.client_id, sub.channel)
+        if sub.alive is not None:
+            self._ensure_sweeper()
+        return resume
+
+    def unsubscribe(self, sub: Subscriber, reason: str = "gone") -> bool:
+        """Remove a subscriber (idempotent); announces the new count when it changed."""
+        key = (sub.client_id, sub.channel)
+        subs = self._subs.get(key)
+        if not subs or sub not in subs:
+            return False
+        subs.remove(sub)
+        if not subs:
+            del self._subs[key]
+        sub.dropped = True
+        sub.reason = sub.reason or reason
+        self._announce(sub.client_id, sub.channel)
+        return True
+
+    # Counting -----------------------------------------------------------------------------------
+
+    def _announce(self, client_id: str, channel: str) -> None:
+        world = self.registry.get(client_id)
+        if world is not None:
+            frame = {
+                "type": protocol.SUBSCRIPTION_UPDATE,
+                "channel": channel,
+                "count": self.count(client_id, channel),
+            }
+            self._send(world, frame)
+
+    def _send(self, world: WorldLike, frame: dict[str, Any]) -> None:
+        """Send a frame to a world after the ones sent before it (counts must not reorder)."""
+        client_id = world.client_id
+        previous = self._sending.get(client_id)
+        task = asyncio.ensure_future(_send_after(previous, world, frame))
+        self._sending[client_id] = task
+
+        def done(finished: asyncio.Future[None]) -> None:
+            if self._sending.get(client_id) is finished:
+                del self._sending[client_id]
+
+        task.add_done_callback(done)
+
+    async def flush(self) -> None:
+        """Wait until every frame queued for the worlds has been sent (tests, shutdown)."""
+        while self._sending:
+            await asyncio.gather(*self._sending.values(), return_exceptions=True)
+
+    # WorldListener ------------------------------------------------------------------------------
+
+    def world_connected(self, world: Any) -> None:
+        """Tell a (re)connected world which of its channels have subscribers."""
+        for channel in protocol.CHANNELS:
+            count = self.count(world.client_id, channel)
+            if count > 0:
+                self._send(
+                    world,
+                    {"type": protocol.SUBSCRIPTION_UPDATE, "channel": channel, "count": count},
+                )
+
+    def world_disconnected(self, world: Any) -> None:
+        """End the SSE streams of a world that went away (they end after what is queued).
+
+        /ws/api subscriptions stay: they resume when the world comes back.
+        """
+        current = self.registry.get(world.client_id)
+        if current is not None and current is not world:
+            return  # replaced by a reconnect: its streams live on
+        for sub in self.subscribers(world.client_id):
+            if sub.kind == "sse":
+                sub.reason = "world-gone"
+                self.unsubscribe(sub, "world-gone")
+                sub.mailbox.close()
+
+    def world_event(self, world: Any, frame: dict[str, Any]) -> None:
+        """Name, log and fan out one event frame."""
+        event = unwrap(frame)
+        if event is None:
+            log.debug("world %s sent a malformed %r: dropped", world.client_id, frame.get("type"))
+            return
+        client_id = world.client_id
+        if event.channel == protocol.CHAT_CHANNEL:
+            index = self._messages.get(client_id)
+            if index is None:
+                index = self._messages[client_id] = MessageIndex(self.settings.message_memory)
+            event = index.observe(event)
+        logged = self.log(client_id, event.channel).append(event)
+        subs = self._subs.get((client_id, event.channel))
+        if not subs:
+            return
+        overflowed: list[Subscriber] = []
+        for sub in subs:
+            if sub.filter.matches(event) and not sub.mailbox.put(sub.encode(logged)):
+                overflowed.append(sub)
+        for sub in overflowed:
+            self._overflow(sub)
+
+    # Faults -------------------------------------------------------------------------------------
+
+    def _overflow(self, sub: Subscriber) -> None:
+        log.info(
+            "subscriber of %s/%s fell behind (%d queued): cutting it off",
+            sub.client_id,
+            sub.channel,
+            len(sub.mailbox),
+        )
+        sub.reason = "fell-behind"
+        self.unsubscribe(sub, "fell-behind")
+        if sub.on_overflow is not None:
+            sub.on_overflow(sub)
+        else:
+            sub.mailbox.close(error_frame(sub.kind, FELL_BEHIND))
+        if sub.abort is not None:
+            loop = asyncio.get_running_loop()
+            handle = loop.call_later(self.settings.slow_close_grace, self._abort, sub)
+            self._timers.add(handle)
+            sub.extra["abort_timer"] = handle
+
+    def _abort(self, sub: Subscriber) -> None:
+        handle = sub.extra.pop("abort_timer", None)
+        self._timers.discard(handle)
+        if sub.abort is not None and not sub.extra.get("finished"):
+            log.info("subscriber of %s/%s did not take its error event: aborting", *_key(sub))
+            sub.abort()
+
+    def finished(self, sub: Subscriber) -> None:
+        """The consumer of a subscriber is done (its handler returned)."""
+        sub.extra["finished"] = True
+        handle = sub.extra.pop("abort_timer", None)
+        if handle is not None:
+            handle.cancel()
+            self._timers.discard(handle)
+        self.unsubscribe(sub)
+
+    def _ensure_sweeper(self) -> None:
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.ensure_future(self._sweep())
+
+    async def _sweep(self) -> None:
+        """End subscriptions whose HTTP client went away (aiohttp does not always tell)."""
+        while True:
+            await asyncio.sleep(self.settings.sweep_interval)
+            watched = [s for s in self.subscribers() if s.alive is not None]
+            if not watched:
+                return
+            for sub in watched:
+                if not sub.alive():  # type: ignore[misc]
+                    self.unsubscribe(sub, "gone")
+                    sub.mailbox.close()
+
+    async def close(self) -> None:
+        """Stop the sweeper and timers; end every stream (relay shutdown)."""
+        for sub in self.subscribers():
+            self.unsubscribe(sub, "shutdown")
+            sub.mailbox.close()
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.flush(), timeout=1.0)
+
+
+def _key(sub: Subscriber) -> tuple[str, str]:
+    return sub.client_id, sub.channel
+
+
+async def _send_after(
+    previous: asyncio.Future[None] | None, world: WorldLike, frame: dict[str, Any]
+) -> None:
+    if previous is not None and not previous.done():
+        await asyncio.wait([previous])
+    try:
+        await world.send(frame)
+    except Exception as exc:  # the world went away: it gets the counts again when it is back
+        log.debug("could not send %s to %s: %r", frame.get("type"), world.client_id, exc)
+
+
+def error_frame(kind: Kind, message: str) -> bytes:
+    """The error a stream ends with: an SSE `event: error` or a /ws/api error frame."""
+    if kind == "sse":
+        return sse_frame("error", dumps({"error": message}))
+    return dumps({"type": "error", "error": message})
+
+
+def channels_of(subs: Iterable[Subscriber]) -> set[str]:
+    return {s.channel for s in subs}

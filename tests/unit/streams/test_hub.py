@@ -1,0 +1,217 @@
+"""The event hub with in-process fakes: mailboxes, counting, fan-out, replay, limits, faults."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+
+from vttrelay import protocol
+from vttrelay.relay.events import EventFilter, Gap
+from vttrelay.relay.streams import (
+    FELL_BEHIND,
+    EventHub,
+    Mailbox,
+    StreamSettings,
+    Subscriber,
+    error_frame,
+)
+
+
+class FakeWorld:
+    def __init__(self, client_id: str = "w1") -> None:
+        self.client_id = client_id
+        self.sent: list[dict[str, Any]] = []
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        await asyncio.sleep(0)  # a real socket yields; order must survive it
+        self.sent.append(frame)
+
+    def counts(self) -> list[tuple[str, int]]:
+        return [(f["channel"], f["count"]) for f in self.sent]
+
+
+class FakeRegistry:
+    def __init__(self) -> None:
+        self.worlds: dict[str, FakeWorld] = {}
+
+    def get(self, client_id: str) -> FakeWorld | None:
+        return self.worlds.get(client_id)
+
+
+def hub_with_world(**settings: Any) -> tuple[EventHub, FakeRegistry, FakeWorld]:
+    registry = FakeRegistry()
+    world = registry.worlds["w1"] = FakeWorld()
+    return EventHub(registry, StreamSettings(**settings)), registry, world
+
+
+def sub(channel: str = protocol.CHAT_CHANNEL, kind: Any = "sse", **kw: Any) -> Subscriber:
+    return Subscriber(
+        "w1", channel, kw.pop("filter", EventFilter()), kind, Mailbox(kw.pop("queue", 10)), **kw
+    )
+
+
+def chat_frame(i: int, **over: Any) -> dict[str, Any]:
+    msg = {"id": f"m{i}", "content": f"hello {i}", "speaker": {}, "whisper": [], "flags": {}}
+    msg.update(over)
+    return {"type": "chat-event", "data": {"eventType": "create", "data": msg}}
+
+
+async def test_mailbox_batches_timeouts_and_close() -> None:
+    box = Mailbox(2)
+    assert await box.next_batch(0.01) is None
+    assert box.put(b"a") and box.put(b"b") and not box.put(b"c")
+    assert await box.next_batch(1) == [b"a", b"b"]
+    waiter = asyncio.ensure_future(box.next_batch(5))
+    await asyncio.sleep(0)
+    box.put(b"x")
+    assert await waiter == [b"x"]
+    box.put(b"y")
+    box.close()
+    assert await box.next_batch(1) == [b"y"]
+    assert await box.next_batch(1) == []
+    assert box.put(b"z") and len(box) == 0  # closed: ignored
+    final = Mailbox(3)
+    final.put(b"1")
+    final.close(b"end")
+    assert await final.next_batch(None) == [b"end"]
+
+
+async def test_counts_are_announced_in_order_on_every_change() -> None:
+    hub, _, world = hub_with_world()
+    a, b = sub(), sub(kind="ws")
+    r = sub(protocol.ROLL_CHANNEL)
+    assert hub.subscribe(a) is not None
+    assert hub.subscribe(b) is not None
+    assert hub.subscribe(r) is not None
+    hub.unsubscribe(a)
+    assert not hub.unsubscribe(a)  # idempotent, no announcement
+    hub.unsubscribe(b)
+    await hub.flush()
+    assert world.counts() == [
+        ("chat-events", 1),
+        ("chat-events", 2),
+        ("roll-events", 1),
+        ("chat-events", 1),
+        ("chat-events", 0),
+    ]
+    assert all(f["type"] == "event-subscription-update" for f in world.sent)
+
+
+async def test_reconnected_world_gets_every_live_count_once() -> None:
+    hub, registry, _ = hub_with_world()
+    hub.subscribe(sub())
+    hub.subscribe(sub())
+    hub.subscribe(sub(protocol.SCENE_CHANNEL))
+    await hub.flush()
+    fresh = registry.worlds["w1"] = FakeWorld()
+    hub.world_connected(fresh)
+    await hub.flush()
+    assert fresh.counts() == [("chat-events", 2), ("scene-events", 1)]
+
+
+async def test_fan_out_applies_filters_and_encodes_once() -> None:
+    hub, _, world = hub_with_world()
+    everyone, whispers = sub(), sub(filter=EventFilter(whisper_only=True))
+    ws = sub(kind="ws")
+    for s in (everyone, whispers, ws):
+        hub.subscribe(s)
+    hub.world_event(world, chat_frame(1))
+    hub.world_event(world, chat_frame(2, whisper=["u"]))
+    hub.world_event(world, {"type": "chat-event", "data": "junk"})  # dropped
+    first = await everyone.mailbox.next_batch(1)
+    assert first is not None and len(first) == 2
+    assert first[0].startswith(b"id: 1\nevent: chat-create\ndata: {")
+    assert await whispers.mailbox.next_batch(1) == [first[1]]
+    assert await whispers.mailbox.next_batch(0.01) is None
+    frames = [orjson.loads(f) for f in await ws.mailbox.next_batch(1) or []]
+    assert [(f["type"], f["event"], f["id"]) for f in frames] == [
+        ("chat-event", "chat-create", 1),
+        ("chat-event", "chat-create", 2),
+    ]
+
+
+async def test_resume_replays_what_matches_and_announces_gaps() -> None:
+    hub, _, world = hub_with_world(event_buffer_size=3)
+    for i in range(1, 6):
+        hub.world_event(world, chat_frame(i, whisper=["u"] if i % 2 else []))
+    resume = hub.subscribe(sub(filter=EventFilter(whisper_only=True)), last_seen=1)
+    assert resume is not None
+    assert resume.gap == Gap(2, 3)
+    assert [e.seq for e in resume.replay] == [3, 5]
+    fresh = hub.subscribe(sub())
+    assert fresh is not None and (fresh.cursor, fresh.gap, fresh.replay) == (5, None, [])
+
+
+async def test_limit_per_world_channel_and_kind() -> None:
+    hub, _, _ = hub_with_world(max_streams_per_channel=2)
+    assert hub.subscribe(sub()) and hub.subscribe(sub())
+    assert hub.subscribe(sub()) is None
+    assert hub.subscribe(sub(kind="ws")) is not None
+    assert hub.subscribe(sub(protocol.ROLL_CHANNEL)) is not None
+    assert hub.count("w1", protocol.CHAT_CHANNEL) == 3
+
+
+async def test_slow_subscriber_is_cut_off_with_an_error_and_memory_stays_bounded() -> None:
+    hub, _, world = hub_with_world(slow_close_grace=0.05)
+    aborted: list[bool] = []
+    slow = sub(queue=3, abort=lambda: aborted.append(True))
+    fast = sub(queue=100)
+    hub.subscribe(slow)
+    hub.subscribe(fast)
+    for i in range(10):
+        hub.world_event(world, chat_frame(i))
+        assert len(slow.mailbox) <= 3
+    assert slow.dropped and slow.reason == "fell-behind"
+    assert await slow.mailbox.next_batch(1) == [error_frame("sse", FELL_BEHIND)]
+    assert await slow.mailbox.next_batch(1) == []
+    assert len(await fast.mailbox.next_batch(1) or []) == 10
+    await asyncio.sleep(0.1)
+    assert aborted == [True]  # never finished: its connection is cut
+    await hub.flush()
+    assert world.counts()[-1] == ("chat-events", 1)
+    assert error_frame("sse", "x") == b'event: error\ndata: {"error":"x"}\n\n'
+
+
+async def test_finished_consumer_is_not_aborted() -> None:
+    hub, _, world = hub_with_world(slow_close_grace=0.05)
+    aborted: list[bool] = []
+    slow = sub(queue=1, abort=lambda: aborted.append(True))
+    hub.subscribe(slow)
+    hub.world_event(world, chat_frame(1))
+    hub.world_event(world, chat_frame(2))
+    hub.finished(slow)
+    await asyncio.sleep(0.1)
+    assert aborted == []
+
+
+async def test_world_disconnect_ends_sse_streams_but_not_ws_or_a_replaced_world() -> None:
+    hub, registry, world = hub_with_world()
+    sse, ws = sub(), sub(kind="ws")
+    hub.subscribe(sse)
+    hub.subscribe(ws)
+    # replaced by a reconnect: the registry already holds another connection
+    registry.worlds["w1"] = FakeWorld()
+    hub.world_disconnected(world)
+    assert not sse.dropped
+    del registry.worlds["w1"]
+    hub.world_disconnected(world)
+    assert sse.dropped and sse.reason == "world-gone" and sse.mailbox.closed
+    assert not ws.dropped
+    assert hub.count("w1", protocol.CHAT_CHANNEL) == 1
+
+
+async def test_sweeper_drops_clients_that_went_away() -> None:
+    hub, _, world = hub_with_world(sweep_interval=0.01)
+    alive = [True]
+    s = sub(alive=lambda: alive[0])
+    hub.subscribe(s)
+    await asyncio.sleep(0.03)
+    assert not s.dropped
+    alive[0] = False
+    await asyncio.sleep(0.05)
+    assert s.dropped and s.mailbox.closed
+    await hub.close()
+    await hub.flush()
+    assert world.counts() == [("chat-events", 1), ("chat-events", 0)]
