@@ -1,0 +1,199 @@
+"""The context an action handler runs in: the open transaction, the acting user, dice, the
+clock, chat-message creation, token selection and event emission.
+
+Events are queued here and sent only after the transaction commits (and only for channels that
+have subscribers); a failed action therefore emits nothing. A new token selection is likewise
+applied only after commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from vttrelay import protocol
+from vttrelay.world import documents
+from vttrelay.world.ids import new_id
+from vttrelay.world.store import Tx
+
+if TYPE_CHECKING:
+    from vttrelay.world.dice import Dice
+    from vttrelay.world.world import World
+
+T = TypeVar("T")
+
+# Chat type numbers (spec §2.2).
+CHAT_OOC, CHAT_IC, CHAT_EMOTE, CHAT_WHISPER, CHAT_ROLL = range(5)
+
+
+def chat_type_for(
+    explicit: int | None, *, has_rolls: bool, whispered: bool, has_actor: bool
+) -> int:
+    """Explicit type if given, else 4 with rolls, 3 if whispered, 1 if an actor speaks, else 0."""
+    if explicit is not None:
+        return explicit
+    if has_rolls:
+        return CHAT_ROLL
+    if whispered:
+        return CHAT_WHISPER
+    return CHAT_IC if has_actor else CHAT_OOC
+
+
+def normalize_speaker(speaker: dict[str, Any] | None) -> dict[str, Any]:
+    """`{scene, actor, token}` (ids or null), plus `alias` only when set."""
+    speaker = speaker or {}
+    out: dict[str, Any] = {
+        "scene": speaker.get("scene"),
+        "actor": speaker.get("actor"),
+        "token": speaker.get("token"),
+    }
+    if speaker.get("alias"):
+        out["alias"] = speaker["alias"]
+    return out
+
+
+class ActionContext:
+    """Everything a handler may touch. Handlers are synchronous and do no I/O besides this."""
+
+    def __init__(self, world: World, tx: Tx | None, user: dict[str, Any] | None) -> None:
+        self._world = world
+        self._tx = tx
+        self.user = user
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self.selection: list[str] | None = None  # a new selection (token uuids), set by /select
+
+    # The transaction -----------------------------------------------------------------------
+
+    @property
+    def tx(self) -> Tx:
+        if self._tx is None:
+            raise RuntimeError("no open transaction: async handlers use ctx.transact()")
+        return self._tx
+
+    def transact(self, fn: Callable[[ActionContext], T]) -> T:
+        """For async handlers: run `fn` synchronously in one transaction of its own, with the same
+        user; its events are sent after it commits."""
+        return self._world.run_in_transaction(self.user, fn)
+
+    @property
+    def dice(self) -> Dice:
+        return self._world.dice
+
+    def now_ms(self) -> int:
+        return self._world.now_ms()
+
+    def new_id(self) -> str:
+        return new_id()
+
+    @property
+    def acting_user_id(self) -> str | None:
+        """The user the action runs as: the given user, else the world's GM."""
+        if self.user is not None:
+            return str(self.user["_id"])
+        return self._world.gm_user_id(self.tx)
+
+    def setting(self, key: str, default: Any = None) -> Any:
+        return documents.get_setting(self.tx, key, default)
+
+    # Events ---------------------------------------------------------------------------------
+
+    def wants(self, frame_type: str) -> bool:
+        """True if someone subscribes to the channel of this event frame type."""
+        channel = protocol.EVENT_FRAME_CHANNEL.get(frame_type)
+        return channel is not None and self._world.subscribed(channel)
+
+    def emit(self, frame_type: str, data: dict[str, Any]) -> None:
+        """Queue an event frame; sent after commit, only if its channel has subscribers."""
+        if self.wants(frame_type):
+            self.events.append((frame_type, data))
+
+    # Chat -----------------------------------------------------------------------------------
+
+    def create_chat_message(
+        self,
+        *,
+        content: str,
+        speaker: dict[str, Any] | None = None,
+        flavor: str = "",
+        rolls: Iterable[dict[str, Any]] = (),
+        whisper: Iterable[str] = (),
+        chat_type: int | None = None,
+        msg_type: str = "base",
+        author: dict[str, Any] | None = None,
+        flags: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Store a chat message, queue its events, return its 12-key API shape (§4)."""
+        tx = self.tx
+        now = self.now_ms()
+        rolls = list(rolls)
+        whisper = list(whisper)
+        spk = normalize_speaker(speaker)
+        if author is not None:
+            author_id = author.get("_id") or author.get("id")
+        else:
+            author_id = self.acting_user_id
+        all_flags = dict(flags or {})
+        vtt = dict(all_flags.get("vttrelay") or {})
+        vtt["chatType"] = chat_type_for(
+            chat_type, has_rolls=bool(rolls), whispered=bool(whisper), has_actor=bool(spk["actor"])
+        )
+        all_flags["vttrelay"] = vtt
+        doc: dict[str, Any] = {
+            "_id": new_id(),
+            "type": msg_type,
+            "system": {},
+            "content": content,
+            "speaker": spk,
+            "author": author_id,
+            "timestamp": now,
+            "flavor": flavor,
+            "whisper": whisper,
+            "blind": False,
+            "rolls": rolls,
+            "sound": None,
+            "emote": vtt["chatType"] == CHAT_EMOTE,
+            "flags": all_flags,
+            "_stats": documents.new_stats(now, author_id),
+        }
+        tx.put("ChatMessage", doc)
+        message = documents.message_to_api(doc, documents.users_by_id(tx))
+        self.emit("chat-event", {"eventType": "create", "data": message})
+        if rolls and self.wants("roll-data"):
+            first = rolls[0]
+            self.emit(
+                "roll-data",
+                {
+                    "id": doc["_id"],
+                    "messageId": doc["_id"],
+                    "user": message["author"],
+                    "speaker": spk,
+                    "flavor": flavor,
+                    "rollTotal": first.get("total"),
+                    "formula": first.get("formula"),
+                    "isCritical": bool(first.get("isCritical")),
+                    "isFumble": bool(first.get("isFumble")),
+                    "dice": first.get("dice", []),
+                    "timestamp": now,
+                },
+            )
+        return message
+
+    # Token selection ------------------------------------------------------------------------
+
+    def current_selection(self) -> list[str]:
+        """The selected token uuids (including a change made earlier in this action)."""
+        return list(self.selection if self.selection is not None else self._world.selection)
+
+    def select(self, token_uuids: list[str]) -> None:
+        """Replace the selection (applied after commit)."""
+        self.selection = list(dict.fromkeys(token_uuids))
+
+    def selected_tokens(self) -> list[dict[str, Any]]:
+        """The GM's controlled tokens on the active scene, in selection order."""
+        scene = documents.active_scene(self.tx)
+        if scene is None:
+            return []
+        by_uuid = {
+            documents.token_uuid(scene["_id"], t["_id"]): t for t in scene.get("tokens") or ()
+        }
+        return [by_uuid[u] for u in self.current_selection() if u in by_uuid]

@@ -1,0 +1,289 @@
+"""Documents as plain data: uuids, lookups, `_stats`, settings and the chat-message shape.
+
+Documents are JSON objects shaped like the tabletop's own source data (world-behaviour §3.1):
+an Actor embeds its `items` and `effects`, a Scene embeds its `tokens`. Top-level collections are
+those of `store.COLLECTIONS`. Everything here is pure: it reads and writes through a `Tx`.
+
+Uuids: `Actor.<id>`, `Actor.<id>.Item.<id>`, `Actor.<id>.ActiveEffect.<id>`,
+`Scene.<id>.Token.<id>`, `Scene.<id>.Token.<id>.Actor.<id>` (a token's actor),
+`ChatMessage.<id>`, `User.<id>`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from vttrelay.world.ids import new_id
+from vttrelay.world.store import Tx
+
+CORE_VERSION: Final = "14.363"
+SYSTEM_ID: Final = "dnd5e"
+SYSTEM_VERSION: Final = "5.0.4"
+
+# Setting keys (Setting documents are `{_id, key, value}`).
+SETTING_WORLD: Final = "vttrelay.world"  # world id/title, system, tabletop version, modules
+SETTING_ALLOW_EXECUTE_JS: Final = "foundry-rest-api.allowExecuteJs"
+SETTING_EXECUTE_JS_ROLE: Final = "foundry-rest-api.codeExecutionPermission"
+
+GM_ROLE: Final = 4
+ASSISTANT_ROLE: Final = 3
+
+# Embedded collections: parent collection -> {uuid segment: key in the parent document}.
+EMBEDDED: Final = {
+    "Actor": {"Item": "items", "ActiveEffect": "effects"},
+    "Item": {"ActiveEffect": "effects"},
+    "Scene": {"Token": "tokens"},
+}
+
+
+# Uuids -------------------------------------------------------------------------------------------
+
+
+def actor_uuid(actor_id: str) -> str:
+    return f"Actor.{actor_id}"
+
+
+def item_uuid(actor_id: str, item_id: str) -> str:
+    return f"Actor.{actor_id}.Item.{item_id}"
+
+
+def effect_uuid(actor_id: str, effect_id: str) -> str:
+    return f"Actor.{actor_id}.ActiveEffect.{effect_id}"
+
+
+def token_uuid(scene_id: str, token_id: str) -> str:
+    return f"Scene.{scene_id}.Token.{token_id}"
+
+
+def token_actor_uuid(scene_id: str, token_id: str, actor_id: str) -> str:
+    return f"Scene.{scene_id}.Token.{token_id}.Actor.{actor_id}"
+
+
+def chat_uuid(message_id: str) -> str:
+    return f"ChatMessage.{message_id}"
+
+
+@dataclass
+class Resolved:
+    """What a uuid points to.
+
+    `doc` is the document itself (a copy, as stored). `actor` is the world Actor that owns it
+    (for an Item or ActiveEffect), or the Actor a Token represents. `scene` is set for tokens.
+    `root` is the top-level document to `put` back after changing `doc` in place.
+    """
+
+    kind: str
+    uuid: str
+    doc: dict[str, Any]
+    root_collection: str
+    root: dict[str, Any]
+    actor: dict[str, Any] | None = None
+    scene: dict[str, Any] | None = None
+
+
+def _embedded(parent: dict[str, Any], key: str, doc_id: str) -> dict[str, Any] | None:
+    for child in parent.get(key) or ():
+        if isinstance(child, dict) and child.get("_id") == doc_id:
+            return child
+    return None
+
+
+def resolve_uuid(tx: Tx, uuid: object) -> Resolved | None:
+    """Resolve a uuid string to its document; None for anything unknown or malformed."""
+    if not isinstance(uuid, str) or not uuid:
+        return None
+    parts = uuid.split(".")
+    if len(parts) % 2 or not all(parts):
+        return None
+    pairs = list(zip(parts[0::2], parts[1::2], strict=True))
+    root_kind, root_id = pairs[0]
+    if root_kind not in ("Actor", "Scene", "ChatMessage", "User", "Combat", "Setting"):
+        return None
+    root = tx.get(root_kind, root_id)
+    if root is None:
+        return None
+    res = Resolved(root_kind, uuid, root, root_kind, root)
+    if root_kind == "Actor":
+        res.actor = root
+    elif root_kind == "Scene":
+        res.scene = root
+    for kind, doc_id in pairs[1:]:
+        if res.kind == "Token" and kind == "Actor":
+            # A token's actor: our tokens always point at a world actor (linked or not).
+            actor = tx.get("Actor", doc_id)
+            if actor is None or res.doc.get("actorId") != doc_id:
+                return None
+            res = Resolved("Actor", uuid, actor, "Actor", actor, actor=actor, scene=res.scene)
+            continue
+        key = EMBEDDED.get(res.kind, {}).get(kind)
+        if key is None:
+            return None
+        child = _embedded(res.doc, key, doc_id)
+        if child is None:
+            return None
+        res.kind, res.doc = kind, child
+        if kind == "Token":
+            actor_id = child.get("actorId")
+            res.actor = tx.get("Actor", actor_id) if isinstance(actor_id, str) else None
+    return res
+
+
+def find_by_name(docs: list[dict[str, Any]], name: object) -> dict[str, Any] | None:
+    """First document whose name equals `name` case-insensitively."""
+    if not isinstance(name, str):
+        return None
+    wanted = name.casefold()
+    for doc in docs:
+        if str(doc.get("name", "")).casefold() == wanted:
+            return doc
+    return None
+
+
+def find_item(actor: dict[str, Any], item_id: str) -> dict[str, Any] | None:
+    """The embedded item with this id (the same object, so it can be changed in place)."""
+    return _embedded(actor, "items", item_id)
+
+
+# _stats -----------------------------------------------------------------------------------------
+
+
+def new_stats(now_ms: int, user_id: str | None = None) -> dict[str, Any]:
+    """Foundry-like `_stats` for a document created now."""
+    return {
+        "compendiumSource": None,
+        "coreVersion": CORE_VERSION,
+        "createdTime": now_ms,
+        "duplicateSource": None,
+        "exportSource": None,
+        "lastModifiedBy": user_id,
+        "modifiedTime": now_ms,
+        "systemId": SYSTEM_ID,
+        "systemVersion": SYSTEM_VERSION,
+    }
+
+
+def touch_stats(doc: dict[str, Any], now_ms: int, user_id: str | None) -> None:
+    """Record a modification in the document's `_stats` (created if missing)."""
+    stats = doc.get("_stats")
+    if not isinstance(stats, dict):
+        doc["_stats"] = new_stats(now_ms, user_id)
+        return
+    stats["modifiedTime"] = now_ms
+    stats["lastModifiedBy"] = user_id
+
+
+# Users ------------------------------------------------------------------------------------------
+
+
+def find_user(tx: Tx, ref: str) -> dict[str, Any] | None:
+    """A user by id, else by case-insensitive exact name (world-behaviour §2.1)."""
+    user = tx.get("User", ref)
+    if user is not None:
+        return user
+    return find_by_name(tx.all("User"), ref)
+
+
+def is_gm(user: dict[str, Any] | None) -> bool:
+    """GM-level: no user (the connected GM) or a role of Assistant GM or GM."""
+    return user is None or int(user.get("role", 0)) >= ASSISTANT_ROLE
+
+
+def gm_user(tx: Tx) -> dict[str, Any] | None:
+    """The world's first full GM: the user the agent acts as (the module runs in a GM browser)."""
+    for user in tx.all("User"):
+        if int(user.get("role", 0)) >= GM_ROLE:
+            return user
+    return None
+
+
+def user_summary(user: dict[str, Any], active: bool) -> dict[str, Any]:
+    """A user as /players and /world-info list it: 7 keys."""
+    role = int(user.get("role", 1))
+    return {
+        "id": user["_id"],
+        "name": user.get("name", ""),
+        "role": role,
+        "isGM": role >= ASSISTANT_ROLE,
+        "active": active,
+        "color": user.get("color"),
+        "avatar": user.get("avatar"),
+    }
+
+
+# Scenes -----------------------------------------------------------------------------------------
+
+
+def active_scene(tx: Tx) -> dict[str, Any] | None:
+    """The active scene, or None."""
+    for scene in tx.all("Scene"):
+        if scene.get("active"):
+            return scene
+    return None
+
+
+# Settings ---------------------------------------------------------------------------------------
+
+
+def _setting_doc(tx: Tx, key: str) -> dict[str, Any] | None:
+    for doc in tx.all("Setting"):
+        if doc.get("key") == key:
+            return doc
+    return None
+
+
+def get_setting(tx: Tx, key: str, default: Any = None) -> Any:
+    """A world setting's value, or `default`."""
+    doc = _setting_doc(tx, key)
+    return default if doc is None else doc.get("value", default)
+
+
+def set_setting(tx: Tx, key: str, value: Any) -> None:
+    """Create or change a world setting."""
+    doc = _setting_doc(tx, key) or {"_id": new_id(), "key": key}
+    doc["value"] = value
+    tx.put("Setting", doc)
+
+
+# Chat messages ----------------------------------------------------------------------------------
+
+
+def chat_type_of(doc: dict[str, Any]) -> int:
+    """The message's chat type number 0-4 (flags.vttrelay.chatType)."""
+    flags = doc.get("flags") or {}
+    value = (flags.get("vttrelay") or {}).get("chatType", 0)
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def can_see_message(user: dict[str, Any] | None, doc: dict[str, Any]) -> bool:
+    """Public messages are visible to all; whispers only to recipients, the author and GMs."""
+    whisper = doc.get("whisper") or []
+    if not whisper or is_gm(user):
+        return True
+    assert user is not None
+    return user["_id"] in whisper or doc.get("author") == user["_id"]
+
+
+def message_to_api(doc: dict[str, Any], users: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The 12-key chat message of world-behaviour §4, from a stored ChatMessage document."""
+    author_id = doc.get("author")
+    author = users.get(author_id) if isinstance(author_id, str) else None
+    rolls = list(doc.get("rolls") or [])
+    return {
+        "id": doc["_id"],
+        "uuid": chat_uuid(doc["_id"]),
+        "content": doc.get("content", ""),
+        "speaker": doc.get("speaker") or {"scene": None, "actor": None, "token": None},
+        "timestamp": doc.get("timestamp", 0),
+        "whisper": list(doc.get("whisper") or []),
+        "type": doc.get("type", "base"),
+        "author": {"id": author["_id"], "name": author.get("name", "")} if author else None,
+        "flavor": doc.get("flavor", ""),
+        "isRoll": bool(rolls),
+        "rolls": rolls,
+        "flags": doc.get("flags") or {},
+    }
+
+
+def users_by_id(tx: Tx) -> dict[str, dict[str, Any]]:
+    return {u["_id"]: u for u in tx.all("User")}

@@ -1,0 +1,177 @@
+"""The world's document store: SQLite (WAL), one row per top-level document, all-or-nothing
+transactions.
+
+A `Tx` buffers every write in memory (as JSON bytes, so each read hands out a private copy) and
+reaches SQLite only when the transaction commits, in one SQLite transaction. An exception inside
+`WorldStore.transaction()` discards the buffer: nothing was written, so nothing needs undoing, and
+a process killed mid-action leaves the database as it was. Only one transaction is open at a time.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+from yoyo import get_backend, read_migrations
+
+MIGRATIONS_DIR: Final = Path(__file__).parent / "migrations"
+COLLECTIONS: Final = ("User", "Actor", "Scene", "ChatMessage", "Combat", "Setting")
+
+_Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One document changed by a transaction. `before`/`after` are None for create/delete."""
+
+    collection: str
+    doc_id: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+
+def migrate(path: Path) -> None:
+    """Create or upgrade the world database at `path` with the yoyo migrations."""
+    backend = get_backend(f"sqlite:///{path}")
+    migrations = read_migrations(str(MIGRATIONS_DIR))
+    with backend.lock():
+        backend.apply_migrations(backend.to_apply(migrations))
+    backend.connection.close()
+
+
+class Tx:
+    """An open transaction. Reads see this transaction's own writes; others see nothing until
+    commit. Every document handed out is a private copy."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._writes: dict[_Key, bytes | None] = {}
+        self._originals: dict[_Key, bytes | None] = {}
+
+    def _load(self, key: _Key) -> bytes | None:
+        row = self._conn.execute(
+            "SELECT data FROM documents WHERE collection = ? AND id = ?", key
+        ).fetchone()
+        return bytes(row[0]) if row else None
+
+    def get(self, collection: str, doc_id: str) -> dict[str, Any] | None:
+        """The document, or None."""
+        key = (collection, doc_id)
+        raw = self._writes[key] if key in self._writes else self._load(key)
+        return orjson.loads(raw) if raw is not None else None
+
+    def all(self, collection: str) -> list[dict[str, Any]]:
+        """Every document of a collection, in insertion order."""
+        out: list[dict[str, Any]] = []
+        rows = self._conn.execute(
+            "SELECT id, data FROM documents WHERE collection = ? ORDER BY seq", (collection,)
+        )
+        for doc_id, data in rows:
+            key = (collection, doc_id)
+            raw = self._writes.get(key, data)
+            if raw is not None:
+                out.append(orjson.loads(raw))
+        for key, raw in self._writes.items():
+            if key[0] == collection and raw is not None and self._originals.get(key) is None:
+                out.append(orjson.loads(raw))
+        return out
+
+    def put(self, collection: str, doc: dict[str, Any]) -> None:
+        """Insert or replace a document by its `_id`."""
+        doc_id = doc.get("_id")
+        if not isinstance(doc_id, str) or not doc_id:
+            raise ValueError(f"a {collection} document needs a string _id")
+        key = (collection, doc_id)
+        if key not in self._originals:
+            self._originals[key] = self._load(key)
+        self._writes[key] = orjson.dumps(doc)
+
+    def delete(self, collection: str, doc_id: str) -> None:
+        """Delete a document (no-op if it does not exist)."""
+        key = (collection, doc_id)
+        if key not in self._originals:
+            self._originals[key] = self._load(key)
+        self._writes[key] = None
+
+    def changes(self) -> list[Change]:
+        """The documents this transaction changed so far, in first-write order."""
+        out: list[Change] = []
+        for key, raw in self._writes.items():
+            before = self._originals.get(key)
+            if before == raw:
+                continue
+            out.append(
+                Change(
+                    key[0],
+                    key[1],
+                    orjson.loads(before) if before is not None else None,
+                    orjson.loads(raw) if raw is not None else None,
+                )
+            )
+        return out
+
+    def _commit(self) -> None:
+        if not self._writes:
+            return
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for (collection, doc_id), raw in self._writes.items():
+                if raw is None:
+                    conn.execute(
+                        "DELETE FROM documents WHERE collection = ? AND id = ?",
+                        (collection, doc_id),
+                    )
+                else:
+                    conn.execute(
+                        "INSERT INTO documents (collection, id, data) VALUES (?, ?, ?) "
+                        "ON CONFLICT (collection, id) DO UPDATE SET data = excluded.data",
+                        (collection, doc_id, raw),
+                    )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+class WorldStore:
+    """The world's SQLite file. Open it once per process; `transaction()` is the only way in."""
+
+    def __init__(self, path: Path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        migrate(path)
+        self.path = path
+        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA busy_timeout=5000")
+        self._lock = threading.Lock()
+        self._owner: int | None = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[Tx]:
+        """Open a transaction: commits at exit, discards everything on an exception."""
+        if self._owner == threading.get_ident():
+            raise RuntimeError("a world transaction is already open in this thread")
+        with self._lock:
+            self._owner = threading.get_ident()
+            try:
+                tx = Tx(self._conn)
+                yield tx
+                tx._commit()
+            finally:
+                self._owner = None
+
+    def is_empty(self) -> bool:
+        """True if the store holds no document at all (a fresh file)."""
+        return self._conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None
+
+    def close(self) -> None:
+        self._conn.close()

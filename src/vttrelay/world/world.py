@@ -1,0 +1,198 @@
+"""The embedded world at run time: its store, dice, clock, token selection, event subscriptions,
+and the one place where an action runs in a transaction and its events are sent after commit.
+
+The agent feeds request frames to `World.handle` and installs `World.sink` to send event frames;
+`World.subscriptions` mirrors the relay's `event-subscription-update` counts.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from vttrelay import protocol
+from vttrelay.world import documents
+from vttrelay.world.actions import UserNotFound, dispatch, load_actions
+from vttrelay.world.context import ActionContext
+from vttrelay.world.events import collect_document_events
+from vttrelay.world.store import Tx, WorldStore
+
+if TYPE_CHECKING:
+    from vttrelay.world.dice import Dice
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+WORLD_DIR = "world"
+WORLD_DB = "world.db"
+
+
+def world_dir(data_dir: Path) -> Path:
+    """`<data-dir>/world`: the world's database and its stored relay connection."""
+    return Path(data_dir) / WORLD_DIR
+
+
+def world_db_path(data_dir: Path) -> Path:
+    return world_dir(data_dir) / WORLD_DB
+
+
+class World:
+    """One embedded world. Not thread-safe: run it on one event loop."""
+
+    def __init__(
+        self,
+        store: WorldStore,
+        *,
+        dice: Dice | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        self.store = store
+        self._dice = dice
+        self._clock = clock or (lambda: int(time.time() * 1000))
+        self._last_ms = 0
+        self.selection: list[str] = []  # the GM's controlled tokens (token uuids)
+        self.subscriptions: dict[str, int] = {}
+        self.sink: Callable[[dict[str, Any]], None] | None = None
+        self.online: set[str] = set()  # ids of users shown as active
+        load_actions()
+
+    @classmethod
+    def open(cls, data_dir: Path, **kwargs: Any) -> World:
+        """Open `<data-dir>/world/world.db`, seeding the demo world into a fresh file."""
+        from vttrelay.world.seed import seed
+
+        store = WorldStore(world_db_path(data_dir))
+        if store.is_empty():
+            seed(store)
+        return cls(store, **kwargs)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # Basics ---------------------------------------------------------------------------------
+
+    @property
+    def dice(self) -> Dice:
+        if self._dice is None:
+            from vttrelay.world.dice import Dice
+
+            self._dice = Dice()
+        return self._dice
+
+    def now_ms(self) -> int:
+        """Milliseconds since the epoch, strictly increasing (chat is ordered by timestamp)."""
+        now = max(self._clock(), self._last_ms + 1)
+        self._last_ms = now
+        return now
+
+    def gm_user_id(self, tx: Tx) -> str | None:
+        user = documents.gm_user(tx)
+        return str(user["_id"]) if user else None
+
+    def metadata(self) -> dict[str, Any]:
+        """World id/title, system, tabletop version and modules (the world.json header)."""
+        with self.store.transaction() as tx:
+            meta = documents.get_setting(tx, documents.SETTING_WORLD, {})
+        return meta if isinstance(meta, dict) else {}
+
+    def connection_query(self) -> dict[str, str]:
+        """The query parameters the module puts on the /relay URL (wire-protocol §2.1)."""
+        meta = self.metadata()
+        world, system = meta.get("world") or {}, meta.get("system") or {}
+        return {
+            "id": str(world.get("id", "")),
+            "worldId": str(world.get("id", "")),
+            "worldTitle": str(world.get("title", "")),
+            "foundryVersion": str(meta.get("foundryVersion", "")),
+            "systemId": str(system.get("id", "")),
+            "systemTitle": str(system.get("title") or system.get("id", "")),
+            "systemVersion": str(system.get("version") or "unknown"),
+        }
+
+    def player_list(self) -> list[dict[str, Any]]:
+        """`player-list` users: `{id, name, role, active}`."""
+        with self.store.transaction() as tx:
+            users = tx.all("User")
+        return [
+            {
+                "id": u["_id"],
+                "name": u.get("name", ""),
+                "role": int(u.get("role", 1)),
+                "active": u["_id"] in self.online,
+            }
+            for u in users
+        ]
+
+    # Events ---------------------------------------------------------------------------------
+
+    def subscribed(self, channel: str) -> bool:
+        return self.subscriptions.get(channel, 0) > 0
+
+    def set_subscription(self, channel: str, count: int) -> None:
+        self.subscriptions[channel] = max(0, int(count))
+
+    def publish(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+        """Send queued event frames (still only for channels with subscribers)."""
+        sink = self.sink
+        if sink is None:
+            return
+        for frame_type, data in events:
+            channel = protocol.EVENT_FRAME_CHANNEL.get(frame_type)
+            if channel is not None and self.subscribed(channel):
+                sink({"type": frame_type, "data": data})
+
+    # Running actions ------------------------------------------------------------------------
+
+    def context(self, tx: Tx | None, user: dict[str, Any] | None) -> ActionContext:
+        return ActionContext(self, tx, user)
+
+    @staticmethod
+    def _resolve(tx: Tx, ref: object) -> dict[str, Any] | None:
+        if ref is None or ref == "":
+            return None
+        ref = str(ref)
+        user = documents.find_user(tx, ref)
+        if user is None:
+            raise UserNotFound(ref)
+        return user
+
+    def resolve_user_ref(self, ref: object) -> dict[str, Any] | None:
+        """The User document a request's `userId` names; None for none; UserNotFound."""
+        with self.store.transaction() as tx:
+            return self._resolve(tx, ref)
+
+    def _run(
+        self, user_ref: object, user: dict[str, Any] | None, fn: Callable[[ActionContext], T]
+    ) -> T:
+        with self.store.transaction() as tx:
+            if user is None:
+                user = self._resolve(tx, user_ref)
+            ctx = self.context(tx, user)
+            result = fn(ctx)
+            collect_document_events(ctx, tx.changes())
+        if ctx.selection is not None:
+            self.selection = ctx.selection
+        self.publish(ctx.events)
+        return result
+
+    def run_action(
+        self,
+        user_ref: object,
+        handler: Callable[[ActionContext, dict[str, Any]], dict[str, Any]],
+        frame: dict[str, Any],
+    ) -> dict[str, Any]:
+        """Resolve the user, run a sync handler in one transaction, commit, then send events."""
+        return self._run(user_ref, None, lambda ctx: handler(ctx, frame))
+
+    def run_in_transaction(
+        self, user: dict[str, Any] | None, fn: Callable[[ActionContext], T]
+    ) -> T:
+        """Run `fn` in one transaction as `user` (already resolved); events after commit."""
+        return self._run(None, user, fn)
+
+    async def handle(self, frame: dict[str, Any]) -> dict[str, Any]:
+        """Answer one request frame."""
+        return await dispatch(self, frame)

@@ -1,0 +1,126 @@
+"""Uuid resolution, seeding of the demo world, settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from vttrelay.world import documents
+from vttrelay.world.seed import CONTENT_DIR, ITEM_KEYS, load_actor_content, reset
+from vttrelay.world.world import World
+
+
+def test_world_content_matches_the_contract(world: World) -> None:
+    meta = world.metadata()
+    assert meta["world"] == {"id": "vttrelay-demo", "title": "vttrelay Demo World"}
+    assert meta["system"] == {
+        "id": "dnd5e",
+        "title": "Dungeons & Dragons Fifth Edition",
+        "version": "5.0.4",
+    }
+    assert meta["foundryVersion"] == documents.CORE_VERSION
+    assert meta["system"]["version"] == documents.SYSTEM_VERSION
+    assert {
+        "id": "foundry-rest-api",
+        "title": "Foundry REST API",
+        "version": "3.4.1",
+        "active": True,
+    } in meta["modules"]
+    assert world.connection_query()["id"] == "vttrelay-demo"
+    with world.store.transaction() as tx:
+        users = {u["_id"]: (u["name"], u["role"]) for u in tx.all("User")}
+        assert users == {
+            "gmUser0000000001": ("Gamemaster", 4),
+            "playerAria000001": ("Aria", 1),
+            "playerBen0000001": ("Ben", 1),
+        }
+        scene = documents.active_scene(tx)
+        assert scene is not None and scene["_id"] == "sceneTavern00001"
+        assert len(scene["tokens"]) == 7
+        for token in scene["tokens"]:
+            assert token["actorLink"] is not token["actorId"].endswith(
+                ("Npc0000001", "Npc000000001")
+            )
+        assert documents.get_setting(tx, documents.SETTING_ALLOW_EXECUTE_JS) is False
+
+
+def test_seeded_actors_have_item_entries_with_the_11_keys(world: World) -> None:
+    expected = {a["_id"] for a in load_actor_content(CONTENT_DIR)}
+    with world.store.transaction() as tx:
+        actors = tx.all("Actor")
+    assert {a["_id"] for a in actors} == expected
+    for actor in actors:
+        for item in actor["items"]:
+            assert set(item) == set(ITEM_KEYS), (actor["name"], item.get("name"))
+
+
+def test_resolve_uuid(world: World) -> None:
+    with world.store.transaction() as tx:
+        actor = {
+            "_id": "tmpActor00000001",
+            "name": "Tmp",
+            "items": [
+                {
+                    "_id": "itm0000000000001",
+                    "name": "Dart",
+                    "effects": [{"_id": "eff0000000000001", "name": "Glow"}],
+                }
+            ],
+            "effects": [{"_id": "eff0000000000002", "name": "Concentrating"}],
+        }
+        tx.put("Actor", actor)
+        scene = documents.active_scene(tx)
+        assert scene is not None
+        scene["tokens"].append(
+            {"_id": "tokTmp0000000001", "name": "Tmp", "actorId": "tmpActor00000001"}
+        )
+        tx.put("Scene", scene)
+
+        r = documents.resolve_uuid(tx, "Actor.tmpActor00000001")
+        assert r and r.kind == "Actor" and r.doc["name"] == "Tmp"
+        r = documents.resolve_uuid(tx, "Actor.tmpActor00000001.Item.itm0000000000001")
+        assert r and r.kind == "Item" and r.doc["name"] == "Dart" and r.actor
+        r.doc["name"] = "Sharp Dart"  # in-place change of the root's copy, then put it back
+        tx.put(r.root_collection, r.root)
+        assert tx.get("Actor", "tmpActor00000001")["items"][0]["name"] == "Sharp Dart"
+        r = documents.resolve_uuid(
+            tx, "Actor.tmpActor00000001.Item.itm0000000000001.ActiveEffect.eff0000000000001"
+        )
+        assert r and r.kind == "ActiveEffect" and r.doc["name"] == "Glow"
+        r = documents.resolve_uuid(tx, "Actor.tmpActor00000001.ActiveEffect.eff0000000000002")
+        assert r and r.kind == "ActiveEffect"
+        r = documents.resolve_uuid(tx, "Scene.sceneTavern00001.Token.tokTmp0000000001")
+        assert r and r.kind == "Token" and r.actor and r.actor["name"] == "Tmp"
+        r = documents.resolve_uuid(
+            tx, "Scene.sceneTavern00001.Token.tokTmp0000000001.Actor.tmpActor00000001"
+        )
+        assert r and r.kind == "Actor" and r.doc["_id"] == "tmpActor00000001"
+        for bad in (
+            "",
+            "Actor",
+            "Actor.",
+            "Actor.nope",
+            "Item.x",
+            "Actor.tmpActor00000001.Item.x",
+            "Scene.sceneTavern00001.Token.tokTmp0000000001.Actor.other",
+            None,
+            5,
+        ):
+            assert documents.resolve_uuid(tx, bad) is None, bad
+
+
+def test_reset_restores_the_demo_world(tmp_path: Path) -> None:
+    world = World.open(tmp_path / "d")
+    with world.store.transaction() as tx:
+        tx.put("ChatMessage", {"_id": "m", "content": "x"})
+        documents.set_setting(tx, documents.SETTING_ALLOW_EXECUTE_JS, True)
+    reset(world.store)
+    with world.store.transaction() as tx:
+        assert tx.all("ChatMessage") == []
+        assert documents.get_setting(tx, documents.SETTING_ALLOW_EXECUTE_JS) is False
+        assert len(tx.all("User")) == 3
+        assert len([d for d in tx.all("Setting") if d["key"] == documents.SETTING_WORLD]) == 1
+    world.close()
+    raw = orjson.loads((CONTENT_DIR / "world.json").read_bytes())
+    assert raw["world"]["id"] == "vttrelay-demo"

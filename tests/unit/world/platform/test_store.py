@@ -1,0 +1,103 @@
+"""The world store: transactions are all-or-nothing, reads are private copies, data survives."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from vttrelay.world.store import WorldStore
+
+
+def test_put_get_all_and_insertion_order(tmp_path: Path) -> None:
+    store = WorldStore(tmp_path / "w.db")
+    with store.transaction() as tx:
+        for i in range(3):
+            tx.put("Actor", {"_id": f"a{i}", "name": f"n{i}"})
+        assert [d["_id"] for d in tx.all("Actor")] == ["a0", "a1", "a2"]
+    with store.transaction() as tx:
+        tx.put("Actor", {"_id": "a0", "name": "renamed"})  # replace keeps its place
+        tx.put("Actor", {"_id": "a3", "name": "n3"})
+        tx.delete("Actor", "a1")
+        assert [d["name"] for d in tx.all("Actor")] == ["renamed", "n2", "n3"]
+        assert tx.get("Actor", "a1") is None
+    with store.transaction() as tx:
+        assert [d["name"] for d in tx.all("Actor")] == ["renamed", "n2", "n3"]
+        assert tx.all("User") == []
+    store.close()
+
+
+def test_exception_rolls_everything_back(tmp_path: Path) -> None:
+    store = WorldStore(tmp_path / "w.db")
+    with store.transaction() as tx:
+        tx.put("Actor", {"_id": "a", "hp": 10})
+    with pytest.raises(RuntimeError), store.transaction() as tx:
+        tx.put("Actor", {"_id": "a", "hp": 3})
+        tx.put("Actor", {"_id": "b", "hp": 1})
+        assert tx.get("Actor", "a") == {"_id": "a", "hp": 3}  # own writes are visible
+        raise RuntimeError("interrupted")
+    with store.transaction() as tx:
+        assert tx.get("Actor", "a") == {"_id": "a", "hp": 10}
+        assert tx.get("Actor", "b") is None
+    store.close()
+
+
+def test_reads_are_private_copies(tmp_path: Path) -> None:
+    store = WorldStore(tmp_path / "w.db")
+    with store.transaction() as tx:
+        doc = {"_id": "a", "system": {"hp": 1}}
+        tx.put("Actor", doc)
+        doc["system"]["hp"] = 99  # changing the caller's dict after put changes nothing
+        got = tx.get("Actor", "a")
+        assert got == {"_id": "a", "system": {"hp": 1}}
+        got["system"]["hp"] = 5
+        assert tx.get("Actor", "a") == {"_id": "a", "system": {"hp": 1}}
+    store.close()
+
+
+def test_nothing_reaches_sqlite_before_commit(tmp_path: Path) -> None:
+    path = tmp_path / "w.db"
+    store = WorldStore(path)
+    other = sqlite3.connect(path)
+    with store.transaction() as tx:
+        tx.put("Actor", {"_id": "a"})
+        assert other.execute("SELECT count(*) FROM documents").fetchone() == (0,)
+    assert other.execute("SELECT count(*) FROM documents").fetchone() == (1,)
+    assert other.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    other.close()
+    store.close()
+
+
+def test_survives_reopen_and_changes_are_reported(tmp_path: Path) -> None:
+    path = tmp_path / "w.db"
+    store = WorldStore(path)
+    with store.transaction() as tx:
+        tx.put("ChatMessage", {"_id": "m", "content": "hi"})
+        tx.put("Actor", {"_id": "a", "v": 1})
+    store.close()
+    store = WorldStore(path)  # migrations are idempotent
+    with store.transaction() as tx:
+        assert tx.get("ChatMessage", "m") == {"_id": "m", "content": "hi"}
+        tx.put("Actor", {"_id": "a", "v": 2})
+        tx.put("Actor", {"_id": "n", "v": 0})
+        tx.put("ChatMessage", {"_id": "m", "content": "hi"})  # unchanged: not reported
+        tx.delete("ChatMessage", "zzz")  # never existed: not reported
+        changes = [(c.collection, c.doc_id, c.before, c.after) for c in tx.changes()]
+    assert changes == [
+        ("Actor", "a", {"_id": "a", "v": 1}, {"_id": "a", "v": 2}),
+        ("Actor", "n", None, {"_id": "n", "v": 0}),
+    ]
+    store.close()
+
+
+def test_bad_documents_and_nested_transactions_are_refused(tmp_path: Path) -> None:
+    store = WorldStore(tmp_path / "w.db")
+    with store.transaction() as tx:
+        with pytest.raises(ValueError):
+            tx.put("Actor", {"name": "no id"})
+        with pytest.raises(RuntimeError), store.transaction():
+            pass
+    with store.transaction() as tx:
+        assert tx.all("Actor") == []
+    store.close()
