@@ -1,0 +1,367 @@
+"""Builds the relay's aiohttp application from the route table and the parts beside it.
+
+`create_app(config)` wires: the world WebSocket (`/relay`, `/relay/`, and `/` with an Upgrade
+header), one handler per route of `routes.ROUTES` (forward routes through `forward.py`, local
+routes by their `handler` name below, stream routes through `streams.py` when it is present),
+CORS on every response (wire-protocol §8), the body limit (413), and the background usage
+flusher. `RequestLogger` writes one line per request (method, path, status, ms).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import importlib.util
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
+
+from vttrelay import __version__
+from vttrelay.protocol import Close
+from vttrelay.relay import openapi
+from vttrelay.relay.auth import ApiError, KeyCache, UsageCounter, authenticate, error
+from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.forward import forward
+from vttrelay.relay.ratelimit import TokenBuckets
+from vttrelay.relay.routes import ROUTES, Route
+from vttrelay.relay.store import PairingError, RelayStore
+from vttrelay.relay.worlds import WorldGateway, WorldRegistry, is_world_upgrade, now_ms
+
+log = logging.getLogger("vttrelay.relay")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Credentials": "true",
+    "Access-Control-Expose-Headers": "Content-Disposition, Content-Type, X-Image-Width, "
+    "X-Image-Height",
+}
+PREFLIGHT_HEADERS = {
+    **CORS_HEADERS,
+    "Access-Control-Allow-Methods": "GET, POST, PUT, DELETE, OPTIONS, PATCH",
+    "Access-Control-Allow-Headers": "Accept, Authorization, Content-Type, X-API-Key",
+    "Access-Control-Max-Age": "300",
+}
+PAIR_WINDOW = 15 * 60.0
+
+
+@dataclass
+class RelayState:
+    """Everything a handler needs; one per application (`app[STATE]`)."""
+
+    config: RelayConfig
+    store: RelayStore
+    registry: WorldRegistry
+    keys: KeyCache
+    usage: UsageCounter
+    buckets: TokenBuckets
+    gateway: WorldGateway
+    pair_buckets: TokenBuckets = field(default_factory=TokenBuckets)
+    streams: Any = None  # vttrelay.relay.streams.Streams, when that module is present
+    started_at: float = field(default_factory=time.time)
+    owns_store: bool = False
+
+
+STATE = web.AppKey("vttrelay_state", RelayState)
+
+
+def json_response(body: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
+
+
+def _json_body(raw: bytes) -> dict[str, Any] | None:
+    try:
+        body = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+# Local handlers (route.handler names) --------------------------------------------------------
+
+
+async def h_health(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    stamp = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return json_response(
+        {"status": "ok", "timestamp": stamp, "instanceId": state.config.instance_id}
+    )
+
+
+async def h_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    return json_response(
+        {
+            "status": "ok",
+            "version": __version__,
+            "websocket": "/relay",
+            "billingEnabled": False,
+            "headlessEnabled": False,
+        }
+    )
+
+
+CLIENT_FIELDS = (
+    "worldId",
+    "worldTitle",
+    "foundryVersion",
+    "systemId",
+    "systemTitle",
+    "systemVersion",
+    "customName",
+    "publicUrl",
+    "ipAddress",
+)
+
+
+async def h_clients(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    key = authenticate(request, route, state)
+    allowed = set(key.client_ids)
+    clients: list[dict[str, Any]] = []
+    live_ids: set[str] = set()
+    for world in sorted(state.registry.for_account(key.account), key=lambda w: w.client_id):
+        if allowed and world.client_id not in allowed:
+            continue
+        live_ids.add(world.client_id)
+        entry: dict[str, Any] = {
+            "clientId": world.client_id,
+            "instanceId": state.config.instance_id,
+            "lastSeen": world.metadata.get("lastSeen", 0),
+            "connectedSince": world.metadata.get("connectedSince", 0),
+        }
+        entry.update({k: world.metadata[k] for k in CLIENT_FIELDS if world.metadata.get(k)})
+        if world.token_name:
+            entry["tokenName"] = world.token_name
+        entry["isOnline"] = True
+        clients.append(entry)
+    for known in state.store.known_clients(key.account):
+        if known.client_id in live_ids or (allowed and known.client_id not in allowed):
+            continue
+        entry = {
+            "clientId": known.client_id,
+            "lastSeen": int(known.last_seen * 1000),
+            "connectedSince": 0,
+        }
+        entry.update({k: known.metadata[k] for k in CLIENT_FIELDS if known.metadata.get(k)})
+        if known.token_name:
+            entry["tokenName"] = known.token_name
+        entry["isOnline"] = False
+        clients.append(entry)
+    return json_response({"total": len(clients), "clients": clients})
+
+
+def _relay_url(request: web.Request) -> str:
+    proto = request.headers.get("X-Forwarded-Proto", request.scheme).split(",")[0].strip()
+    scheme = "wss" if proto == "https" else "ws"
+    return f"{scheme}://{request.host}/relay"
+
+
+async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    peer = request.remote or ""
+    if not state.pair_buckets.allow(peer, state.config.pair_rate_limit, window=PAIR_WINDOW):
+        raise error(429, "Too many pairing attempts, please try again later")
+    body = _json_body(await request.read()) or {}
+    code = body.get("code")
+    if not isinstance(code, str) or not code.strip():
+        raise error(400, "Code is required")
+    existing = body.get("existingClientId")
+    if not isinstance(existing, str) or not existing.strip() or len(existing) > 128:
+        existing = None
+    metadata = {k: v for k in ("worldId", "worldTitle") if isinstance(v := body.get(k), str) and v}
+    result = state.store.redeem_pairing_code(code.strip(), existing, metadata)
+    if isinstance(result, PairingError):
+        raise error(404 if result is PairingError.INVALID else 410, result.value)
+    log.info("paired world %s (account %s)", result.client_id, result.account)
+    return json_response(
+        {"token": result.token, "clientId": result.client_id, "relayUrl": _relay_url(request)}
+    )
+
+
+async def h_client_active(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    client_id = request.match_info["clientId"]
+    if state.registry.get(client_id) is not None:
+        return json_response({"active": True})
+    if state.store.known_client(client_id) is None:
+        raise error(404, "Client not found")
+    return json_response({"active": False})
+
+
+async def h_self_unpair(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    body = _json_body(await request.read())
+    token = body.get("token") if body else None
+    if not isinstance(token, str) or not token:
+        raise error(400, "Missing token")
+    record = state.store.revoke_token(token)
+    if record is None:
+        return json_response({"success": True, "message": "Token not found or already revoked"})
+    closed = await state.registry.close_token(record.id, Close.AUTH_PROTOCOL, "Unpaired by owner")
+    log.info("unpaired world %s (%d socket(s) closed)", record.client_id, closed)
+    return json_response({"success": True, "message": "Connection token revoked"})
+
+
+async def h_openapi(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    return web.Response(body=openapi.document_bytes(), content_type="application/json")
+
+
+async def h_docs(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    return web.Response(text=openapi.docs_html(), content_type="text/html")
+
+
+LOCAL_HANDLERS: dict[str, Callable[[web.Request, Route, RelayState], Awaitable[web.Response]]] = {
+    "health": h_health,
+    "status": h_status,
+    "clients": h_clients,
+    "pair": h_pair,
+    "client_active": h_client_active,
+    "self_unpair": h_self_unpair,
+    "openapi": h_openapi,
+    "docs": h_docs,
+}
+
+
+# Middleware and signals ----------------------------------------------------------------------
+
+
+@web.middleware
+async def cors_and_limits(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """CORS preflight before anything else, then the body limit (413)."""
+    if request.method == "OPTIONS":
+        return web.Response(status=200, headers=PREFLIGHT_HEADERS)
+    state = request.app[STATE]
+    length = request.content_length
+    if length is not None and length > state.config.max_body_bytes:
+        raise error(413, "Request body too large")
+    try:
+        return await handler(request)
+    except web.HTTPRequestEntityTooLarge:
+        raise error(413, "Request body too large") from None
+
+
+async def _add_cors(request: web.Request, response: web.StreamResponse) -> None:
+    for name, value in CORS_HEADERS.items():
+        response.headers.setdefault(name, value)
+
+
+class RequestLogger(AbstractAccessLogger):
+    """One line per request: method, path, status, milliseconds."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        self.logger.info(
+            "%s %s %d %.1fms", request.method, request.path, response.status, time * 1000
+        )
+
+
+# The application -----------------------------------------------------------------------------
+
+
+def _bind(route: Route, state: RelayState) -> Handler | None:
+    if route.mode == "forward":
+
+        async def forward_handler(request: web.Request) -> web.StreamResponse:
+            return await forward(request, route, state)
+
+        return forward_handler
+    if route.mode == "stream":
+        if state.streams is None:
+            return None
+        streams = state.streams
+
+        async def stream_handler(request: web.Request) -> web.StreamResponse:
+            response: web.StreamResponse = await streams.handle_sse(request, route)
+            return response
+
+        return stream_handler
+    local = LOCAL_HANDLERS[route.handler or ""]
+
+    async def local_handler(request: web.Request) -> web.StreamResponse:
+        return await local(request, route, state)
+
+    return local_handler
+
+
+def _load_streams(state: RelayState) -> Any:
+    """`streams.Streams(state)` if the streams module exists, else None."""
+    if importlib.util.find_spec("vttrelay.relay.streams") is None:
+        log.warning("vttrelay.relay.streams is not available: event streams are disabled")
+        return None
+    module = importlib.import_module("vttrelay.relay.streams")
+    factory = getattr(module, "Streams", None)
+    if factory is None:
+        log.warning("vttrelay.relay.streams has no Streams yet: event streams are disabled")
+        return None
+    streams = factory(state)
+    state.registry.add_listener(streams)
+    return streams
+
+
+def create_app(config: RelayConfig, store: RelayStore | None = None) -> web.Application:
+    """The relay application. Pass `store` to share one (tests); otherwise it opens its own."""
+    owns_store = store is None
+    store = store or RelayStore(config.db_path)
+    registry = WorldRegistry()
+    state = RelayState(
+        config=config,
+        store=store,
+        registry=registry,
+        keys=KeyCache(store, config.key_cache_ttl),
+        usage=UsageCounter(store),
+        buckets=TokenBuckets(),
+        gateway=WorldGateway(config, store, registry),
+        owns_store=owns_store,
+    )
+    app = web.Application(middlewares=[cors_and_limits], client_max_size=config.max_body_bytes)
+    app[STATE] = state
+    state.streams = _load_streams(state)
+
+    app.router.add_get("/relay", state.gateway.handle)
+    app.router.add_get("/relay/", state.gateway.handle)
+    for route in ROUTES:
+        handler = _bind(route, state)
+        if handler is not None:
+            app.router.add_route(route.method, route.path, handler)
+    if state.streams is not None:
+        app.router.add_get("/ws/api", state.streams.handle_client_ws)
+
+    async def root(request: web.Request) -> web.StreamResponse:
+        if is_world_upgrade(request):
+            return await state.gateway.handle(request)
+        return json_response({"name": "vttrelay", "version": __version__, "docs": "/docs"})
+
+    app.router.add_get("/", root)
+    app.on_response_prepare.append(_add_cors)
+    app.cleanup_ctx.append(_background)
+    app.on_shutdown.append(_close_worlds)
+    return app
+
+
+async def _close_worlds(app: web.Application) -> None:
+    await app[STATE].registry.close_all(Close.GOING_AWAY, "Server shutting down")
+
+
+async def _background(app: web.Application) -> Any:
+    state = app[STATE]
+    flusher = asyncio.ensure_future(state.usage.run(state.config.usage_flush_interval))
+    yield
+    flusher.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await flusher
+    if state.owns_store:
+        state.store.close()
+
+
+__all__ = [
+    "STATE",
+    "ApiError",
+    "RelayState",
+    "RequestLogger",
+    "create_app",
+    "json_response",
+    "now_ms",
+]

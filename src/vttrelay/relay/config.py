@@ -1,0 +1,63 @@
+"""The relay's settings: one dataclass, filled by the CLI or by tests.
+
+Every interval is configurable so tests can use small values; the defaults are the reference
+relay's (wire-protocol §2.4, §3.4, §7.5, §7.6).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DATA_DIR_ENV = "VTTRELAY_DATA_DIR"
+DB_FILE = "relay.db"
+
+
+def default_data_dir() -> Path:
+    """`$VTTRELAY_DATA_DIR`, else `./data`."""
+    return Path(os.environ.get(DATA_DIR_ENV) or "data")
+
+
+@dataclass
+class RelayConfig:
+    """Everything the relay needs to run; `create_app(config)` reads nothing else."""
+
+    host: str = "127.0.0.1"
+    port: int = 3010
+    data_dir: Path = field(default_factory=default_data_dir)
+    # World WebSocket (/relay)
+    auth_timeout: float = 10.0  # seconds to receive the auth frame
+    ping_interval: float = 20.0  # WS ping frames to worlds
+    pong_timeout: float | None = None  # drop a world after this long without a pong; 2x ping
+    max_frame_bytes: int = 256 * 1024 * 1024  # largest world frame accepted
+    close_timeout: float = 2.0  # how long to wait for a close handshake
+    # REST
+    timeout_override: float | None = None  # replaces every route timeout (tests)
+    rate_per_minute: int = 300  # per key, token bucket; 0 disables
+    max_body_mb: float = 250.0
+    pair_rate_limit: int = 10  # POST /auth/pair per IP per 15 minutes; 0 disables
+    key_cache_ttl: float = 5.0  # seconds a key lookup (hit or miss) is trusted
+    usage_flush_interval: float = 5.0  # seconds between usage-counter flushes
+    # Event streams (used by streams.py)
+    keepalive_interval: float = 15.0
+    event_buffer_size: int = 1000
+    max_streams_per_channel: int = 10
+    subscriber_queue_size: int = 1000
+    # Identity
+    instance_id: str = field(default_factory=lambda: "relay-" + secrets.token_hex(4))
+
+    @property
+    def db_path(self) -> Path:
+        """The relay's SQLite database."""
+        return Path(self.data_dir) / DB_FILE
+
+    @property
+    def effective_pong_timeout(self) -> float:
+        """Seconds without a pong after which a world socket is dropped."""
+        return self.pong_timeout if self.pong_timeout is not None else 2 * self.ping_interval
+
+    @property
+    def max_body_bytes(self) -> int:
+        return int(self.max_body_mb * 1024 * 1024)

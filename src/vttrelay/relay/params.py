@@ -1,0 +1,168 @@
+"""Parameter extraction and coercion for forward routes, with the exact error messages.
+
+Pure functions over plain mappings (wire-protocol §4.2): each declared parameter is read from its
+sources in order (body, query, path); the first non-null value wins (an empty query value counts
+as absent); values are coerced to the declared type; undeclared parameters are dropped; GET
+bodies are never read; defaults from the route table are applied (DESIGN §6 item 6).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+from vttrelay.relay.routes import MISSING, Param, Route
+
+FORBIDDEN_SCRIPT = "Script contains forbidden patterns"
+
+
+class ParamError(Exception):
+    """A 400 with body `{"error": message}`."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def parse_body(method: str, raw: bytes) -> dict[str, Any]:
+    """The request body as a JSON object; {} for GET, empty, unparseable or non-object bodies."""
+    if method == "GET" or not raw:
+        return {}
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _lookup(
+    param: Param, query: Mapping[str, str], body: Mapping[str, Any], path: Mapping[str, str]
+) -> tuple[Any, bool]:
+    """(value, from_query) of the first source that has one, or (MISSING, False)."""
+    for source in param.sources:
+        if source == "body":
+            value = body.get(param.name)
+            if value is not None:
+                return value, False
+        elif source == "query":
+            text = query.get(param.name)
+            if text:
+                return text, True
+        else:
+            text = path.get(param.name)
+            if text:
+                return text, True
+    return MISSING, False
+
+
+def _number(name: str, value: Any) -> int | float:
+    if isinstance(value, bool):
+        raise ParamError(f"'{name}' must be a valid number")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        number = value
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise ParamError(f"'{name}' must be a valid number") from None
+    else:
+        raise ParamError(f"'{name}' must be a valid number")
+    if not math.isfinite(number):
+        raise ParamError(f"'{name}' must be a valid number")
+    return int(number) if number.is_integer() and abs(number) < 2**53 else number
+
+
+def coerce(param: Param, value: Any, from_query: bool) -> Any:
+    """Coerce one value to the parameter's declared type, or raise ParamError."""
+    name = param.name
+    kind = param.type
+    if kind is None:
+        return value
+    if kind == "string":
+        if isinstance(value, str):
+            return value
+        raise ParamError(f"'{name}' must be a string")
+    if kind == "number":
+        return _number(name, value)
+    if kind == "boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise ParamError(f"'{name}' must be a valid boolean")
+    if kind == "array":
+        if isinstance(value, list):
+            return value
+        if isinstance(value, str):
+            try:
+                parsed = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                raise ParamError(f"'{name}' must be a valid array") from None
+            if isinstance(parsed, list):
+                return parsed
+            raise ParamError(f"'{name}' must be a valid array")
+        raise ParamError(f"'{name}' must be an array")
+    # object
+    if isinstance(value, dict):
+        return value
+    raise ParamError(f"'{name}' must be an object")
+
+
+def extract(
+    route: Route,
+    query: Mapping[str, str],
+    body: Mapping[str, Any],
+    path: Mapping[str, str],
+) -> dict[str, Any]:
+    """The route's declared parameters, coerced, with defaults; raises ParamError."""
+    values: dict[str, Any] = {}
+    for param in route.params:
+        value, from_query = _lookup(param, query, body, path)
+        if value is not MISSING:
+            values[param.name] = coerce(param, value, from_query)
+    for param in route.params:
+        if param.name not in values:
+            if param.required:
+                raise ParamError(f"'{param.name}' is required")
+            if param.default is not MISSING:
+                values[param.name] = param.default
+    validate(route, values)
+    return values
+
+
+def require_any_message(names: tuple[str, ...]) -> str:
+    """`At least one of 'a', 'b', or 'c' is required`."""
+    quoted = [f"'{n}'" for n in names]
+    if len(quoted) == 1:
+        listed = quoted[0]
+    elif len(quoted) == 2:
+        listed = f"{quoted[0]} or {quoted[1]}"
+    else:
+        listed = ", ".join(quoted[:-1]) + ", or " + quoted[-1]
+    return f"At least one of {listed} is required"
+
+
+@lru_cache(maxsize=64)
+def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns))
+
+
+def validate(route: Route, values: Mapping[str, Any]) -> None:
+    """Route-specific checks of the table: `require_any` and `forbidden_patterns`."""
+    if route.require_any and not any(n in values for n in route.require_any):
+        raise ParamError(require_any_message(route.require_any))
+    if route.forbidden_patterns:
+        script = values.get("script")
+        if (
+            isinstance(script, str)
+            and script
+            and _compiled(route.forbidden_patterns).search(script)
+        ):
+            raise ParamError(FORBIDDEN_SCRIPT)

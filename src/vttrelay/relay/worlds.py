@@ -1,0 +1,473 @@
+"""Connected worlds: the `/relay` WebSocket, the registry of live worlds, pending requests.
+
+A world connects to `/relay?id=<clientId>&<metadata>`, sends `{"type":"auth","token":...}` first,
+and is registered under the account its connection token belongs to (wire-protocol §2). The
+duplicate-id check happens before `auth-success` (DESIGN §6 item 3). Requests to a world are
+correlated by `requestId` only; any frame whose `requestId` is pending resolves it, and a world
+that goes away fails its pending requests at once (DESIGN §6 item 4).
+
+Listeners (the event streams) are told about connects, disconnects and event frames. When a
+world is replaced by a reconnect from the same host, the old connection is closed with 1000 and
+`world_disconnected` is NOT called for it: the new connection's `world_connected` follows, so
+streams of that client id live on (wire-protocol §2.5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any, NamedTuple, Protocol
+
+import orjson
+from aiohttp import WSMsgType, web
+
+from vttrelay import protocol
+from vttrelay.protocol import Close
+from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.store import RelayStore, TokenRecord
+
+log = logging.getLogger("vttrelay.relay")
+
+MISSING_ID = "Missing client ID"
+TOKEN_IN_URL = "Token URL parameter is not supported. Send auth as the first WebSocket message."
+_PONG_FRAME = orjson.dumps({"type": protocol.PONG})
+_AUTH_SUCCESS = orjson.dumps({"type": protocol.AUTH_SUCCESS})
+
+
+class Reply(NamedTuple):
+    """A world's answer to a request: the frame's exact bytes and the parsed object."""
+
+    raw: bytes
+    frame: dict[str, Any]
+
+    @property
+    def is_error(self) -> bool:
+        """True iff the frame has a top-level string `error` (the reply becomes a 400)."""
+        return isinstance(self.frame.get("error"), str)
+
+
+class WorldGone(Exception):
+    """The world disconnected before replying."""
+
+
+class WorldListener(Protocol):
+    """Told about worlds coming and going and about their event frames."""
+
+    def world_connected(self, world: WorldConnection) -> None: ...
+
+    def world_disconnected(self, world: WorldConnection) -> None: ...
+
+    def world_event(self, world: WorldConnection, frame: dict[str, Any]) -> None: ...
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class WorldConnection:
+    """One authenticated world socket."""
+
+    def __init__(
+        self,
+        ws: web.WebSocketResponse,
+        client_id: str,
+        account: str,
+        metadata: dict[str, Any],
+        token: TokenRecord,
+        peer_host: str,
+    ) -> None:
+        self.ws = ws
+        self.client_id = client_id
+        self.account = account
+        self.metadata = metadata
+        self.token_id = token.id
+        self.token_name = token.name
+        self.peer_host = peer_host
+        self.system_id: str = str(metadata.get("systemId") or "")
+        self.users: list[dict[str, Any]] = []
+        self.pending: dict[str, asyncio.Future[Reply]] = {}
+        self.closed = False
+        self.last_pong = time.monotonic()
+
+    def __repr__(self) -> str:
+        return f"<WorldConnection {self.client_id} account={self.account}>"
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        """Send one JSON text frame. Raises WorldGone if the socket is closed."""
+        await self.send_bytes(orjson.dumps(frame))
+
+    async def send_bytes(self, data: bytes) -> None:
+        if self.closed or self.ws.closed:
+            raise WorldGone()
+        try:
+            await self.ws.send_frame(data, WSMsgType.TEXT)
+        except (ConnectionError, RuntimeError) as exc:
+            raise WorldGone() from exc
+
+    async def request(self, frame: dict[str, Any], timeout: float) -> Reply:
+        """Send a request frame and return the frame that answers it (same `requestId`).
+
+        Raises `asyncio.TimeoutError` after `timeout` seconds and `WorldGone` if the world
+        disconnects first.
+        """
+        request_id = frame["requestId"]
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Reply] = loop.create_future()
+        self.pending[request_id] = future
+        timer = loop.call_later(timeout, _expire, future)
+        try:
+            await self.send(frame)
+            return await future
+        finally:
+            timer.cancel()
+            if self.pending.get(request_id) is future:
+                del self.pending[request_id]
+
+    def resolve(self, request_id: str, raw: bytes, frame: dict[str, Any]) -> bool:
+        future = self.pending.get(request_id)
+        if future is None or future.done():
+            return False
+        future.set_result(Reply(raw, frame))
+        return True
+
+    def fail_pending(self) -> None:
+        for future in self.pending.values():
+            if not future.done():
+                future.set_exception(WorldGone())
+        self.pending.clear()
+
+    async def close(self, code: int, reason: str) -> None:
+        """Close the socket with a code from protocol.Close; pending requests fail at once."""
+        self.closed = True
+        self.fail_pending()
+        with contextlib.suppress(Exception):
+            await self.ws.close(code=code, message=reason.encode())
+
+    def touch(self) -> None:
+        self.metadata["lastSeen"] = now_ms()
+
+
+def _expire(future: asyncio.Future[Reply]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
+
+
+class WorldRegistry:
+    """The live worlds of this relay, by client id and by account."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, WorldConnection] = {}
+        self._listeners: list[WorldListener] = []
+
+    def add_listener(self, listener: WorldListener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: WorldListener) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
+    def get(self, client_id: str) -> WorldConnection | None:
+        return self._by_id.get(client_id)
+
+    def for_account(self, account: str) -> list[WorldConnection]:
+        return [w for w in self._by_id.values() if w.account == account]
+
+    def __iter__(self) -> Iterator[WorldConnection]:
+        return iter(list(self._by_id.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def _register(self, world: WorldConnection) -> None:
+        self._by_id[world.client_id] = world
+
+    def _unregister(self, world: WorldConnection) -> bool:
+        """Remove `world` if it is still the registered one for its id."""
+        if self._by_id.get(world.client_id) is world:
+            del self._by_id[world.client_id]
+            return True
+        return False
+
+    def _notify(self, method: str, *args: Any) -> None:
+        for listener in list(self._listeners):
+            try:
+                getattr(listener, method)(*args)
+            except Exception:
+                log.exception("world listener %s failed", method)
+
+    async def close_all(self, code: int = Close.GOING_AWAY, reason: str = "Server shutting down"):
+        """Close every world (relay shutdown: 1001, so modules reconnect)."""
+        await asyncio.gather(*(w.close(code, reason) for w in self), return_exceptions=True)
+
+    async def close_token(self, token_id: str, code: int, reason: str) -> int:
+        """Close every world authenticated with this token; returns how many."""
+        worlds = [w for w in self if w.token_id == token_id]
+        for world in worlds:
+            await world.close(code, reason)
+        return len(worlds)
+
+
+def _ip_allowed(allow: str, host: str) -> bool:
+    if not allow.strip():
+        return True
+    try:
+        addr = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    for entry in allow.split(","):
+        entry = entry.strip()
+        if not entry:
+            continue
+        try:
+            if addr in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def _public_url(origin: str | None) -> str | None:
+    """The Origin header, if it is a bare http(s) origin of at most 512 characters."""
+    if not origin or len(origin) > 512:
+        return None
+    scheme, sep, rest = origin.partition("://")
+    if not sep or scheme not in ("http", "https") or not rest or "/" in rest:
+        return None
+    return origin
+
+
+def _peer(request: web.Request) -> tuple[str, str]:
+    """(host, "host:port") of the TCP peer (never X-Forwarded-For)."""
+    peer = request.transport.get_extra_info("peername") if request.transport else None
+    if isinstance(peer, tuple) and len(peer) >= 2:
+        host = str(peer[0])
+        shown = f"[{host}]:{peer[1]}" if ":" in host else f"{host}:{peer[1]}"
+        return host, shown
+    host = request.remote or ""
+    return host, host
+
+
+def is_world_upgrade(request: web.Request) -> bool:
+    """Does this request ask for a WebSocket upgrade (for `GET /`)?"""
+    return request.headers.get("Upgrade", "").lower() == "websocket"
+
+
+class WorldGateway:
+    """Serves `/relay`: handshake, auth, duplicates, keepalive and the frame loop."""
+
+    def __init__(self, config: RelayConfig, store: RelayStore, registry: WorldRegistry) -> None:
+        self.config = config
+        self.store = store
+        self.registry = registry
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        query = request.query
+        client_id = query.get("id", "")
+        if not client_id:
+            return web.Response(status=400, text=MISSING_ID)
+        if "token" in query:
+            return web.Response(status=400, text=TOKEN_IN_URL)
+        ws = web.WebSocketResponse(
+            autoping=False,
+            max_msg_size=self.config.max_frame_bytes,
+            timeout=self.config.close_timeout,
+            compress=False,
+        )
+        await ws.prepare(request)
+        world = await self._authenticate(request, ws, client_id)
+        if world is None:
+            return ws
+        try:
+            await self._serve(world)
+        finally:
+            world.closed = True
+            world.fail_pending()
+            if self.registry._unregister(world):
+                log.info("world disconnected: %s (account %s)", client_id, world.account)
+                self.registry._notify("world_disconnected", world)
+            if not ws.closed:
+                with contextlib.suppress(Exception):
+                    await ws.close(code=Close.GOING_AWAY, message=b"Server shutting down")
+        return ws
+
+    async def _first_frame(self, ws: web.WebSocketResponse) -> Any:
+        deadline = time.monotonic() + self.config.auth_timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError()
+            msg = await ws.receive(timeout=remaining)
+            if msg.type == WSMsgType.PING:
+                await ws.pong(msg.data)
+                continue
+            if msg.type == WSMsgType.PONG:
+                continue
+            return msg
+
+    async def _authenticate(
+        self, request: web.Request, ws: web.WebSocketResponse, client_id: str
+    ) -> WorldConnection | None:
+        async def refuse(code: int, reason: str) -> None:
+            log.info("world %s refused: %d %s", client_id, code, reason)
+            with contextlib.suppress(Exception):
+                await ws.close(code=code, message=reason.encode())
+
+        try:
+            msg = await self._first_frame(ws)
+        except (TimeoutError, ConnectionError, RuntimeError):
+            await refuse(Close.AUTH_PROTOCOL, "Authentication timeout")
+            return None
+        if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
+            await refuse(Close.AUTH_PROTOCOL, "Authentication timeout")
+            return None
+        token = _auth_token(msg)
+        if token is None:
+            await refuse(Close.AUTH_PROTOCOL, "Invalid auth message")
+            return None
+        record = self.store.token_by_secret(token)
+        if record is None:
+            await refuse(Close.AUTH_FAILED, "Authentication failed")
+            return None
+        host, shown = _peer(request)
+        if not _ip_allowed(record.ip_allow, host):
+            await refuse(Close.AUTH_PROTOCOL, "IP address not allowed")
+            return None
+        # Duplicate check and registration happen with no await in between.
+        existing = self.registry.get(client_id)
+        if (
+            existing is not None
+            and not existing.closed
+            and (existing.peer_host != host or existing.account != record.account)
+        ):
+            await refuse(Close.DUPLICATE, "Client ID already connected")
+            return None
+        metadata: dict[str, Any] = {
+            k: query_value
+            for k in protocol.WORLD_QUERY_KEYS
+            if k != "id" and (query_value := request.query.get(k))
+        }
+        metadata["ipAddress"] = shown
+        public_url = _public_url(request.headers.get("Origin"))
+        if public_url:
+            metadata["publicUrl"] = public_url
+        metadata["connectedSince"] = metadata["lastSeen"] = now_ms()
+        world = WorldConnection(ws, client_id, record.account, metadata, record, host)
+        if existing is not None:
+            self.registry._unregister(existing)
+            log.info("world %s replaced by a reconnect from %s", client_id, host)
+            asyncio.ensure_future(existing.close(Close.NORMAL, "Replaced by reconnect"))
+        self.registry._register(world)
+        try:
+            await ws.send_frame(_AUTH_SUCCESS, WSMsgType.TEXT)
+        except (ConnectionError, RuntimeError):
+            return world  # the loop will see the closed socket and clean up
+        log.info(
+            "world connected: %s (account %s, system %s, from %s)",
+            client_id,
+            record.account,
+            world.system_id or "?",
+            shown,
+        )
+        try:
+            self.store.remember_client(
+                client_id, record.account, _stored_metadata(metadata), record.name
+            )
+        except Exception:
+            log.exception("could not record world %s", client_id)
+        self.registry._notify("world_connected", world)
+        return world
+
+    async def _serve(self, world: WorldConnection) -> None:
+        ws = world.ws
+        keepalive = asyncio.ensure_future(self._keepalive(world))
+        try:
+            while True:
+                msg = await ws.receive()
+                kind = msg.type
+                if kind == WSMsgType.TEXT:
+                    self._on_text(world, msg.data)
+                elif kind == WSMsgType.PONG:
+                    world.last_pong = time.monotonic()
+                elif kind == WSMsgType.PING:
+                    with contextlib.suppress(Exception):
+                        await ws.pong(msg.data)
+                elif kind == WSMsgType.BINARY:
+                    log.debug("world %s sent a binary frame: dropped", world.client_id)
+                else:  # CLOSE, CLOSING, CLOSED, ERROR
+                    break
+        finally:
+            keepalive.cancel()
+
+    def _on_text(self, world: WorldConnection, text: str) -> None:
+        raw = text.encode()
+        try:
+            frame = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            log.debug("world %s sent a frame that is not JSON: dropped", world.client_id)
+            return
+        if not isinstance(frame, dict):
+            return
+        world.touch()
+        request_id = frame.get("requestId")
+        if isinstance(request_id, str) and world.resolve(request_id, raw, frame):
+            return
+        kind = frame.get("type")
+        if kind == protocol.PING:
+            asyncio.ensure_future(_send_quietly(world, _PONG_FRAME))
+        elif kind == protocol.PLAYER_LIST:
+            users = frame.get("users")
+            world.users = users if isinstance(users, list) else []
+        elif kind in protocol.EVENT_FRAME_CHANNEL:
+            self.registry._notify("world_event", world, frame)
+        else:
+            log.debug("world %s sent an unhandled frame %r: dropped", world.client_id, kind)
+
+    async def _keepalive(self, world: WorldConnection) -> None:
+        """Ping every `ping_interval`; drop the world `pong_timeout` after its last pong."""
+        interval = self.config.ping_interval
+        limit = self.config.effective_pong_timeout
+        world.last_pong = time.monotonic()
+        next_ping = world.last_pong + interval
+        while True:
+            now = time.monotonic()
+            deadline = world.last_pong + limit
+            if now >= deadline:
+                log.info("world %s: no pong for %.1f s, dropping it", world.client_id, limit)
+                world.closed = True
+                world.fail_pending()
+                with contextlib.suppress(Exception):
+                    await world.ws.close(code=Close.GOING_AWAY, message=b"Keepalive timeout")
+                return
+            if now >= next_ping:
+                try:
+                    await world.ws.ping(b"keepalive")
+                except Exception:
+                    return
+                next_ping = now + interval
+            await asyncio.sleep(max(0.0, min(next_ping, deadline) - time.monotonic()) + 0.001)
+
+
+async def _send_quietly(world: WorldConnection, data: bytes) -> None:
+    with contextlib.suppress(WorldGone):
+        await world.send_bytes(data)
+
+
+def _auth_token(msg: Any) -> str | None:
+    if msg.type != WSMsgType.TEXT:
+        return None
+    try:
+        frame = orjson.loads(msg.data)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(frame, dict) or frame.get("type") != protocol.AUTH:
+        return None
+    token = frame.get("token")
+    return token if isinstance(token, str) and token else None
+
+
+def _stored_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metadata.items() if k not in ("connectedSince", "lastSeen")}

@@ -1,0 +1,318 @@
+"""Shared fixtures: a real relay on 127.0.0.1 and a scriptable world double.
+
+Fixtures (pytest-asyncio, function scope):
+
+- `relay` -> `RelayServer`: a real aiohttp relay on 127.0.0.1 (random free port) with its SQLite
+  store in a tmp data dir, stopped at teardown. It exposes `.url` (http base), `.ws_url` (the
+  world socket, `ws://127.0.0.1:<port>/relay`), `.store` (`RelayStore`), `.app`, `.state`
+  (`RelayState`), `.config`, `.http` (an aiohttp ClientSession), and helpers:
+  `.key(scopes=DEFAULT_SCOPES, account="default", **create_key_kwargs) -> secret`,
+  `.token(account="default", client_id="world-1") -> connection token`,
+  `await .call(method, path, key=None, json=None, params=None, data=None, headers=None)
+  -> Answer(status, body: bytes, headers)` with `Answer.json()`,
+  `await .world(client_id="world-1", account="default", system_id="dnd5e", handler=None,
+  **query) -> WorldDouble` (mints a token and connects an authenticated world double).
+- `relay_factory` -> `async (**RelayConfig overrides) -> RelayServer`: more relays, or one with
+  custom settings (small intervals, rate limits, timeouts); all stopped at teardown.
+
+`WorldDouble` (also usable on its own: `WorldDouble(ws_url, client_id, token, ...)`, then
+`await double.connect()`): connects to /relay with `id` and the module's metadata query, sends
+the auth frame and waits for `auth-success` (`connect()` raises `WorldRefused(code, reason)` if the
+relay closes instead). Every frame it receives after auth is appended to `.received`; request
+frames (those with a `requestId`) go to `.requests` (an asyncio.Queue; `await next_request()`),
+and are answered by `handler(frame)` (sync or async) which returns a dict (sent as JSON), a
+str/bytes (sent verbatim as a text frame) or None (no reply). The default handler echoes
+`{"type": "<type>-result", "requestId": ..., "data": {"echo": <frame>}}`. `await emit(frame)`
+sends any frame (e.g. events); `await close()`; `await wait_closed()` -> close code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+from aiohttp import web
+
+from vttrelay.relay.app import STATE, RelayState, RequestLogger, create_app
+from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.routes import DEFAULT_SCOPES
+from vttrelay.relay.store import RelayStore
+
+Handler = Callable[[dict[str, Any]], Any]
+
+
+class WorldRefused(Exception):
+    """The relay closed the world socket instead of sending auth-success."""
+
+    def __init__(self, code: int | None, reason: str) -> None:
+        super().__init__(f"world refused: {code} {reason}")
+        self.code = code
+        self.reason = reason
+
+
+def echo_handler(frame: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": f"{frame['type']}-result",
+        "requestId": frame["requestId"],
+        "data": {"echo": frame},
+    }
+
+
+@dataclass
+class Answer:
+    status: int
+    body: bytes
+    headers: Any
+
+    def json(self) -> Any:
+        return orjson.loads(self.body)
+
+
+class WorldDouble:
+    """A scriptable world on /relay (see the module docstring)."""
+
+    def __init__(
+        self,
+        ws_url: str,
+        client_id: str,
+        token: str,
+        *,
+        system_id: str = "dnd5e",
+        query: dict[str, str] | None = None,
+        handler: Handler | None = echo_handler,
+        session: aiohttp.ClientSession | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.ws_url = ws_url
+        self.client_id = client_id
+        self.token = token
+        self.query = {
+            "id": client_id,
+            "worldId": "test-world",
+            "worldTitle": "Test World",
+            "foundryVersion": "13.345",
+            "systemId": system_id,
+            "systemTitle": system_id,
+            "systemVersion": "5.1.0",
+            **(query or {}),
+        }
+        self.handler = handler
+        self.headers = headers
+        self.received: list[dict[str, Any]] = []
+        self.requests: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._own_session = session is None
+        self._session = session
+        self.ws: aiohttp.ClientWebSocketResponse | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self.closed = asyncio.Event()
+
+    async def open_socket(self) -> aiohttp.ClientWebSocketResponse:
+        """Open the socket without authenticating (for handshake tests)."""
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        self.ws = await self._session.ws_connect(
+            self.ws_url, params=self.query, max_msg_size=0, headers=self.headers
+        )
+        return self.ws
+
+    async def connect(self) -> WorldDouble:
+        ws = await self.open_socket()
+        await ws.send_str(orjson.dumps({"type": "auth", "token": self.token}).decode())
+        msg = await ws.receive(timeout=10)
+        if msg.type != aiohttp.WSMsgType.TEXT:
+            await self._cleanup_session()
+            raise WorldRefused(ws.close_code, str(msg.extra or ""))
+        frame = orjson.loads(msg.data)
+        assert frame == {"type": "auth-success"}, frame
+        self._reader = asyncio.ensure_future(self._read())
+        return self
+
+    async def _read(self) -> None:
+        assert self.ws is not None
+        try:
+            async for msg in self.ws:
+                if msg.type != aiohttp.WSMsgType.TEXT:
+                    continue
+                frame = orjson.loads(msg.data)
+                self.received.append(frame)
+                if isinstance(frame, dict) and "requestId" in frame:
+                    self.requests.put_nowait(frame)
+                    if self.handler is not None:
+                        asyncio.ensure_future(self._answer(frame))
+        finally:
+            self.closed.set()
+
+    async def _answer(self, frame: dict[str, Any]) -> None:
+        assert self.handler is not None
+        reply = self.handler(frame)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        if reply is None:
+            return
+        if isinstance(reply, dict):
+            reply = orjson.dumps(reply).decode()
+        elif isinstance(reply, bytes):
+            reply = reply.decode()
+        with contextlib.suppress(Exception):
+            await self.emit_raw(reply)
+
+    async def emit(self, frame: dict[str, Any]) -> None:
+        await self.emit_raw(orjson.dumps(frame).decode())
+
+    async def emit_raw(self, text: str) -> None:
+        assert self.ws is not None
+        await self.ws.send_str(text)
+
+    async def next_request(self, timeout: float = 5.0) -> dict[str, Any]:
+        return await asyncio.wait_for(self.requests.get(), timeout)
+
+    async def wait_closed(self, timeout: float = 5.0) -> int | None:
+        await asyncio.wait_for(self.closed.wait(), timeout)
+        assert self.ws is not None
+        return self.ws.close_code
+
+    @property
+    def close_code(self) -> int | None:
+        return self.ws.close_code if self.ws is not None else None
+
+    async def close(self) -> None:
+        if self.ws is not None and not self.ws.closed:
+            await self.ws.close()
+        if self._reader is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._reader, 5)
+        await self._cleanup_session()
+
+    async def _cleanup_session(self) -> None:
+        if self._own_session and self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+@dataclass
+class RelayServer:
+    """A running relay (see the module docstring)."""
+
+    app: web.Application
+    runner: web.AppRunner
+    config: RelayConfig
+    store: RelayStore
+    host: str
+    port: int
+    http: aiohttp.ClientSession
+    worlds: list[WorldDouble] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}/relay"
+
+    @property
+    def state(self) -> RelayState:
+        return self.app[STATE]
+
+    def key(self, scopes: Any = DEFAULT_SCOPES, account: str = "default", **kw: Any) -> str:
+        return self.store.create_key(account, scopes, **kw)[1]
+
+    def token(self, account: str = "default", client_id: str = "world-1") -> str:
+        return self.store.create_connection_token(account, client_id, name=client_id)
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        key: str | None = None,
+        json: Any = None,
+        params: Any = None,
+        data: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> Answer:
+        all_headers = dict(headers or {})
+        if key is not None:
+            all_headers["x-api-key"] = key
+        if json is not None:
+            data = orjson.dumps(json)
+            all_headers.setdefault("Content-Type", "application/json")
+        async with self.http.request(
+            method, self.url + path, params=params, data=data, headers=all_headers
+        ) as resp:
+            return Answer(resp.status, await resp.read(), resp.headers)
+
+    async def world(
+        self,
+        client_id: str = "world-1",
+        account: str = "default",
+        system_id: str = "dnd5e",
+        handler: Handler | None = echo_handler,
+        **query: str,
+    ) -> WorldDouble:
+        double = WorldDouble(
+            self.ws_url,
+            client_id,
+            self.token(account, client_id),
+            system_id=system_id,
+            query=query,
+            handler=handler,
+        )
+        self.worlds.append(double)
+        await double.connect()
+        return double
+
+    async def stop(self) -> None:
+        for double in self.worlds:
+            with contextlib.suppress(Exception):
+                await double.close()
+        await self.http.close()
+        await self.runner.cleanup()
+        self.store.close()
+
+
+async def start_relay(data_dir: Path, **overrides: Any) -> RelayServer:
+    """Start a relay on 127.0.0.1, random port, store in `data_dir`."""
+    config = RelayConfig(host="127.0.0.1", port=0, data_dir=data_dir, **overrides)
+    store = RelayStore(config.db_path)
+    app = create_app(config, store)
+    runner = web.AppRunner(app, access_log_class=RequestLogger, shutdown_timeout=2)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    server = site._server
+    assert server is not None
+    port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return RelayServer(app, runner, config, store, "127.0.0.1", port, aiohttp.ClientSession())
+
+
+@pytest.fixture
+async def relay(tmp_path: Path) -> AsyncIterator[RelayServer]:
+    server = await start_relay(tmp_path / "relay")
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+async def relay_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[RelayServer]]]:
+    servers: list[RelayServer] = []
+
+    async def make(**overrides: Any) -> RelayServer:
+        server = await start_relay(tmp_path / f"relay{len(servers)}", **overrides)
+        servers.append(server)
+        return server
+
+    try:
+        yield make
+    finally:
+        for server in servers:
+            await server.stop()
