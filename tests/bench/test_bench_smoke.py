@@ -1,0 +1,46 @@
+"""Smoke test of the bench harness: its own start/stop code, a real relay, a real fake world.
+
+Runs the forwarded mix (200 requests over two worlds) and the health floor through the Python
+loader (no wrk needed), checks every answer is a 200, that the fake world answered every
+forwarded request, and that both processes are gone afterwards. A correctness check, not timing.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # `bench/` sits beside `src/`, not inside the package
+    sys.path.insert(0, str(ROOT))
+
+from bench.harness import Stack  # noqa: E402
+from bench.procs import alive  # noqa: E402
+
+from bench import mixes, pyload  # noqa: E402
+
+
+async def test_harness_runs_the_mix_and_cleans_up(tmp_path: Path) -> None:
+    stack = Stack(tmp_path / "stack", worlds=2)
+    async with stack:
+        assert stack.relay is not None and stack.world is not None
+        assert alive(stack.relay.pid) and alive(stack.world.pid)
+        mix = mixes.spread(mixes.FORWARDED, stack.client_ids)
+        result = await pyload.run_requests(stack.url, stack.api_key, mix, count=200, concurrency=20)
+        assert result.failures == []
+        assert result.statuses == {200: 200}
+        assert result.timeouts == 0
+
+        floor = await pyload.run_requests(
+            stack.url, stack.api_key, mixes.HEALTH, count=50, concurrency=5
+        )
+        assert floor.statuses == {200: 50}
+
+        await stack.world.send("stats")
+        stats = orjson.loads(await stack.world.expect("STATS", 5))
+        assert stats["requests"] == 200
+        assert stack.relay.cpu_seconds() > 0
+        assert stack.relay.rss_bytes() > 1024 * 1024
+    assert stack.stopped()
