@@ -92,6 +92,10 @@ class ActionContext:
             return str(self.user["_id"])
         return self._world.gm_user_id(self.tx)
 
+    def is_online(self, user_id: str) -> bool:
+        """True if the user is connected (the GM the agent runs as, while connected)."""
+        return user_id in self._world.online
+
     def setting(self, key: str, default: Any = None) -> Any:
         return documents.get_setting(self.tx, key, default)
 

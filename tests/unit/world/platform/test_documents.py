@@ -45,10 +45,12 @@ def test_world_content_matches_the_contract(world: World) -> None:
         assert documents.get_setting(tx, documents.SETTING_ALLOW_EXECUTE_JS) is False
 
 
-def test_seeded_actors_have_item_entries_with_the_11_keys(world: World) -> None:
+def test_seeded_actors_have_item_entries_with_the_11_keys(tmp_path: Path) -> None:
     expected = {a["_id"] for a in load_actor_content(CONTENT_DIR)}
+    world = World.open(tmp_path / "fresh")
     with world.store.transaction() as tx:
         actors = tx.all("Actor")
+    world.close()
     assert {a["_id"] for a in actors} == expected
     for actor in actors:
         for item in actor["items"]:
