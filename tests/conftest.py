@@ -12,6 +12,8 @@ Fixtures (pytest-asyncio, function scope):
   -> Answer(status, body: bytes, headers)` with `Answer.json()`,
   `await .world(client_id="world-1", account="default", system_id="dnd5e", handler=None,
   **query) -> WorldDouble` (mints a token and connects an authenticated world double).
+- `world_double` -> the `WorldDouble` class (`world_double.Refused` is `WorldRefused`), since
+  test modules cannot import conftest under `--import-mode=importlib`.
 - `relay_factory` -> `async (**RelayConfig overrides) -> RelayServer`: more relays, or one with
   custom settings (small intervals, rate limits, timeouts); all stopped at teardown.
 
@@ -41,7 +43,7 @@ import orjson
 import pytest
 from aiohttp import web
 
-from vttrelay.relay.app import STATE, RelayState, RequestLogger, create_app
+from vttrelay.relay.app import STATE, RelayState, create_app
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.relay.store import RelayStore
@@ -78,6 +80,8 @@ class Answer:
 
 class WorldDouble:
     """A scriptable world on /relay (see the module docstring)."""
+
+    Refused = WorldRefused
 
     def __init__(
         self,
@@ -209,6 +213,7 @@ class RelayServer:
     port: int
     http: aiohttp.ClientSession
     worlds: list[WorldDouble] = field(default_factory=list)
+    stopped: bool = False
 
     @property
     def url(self) -> str:
@@ -270,11 +275,16 @@ class RelayServer:
         return double
 
     async def stop(self) -> None:
+        """Stop the relay (idempotent): worlds get 1001, then the store is closed."""
+        if self.stopped:
+            return
+        self.stopped = True
         for double in self.worlds:
             with contextlib.suppress(Exception):
                 await double.close()
         await self.http.close()
-        await self.runner.cleanup()
+        with contextlib.suppress(RuntimeError):  # already cleaned up by the test
+            await self.runner.cleanup()
         self.store.close()
 
 
@@ -283,13 +293,11 @@ async def start_relay(data_dir: Path, **overrides: Any) -> RelayServer:
     config = RelayConfig(host="127.0.0.1", port=0, data_dir=data_dir, **overrides)
     store = RelayStore(config.db_path)
     app = create_app(config, store)
-    runner = web.AppRunner(app, access_log_class=RequestLogger, shutdown_timeout=2)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    server = site._server
-    assert server is not None
-    port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    port = int(runner.addresses[0][1])
     return RelayServer(app, runner, config, store, "127.0.0.1", port, aiohttp.ClientSession())
 
 
@@ -316,3 +324,10 @@ async def relay_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable
     finally:
         for server in servers:
             await server.stop()
+
+
+@pytest.fixture
+def world_double() -> type[WorldDouble]:
+    """The `WorldDouble` class (test modules cannot import conftest under importlib mode);
+    `world_double.Refused` is the `WorldRefused` exception."""
+    return WorldDouble

@@ -4,7 +4,7 @@
 header), one handler per route of `routes.ROUTES` (forward routes through `forward.py`, local
 routes by their `handler` name below, stream routes through `streams.py` when it is present),
 CORS on every response (wire-protocol §8), the body limit (413), and the background usage
-flusher. `RequestLogger` writes one line per request (method, path, status, ms).
+flusher. `log_requests` writes one line per request (method, path, status, ms).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from typing import Any
 
 import orjson
 from aiohttp import web
-from aiohttp.abc import AbstractAccessLogger
 
 from vttrelay import __version__
 from vttrelay.protocol import Close
@@ -249,12 +248,28 @@ async def _add_cors(request: web.Request, response: web.StreamResponse) -> None:
         response.headers.setdefault(name, value)
 
 
-class RequestLogger(AbstractAccessLogger):
-    """One line per request: method, path, status, milliseconds."""
+access_log = logging.getLogger("vttrelay.access")
 
-    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
-        self.logger.info(
-            "%s %s %d %.1fms", request.method, request.path, response.status, time * 1000
+
+@web.middleware
+async def log_requests(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """One line per request: method, path, status, milliseconds."""
+    started = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except web.HTTPException as exc:
+        status = exc.status
+        raise
+    finally:
+        access_log.info(
+            "%s %s %d %.1fms",
+            request.method,
+            request.path,
+            status,
+            (time.perf_counter() - started) * 1000,
         )
 
 
@@ -316,7 +331,9 @@ def create_app(config: RelayConfig, store: RelayStore | None = None) -> web.Appl
         gateway=WorldGateway(config, store, registry),
         owns_store=owns_store,
     )
-    app = web.Application(middlewares=[cors_and_limits], client_max_size=config.max_body_bytes)
+    app = web.Application(
+        middlewares=[log_requests, cors_and_limits], client_max_size=config.max_body_bytes
+    )
     app[STATE] = state
     state.streams = _load_streams(state)
 
@@ -360,7 +377,6 @@ __all__ = [
     "STATE",
     "ApiError",
     "RelayState",
-    "RequestLogger",
     "create_app",
     "json_response",
     "now_ms",

@@ -1,0 +1,355 @@
+"""The `vttrelay` command: serve, pair, keys (create/list/revoke), and the world's subcommands.
+
+Every command takes `--data-dir` (default `$VTTRELAY_DATA_DIR`, else `./data`). Results a script
+may capture (a new key, a pairing code) go to stdout alone on their line; everything else goes
+to stderr. `vttrelay.world.commands.register(subparsers)` adds the `world ...` commands when the
+world package provides it; `serve` starts `vttrelay.world.embedded` unless `--no-world`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import importlib.util
+import logging
+import re
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from vttrelay import __version__
+from vttrelay.relay.config import DATA_DIR_ENV, RelayConfig, default_data_dir
+from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
+from vttrelay.relay.store import DEFAULT_ACCOUNT, PAIRING_TTL, RelayStore
+
+log = logging.getLogger("vttrelay")
+
+SERVE_KEY_SETTING = "serve.key_id"
+EMBEDDED_TOKEN_NAME = "embedded world"
+EMBEDDED_CLIENT_ID = "vttrelay-demo"
+SERVE_SCOPES = (*DEFAULT_SCOPES, "chat:write", "execute-js")
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_expiry(text: str, now: float | None = None) -> float:
+    """`30d`, `12h`, `15m`, `90s`, `2w` from now, or an ISO 8601 date/time (UTC if naive)."""
+    now = time.time() if now is None else now
+    match = _DURATION.match(text.strip().lower())
+    if match:
+        return now + float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a duration (30d, 12h, 15m) or an ISO date/time: {text!r}"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def _scope(text: str) -> str:
+    if text not in ALL_SCOPES:
+        raise argparse.ArgumentTypeError(
+            f"unknown scope {text!r}; known scopes: {', '.join(ALL_SCOPES)}"
+        )
+    return text
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    return Path(args.data_dir) if args.data_dir else default_data_dir()
+
+
+def _open_store(args: argparse.Namespace) -> RelayStore:
+    return RelayStore(RelayConfig(data_dir=_data_dir(args)).db_path)
+
+
+def _err(*parts: Any) -> None:
+    print(*parts, file=sys.stderr)
+
+
+def _iso(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+# Commands ------------------------------------------------------------------------------------
+
+
+def cmd_pair(args: argparse.Namespace) -> int:
+    store = _open_store(args)
+    try:
+        code = store.create_pairing_code(args.account)
+    finally:
+        store.close()
+    print(code)
+    _err(
+        f"Pairing code for account {args.account!r}: single use, valid "
+        f"{int(PAIRING_TTL // 60)} minutes. Enter it in the world's connection dialog."
+    )
+    return 0
+
+
+def cmd_keys_create(args: argparse.Namespace) -> int:
+    scopes = tuple(args.scope) if args.scope else DEFAULT_SCOPES
+    store = _open_store(args)
+    try:
+        key_id, secret = store.create_key(
+            args.account,
+            scopes,
+            client_ids=tuple(args.client or ()),
+            user_id=args.user,
+            expires_at=args.expires,
+            rate_per_minute=args.rate,
+            name=args.name,
+        )
+    finally:
+        store.close()
+    print(secret)
+    _err(
+        f"Created API key {key_id} (account {args.account!r}, scopes: {', '.join(scopes)}). "
+        "The key is shown only once."
+    )
+    return 0
+
+
+def cmd_keys_list(args: argparse.Namespace) -> int:
+    store = _open_store(args)
+    try:
+        keys = store.list_keys(args.account)
+    finally:
+        store.close()
+    if not keys:
+        _err("No API keys.")
+        return 0
+    rows = [
+        (
+            "ID",
+            "ACCOUNT",
+            "NAME",
+            "STATE",
+            "RATE",
+            "REQUESTS",
+            "EXPIRES",
+            "CLIENTS",
+            "USER",
+            "SCOPES",
+        )
+    ]
+    now = time.time()
+    for key in keys:
+        state = "revoked" if not key.enabled else "expired" if key.expired(now) else "active"
+        rows.append(
+            (
+                key.id,
+                key.account,
+                key.name or "-",
+                state,
+                str(key.rate_per_minute) if key.rate_per_minute is not None else "default",
+                str(key.request_count),
+                _iso(key.expires_at),
+                ",".join(key.client_ids) or "*",
+                key.user_id or "-",
+                ",".join(key.scopes),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
+    return 0
+
+
+def cmd_keys_revoke(args: argparse.Namespace) -> int:
+    store = _open_store(args)
+    try:
+        key = store.get_key(args.key_id)
+        revoked = store.revoke_key(args.key_id)
+    finally:
+        store.close()
+    if key is None:
+        _err(f"No API key {args.key_id!r}.")
+        return 1
+    if not revoked:
+        _err(f"API key {args.key_id} was already revoked.")
+        return 0
+    _err(f"Revoked API key {args.key_id}; running relays stop accepting it within seconds.")
+    return 0
+
+
+def mint_serve_key(store: RelayStore) -> str:
+    """A fresh key for `serve` (default scopes + chat:write + execute-js); revokes the last one."""
+    previous = store.get_setting(SERVE_KEY_SETTING)
+    if previous:
+        store.revoke_key(previous)
+    key_id, secret = store.create_key(DEFAULT_ACCOUNT, SERVE_SCOPES, name="serve")
+    store.set_setting(SERVE_KEY_SETTING, key_id)
+    return secret
+
+
+def _embedded_world() -> Any:
+    """`vttrelay.world.embedded` if the world package provides it, else None."""
+    try:
+        if importlib.util.find_spec("vttrelay.world.embedded") is None:
+            return None
+    except ModuleNotFoundError:
+        return None
+    return importlib.import_module("vttrelay.world.embedded")
+
+
+async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | None = None) -> None:
+    """Run the relay (and the embedded world) until SIGINT/SIGTERM."""
+    from aiohttp import web
+
+    from vttrelay.relay.app import create_app
+
+    store = RelayStore(config.db_path)
+    app = create_app(config, store)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=5)
+    await runner.setup()
+    site = web.TCPSite(runner, config.host, config.port)
+    await site.start()
+    port = int(runner.addresses[0][1]) if runner.addresses else config.port
+    local_host = "127.0.0.1" if config.host in ("0.0.0.0", "", "::") else config.host
+    base = f"http://{local_host}:{port}"
+    secret = mint_serve_key(store)
+
+    world = None
+    if with_world:
+        embedded = _embedded_world()
+        if embedded is None:
+            log.warning(
+                "the embedded world is not available in this build; running the relay alone"
+            )
+        else:
+            store.revoke_tokens_named(DEFAULT_ACCOUNT, EMBEDDED_TOKEN_NAME)
+            token = store.create_connection_token(
+                DEFAULT_ACCOUNT, EMBEDDED_CLIENT_ID, name=EMBEDDED_TOKEN_NAME
+            )
+            world = await embedded.start(f"ws://{local_host}:{port}/relay", token, config.data_dir)
+
+    path = "/world-info" if world is not None else "/clients"
+    print(f"vttrelay {__version__} listening on {base}", flush=True)
+    print(f"API key: {secret}", flush=True)
+    print(f'Try: curl -H "x-api-key: {secret}" {base}{path}', flush=True)
+    log.info("docs at %s/docs; data in %s", base, config.data_dir)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    if ready is not None:
+        ready.set()
+    try:
+        await stop.wait()
+    finally:
+        log.info("shutting down")
+        if world is not None:
+            with contextlib.suppress(Exception):
+                await world.stop()
+        await runner.cleanup()
+        store.close()
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    config = RelayConfig(host=args.host, port=args.port, data_dir=_data_dir(args))
+    if args.rate is not None:
+        config.rate_per_minute = args.rate
+    if args.max_body_mb is not None:
+        config.max_body_mb = args.max_body_mb
+    runner_factory: Any = None
+    try:
+        import uvloop
+
+        runner_factory = uvloop.new_event_loop
+    except ImportError:  # pragma: no cover - uvloop is a dependency off Windows
+        pass
+    with asyncio.Runner(loop_factory=runner_factory) as runner:
+        runner.run(serve(config, with_world=not args.no_world))
+    return 0
+
+
+# Parser --------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--data-dir",
+        default=None,
+        help=f"where the relay keeps its database (default ${DATA_DIR_ENV}, else ./data)",
+    )
+    common.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING (default INFO)")
+
+    parser = argparse.ArgumentParser(
+        prog="vttrelay", description="HTTP relay for virtual tabletop worlds."
+    )
+    parser.add_argument("--version", action="version", version=f"vttrelay {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = commands.add_parser("serve", parents=[common], help="run the relay (and the demo world)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=3010)
+    p.add_argument("--no-world", action="store_true", help="run the relay alone")
+    p.add_argument("--rate", type=int, default=None, help="requests per minute per key (0: off)")
+    p.add_argument("--max-body-mb", type=float, default=None, help="largest request body")
+    p.set_defaults(func=cmd_serve)
+
+    p = commands.add_parser("pair", parents=[common], help="print a pairing code for a world")
+    p.add_argument("--account", default=DEFAULT_ACCOUNT)
+    p.set_defaults(func=cmd_pair)
+
+    keys = commands.add_parser("keys", help="manage API keys")
+    key_commands = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+    p = key_commands.add_parser("create", parents=[common], help="create a key, print it once")
+    p.add_argument("--scope", action="append", type=_scope, help="a scope (repeatable)")
+    p.add_argument("--client", action="append", help="allowed world client id (repeatable)")
+    p.add_argument("--user", default=None, help="userId forced on every call")
+    p.add_argument("--expires", type=parse_expiry, default=None, help="ISO date/time or 30d")
+    p.add_argument("--rate", type=int, default=None, help="requests per minute (0: unlimited)")
+    p.add_argument("--account", default=DEFAULT_ACCOUNT)
+    p.add_argument("--name", default="")
+    p.set_defaults(func=cmd_keys_create)
+    p = key_commands.add_parser("list", parents=[common], help="list keys (never the secrets)")
+    p.add_argument("--account", default=None)
+    p.set_defaults(func=cmd_keys_list)
+    p = key_commands.add_parser("revoke", parents=[common], help="revoke a key by its id")
+    p.add_argument("key_id")
+    p.set_defaults(func=cmd_keys_revoke)
+
+    _register_world_commands(commands, common)
+    return parser
+
+
+def _register_world_commands(commands: Any, common: argparse.ArgumentParser) -> None:
+    try:
+        if importlib.util.find_spec("vttrelay.world.commands") is None:
+            return
+    except ModuleNotFoundError:
+        return
+    module = importlib.import_module("vttrelay.world.commands")
+    register = module.register
+    try:
+        register(commands, common)
+    except TypeError:
+        register(commands)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, str(getattr(args, "log_level", "INFO")).upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("yoyo").setLevel(logging.WARNING)
+    result: int = args.func(args)
+    return result

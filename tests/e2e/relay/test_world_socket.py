@@ -1,0 +1,252 @@
+"""The /relay world socket over real WebSockets: handshake, every close code, keepalive."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+
+from vttrelay.protocol import Close
+from vttrelay.relay.worlds import MISSING_ID, TOKEN_IN_URL
+
+
+async def _raw_auth(relay: Any, query: dict[str, str], first: str | bytes | None) -> tuple:
+    """Open /relay, send `first` (text, binary or nothing), return (close code, reason, frames)."""
+    frames = []
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(relay.ws_url, params=query) as ws,
+    ):
+        if isinstance(first, str):
+            await ws.send_str(first)
+        elif isinstance(first, bytes):
+            await ws.send_bytes(first)
+        while True:
+            msg = await ws.receive(timeout=5)
+            if msg.type == aiohttp.WSMsgType.TEXT:
+                frames.append(orjson.loads(msg.data))
+                continue
+            return ws.close_code, msg.extra, frames
+
+
+async def test_missing_id_is_http_400(relay: Any) -> None:
+    answer = await relay.call("GET", "/relay", headers={"Upgrade": "websocket"})
+    assert (answer.status, answer.body.decode()) == (400, MISSING_ID)
+    answer = await relay.call("GET", "/relay", params={"id": ""})
+    assert (answer.status, answer.body.decode()) == (400, MISSING_ID)
+
+
+async def test_token_in_url_is_http_400(relay: Any) -> None:
+    answer = await relay.call("GET", "/relay", params={"id": "w", "token": "abc"})
+    assert (answer.status, answer.body.decode()) == (400, TOKEN_IN_URL)
+    with pytest.raises(aiohttp.WSServerHandshakeError) as info:
+        async with aiohttp.ClientSession() as session:
+            await session.ws_connect(relay.ws_url, params={"id": "w", "token": "x"})
+    assert info.value.status == 400
+
+
+async def test_auth_timeout_closes_4002(relay_factory: Any) -> None:
+    relay = await relay_factory(auth_timeout=0.3)
+    code, reason, frames = await _raw_auth(relay, {"id": "w"}, None)
+    assert (code, reason, frames) == (Close.AUTH_PROTOCOL, "Authentication timeout", [])
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "not json",
+        '{"type":"hello","token":"x"}',
+        '{"type":"auth","token":""}',
+        '{"type":"auth"}',
+        '["auth"]',
+        b'{"type":"auth","token":"x"}',
+    ],
+)
+async def test_invalid_auth_message_closes_4002(relay: Any, first: str | bytes) -> None:
+    code, reason, frames = await _raw_auth(relay, {"id": "w"}, first)
+    assert (code, reason, frames) == (Close.AUTH_PROTOCOL, "Invalid auth message", [])
+
+
+async def test_unknown_token_closes_1008(relay: Any) -> None:
+    bad = orjson.dumps({"type": "auth", "token": "0" * 64}).decode()
+    code, reason, frames = await _raw_auth(relay, {"id": "w"}, bad)
+    assert (code, reason, frames) == (Close.AUTH_FAILED, "Authentication failed", [])
+
+
+async def test_revoked_token_closes_1008(relay: Any) -> None:
+    token = relay.token()
+    relay.store.revoke_token(token)
+    code, reason, _ = await _raw_auth(
+        relay, {"id": "w"}, orjson.dumps({"type": "auth", "token": token}).decode()
+    )
+    assert (code, reason) == (Close.AUTH_FAILED, "Authentication failed")
+
+
+async def test_ip_allow_list_closes_4002(relay: Any, world_double: Any) -> None:
+    token = relay.store.create_connection_token("default", "w", ip_allow="10.0.0.0/8")
+    code, reason, frames = await _raw_auth(
+        relay, {"id": "w"}, orjson.dumps({"type": "auth", "token": token}).decode()
+    )
+    assert (code, reason, frames) == (Close.AUTH_PROTOCOL, "IP address not allowed", [])
+    allowed = relay.store.create_connection_token("default", "w2", ip_allow="10.0.0.1, 127.0.0.0/8")
+    world = world_double(relay.ws_url, "w2", allowed)
+    relay.worlds.append(world)
+    await world.connect()
+    assert relay.state.registry.get("w2") is not None
+
+
+async def test_auth_success_then_registered_with_metadata(relay: Any) -> None:
+    world = await relay.world("fvtt_abc", customName="Table", systemId="dnd5e")
+    registered = relay.state.registry.get("fvtt_abc")
+    assert registered is not None and registered.account == "default"
+    meta = registered.metadata
+    assert meta["worldId"] == "test-world" and meta["customName"] == "Table"
+    assert meta["ipAddress"].startswith("127.0.0.1:")
+    assert registered.system_id == "dnd5e"
+    assert world.received == []  # nothing but auth-success before any request
+
+
+async def test_same_host_duplicate_replaces_old_with_1000(relay: Any) -> None:
+    old = await relay.world("dup")
+    new = await relay.world("dup")
+    assert await old.wait_closed() == Close.NORMAL
+    assert relay.state.registry.get("dup") is not None
+    assert relay.state.registry.get("dup").ws is not None
+    key = relay.key()
+    answer = await relay.call("GET", "/world-info", key=key)
+    assert answer.status == 200
+    assert len(new.received) == 1 and old.received == []
+
+
+async def test_other_host_duplicate_gets_4004_before_auth_success(
+    relay: Any, world_double: Any
+) -> None:
+    first = await relay.world("dup")
+    connector = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+    async with aiohttp.ClientSession(connector=connector) as session:
+        other = world_double(relay.ws_url, "dup", relay.token(), session=session)
+        ws = await other.open_socket()
+        await ws.send_str(orjson.dumps({"type": "auth", "token": other.token}).decode())
+        msg = await ws.receive(timeout=5)
+        # No auth-success first: the very first thing is the close frame.
+        assert msg.type == aiohttp.WSMsgType.CLOSE
+        assert (ws.close_code, msg.extra) == (Close.DUPLICATE, "Client ID already connected")
+    assert relay.state.registry.get("dup") is not None
+    assert not first.closed.is_set()
+
+
+async def test_world_of_other_account_cannot_take_an_id(relay: Any, world_double: Any) -> None:
+    await relay.world("shared-id", account="alice")
+    with pytest.raises(world_double.Refused) as info:
+        await relay.world("shared-id", account="bob")
+    assert info.value.code == Close.DUPLICATE
+    assert relay.state.registry.get("shared-id").account == "alice"
+
+
+async def test_app_ping_gets_pong_and_player_list_is_kept(relay: Any) -> None:
+    world = await relay.world()
+    await world.emit({"type": "ping"})
+    users = [{"id": "u1", "name": "Gamemaster", "role": 4, "active": True}]
+    await world.emit({"type": "player-list", "users": users})
+    for _ in range(100):
+        if world.received and relay.state.registry.get("world-1").users:
+            break
+        await asyncio.sleep(0.02)
+    assert world.received == [{"type": "pong"}]
+    assert relay.state.registry.get("world-1").users == users
+
+
+async def test_unknown_and_binary_frames_are_dropped(relay: Any) -> None:
+    world = await relay.world()
+    await world.emit({"type": "module-notify", "event": "settings-change"})
+    await world.emit({"type": "skill-check-result", "requestId": "nobody-waits"})
+    assert world.ws is not None
+    await world.ws.send_bytes(b'{"type":"ping"}')
+    await world.emit_raw("not json at all")
+    await world.emit({"type": "ping"})
+    await asyncio.wait_for(_until(lambda: world.received), 5)
+    assert world.received == [{"type": "pong"}]  # only the text ping was answered
+    assert relay.state.registry.get("world-1") is not None
+
+
+async def test_ws_ping_frames_and_drop_without_pong(relay_factory: Any) -> None:
+    relay = await relay_factory(ping_interval=0.1, pong_timeout=0.5)
+    # A live world answers ping frames (aiohttp autoping) and stays connected.
+    alive = await relay.world("alive")
+    token = relay.token(client_id="mute")
+    async with aiohttp.ClientSession() as session:
+        ws = await session.ws_connect(relay.ws_url, params={"id": "mute"}, autoping=False)
+        await ws.send_str(orjson.dumps({"type": "auth", "token": token}).decode())
+        assert (await ws.receive(timeout=5)).json() == {"type": "auth-success"}
+        pings = 0
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        while True:
+            msg = await ws.receive(timeout=5)
+            if msg.type == aiohttp.WSMsgType.PING:
+                assert msg.data == b"keepalive"
+                pings += 1
+                continue
+            break
+        elapsed = loop.time() - started
+        assert msg.type == aiohttp.WSMsgType.CLOSE
+        assert ws.close_code == Close.GOING_AWAY  # transient: the module reconnects
+        assert pings >= 3
+        assert 0.4 < elapsed < 2.0
+    assert relay.state.registry.get("mute") is None
+    assert relay.state.registry.get("alive") is not None and not alive.closed.is_set()
+
+
+async def test_large_frames_are_accepted(relay: Any) -> None:
+    assert relay.config.max_frame_bytes >= 64 * 1024 * 1024
+    blob = "x" * (6 * 1024 * 1024)  # over aiohttp's 4 MiB default
+
+    def big(frame: dict) -> dict:
+        return {"type": "world-info-result", "requestId": frame["requestId"], "data": blob}
+
+    await relay.world(handler=big)
+    answer = await relay.call("GET", "/world-info", key=relay.key())
+    assert answer.status == 200
+    assert answer.json()["data"] == blob
+
+
+@pytest.mark.parametrize("path", ["/relay", "/relay/", "/"])
+async def test_world_socket_paths(relay: Any, path: str, world_double: Any) -> None:
+    url = relay.url.replace("http", "ws") + path
+    world = world_double(url, "w-path", relay.token(client_id="w-path"))
+    relay.worlds.append(world)
+    await world.connect()
+    assert relay.state.registry.get("w-path") is not None
+
+
+async def test_root_without_upgrade_is_plain_http(relay: Any) -> None:
+    answer = await relay.call("GET", "/")
+    assert answer.status == 200 and answer.json()["docs"] == "/docs"
+
+
+async def test_shutdown_closes_worlds_with_1001(relay_factory: Any) -> None:
+    relay = await relay_factory()
+    world = await relay.world()
+    await relay.runner.cleanup()
+    assert await world.wait_closed() == Close.GOING_AWAY
+
+
+async def test_self_unpair_closes_live_socket_with_4002(relay: Any, world_double: Any) -> None:
+    world = await relay.world()
+    answer = await relay.call("POST", "/api/self-unpair", json={"token": world.token})
+    assert answer.status == 200 and answer.json()["success"] is True
+    assert await world.wait_closed() == Close.AUTH_PROTOCOL
+    assert world.ws is not None
+    assert relay.state.registry.get("world-1") is None
+    # The token is gone for good.
+    with pytest.raises(world_double.Refused) as info:
+        await world_double(relay.ws_url, "world-1", world.token).connect()
+    assert info.value.code == Close.AUTH_FAILED
+
+
+async def _until(predicate: Any) -> None:
+    while not predicate():
+        await asyncio.sleep(0.01)
