@@ -1,0 +1,272 @@
+"""The world's connection to a relay, behaving like the Foundry module (wire-protocol §2).
+
+It opens `<relay>/relay?id=...&worldId=...` with the module's metadata query, sends
+`{"type": "auth", "token"}` as its first frame, drops everything until `auth-success`, then sends
+`ping` and `player-list` and pings every 30 s. Requests run concurrently, one task each; replies and
+events go out in order through one writer. `event-subscription-update` switches event channels on
+and off; the world emits events only for channels with subscribers.
+
+Close codes, as the module: 1000 stops for good; 1008/4001/4002 stop and forget the token (the
+world must be paired again); 4004 retries every 30 s; anything else (or a failed connect)
+reconnects with backoff 1 s doubling to a 30 s cap, forever, logging each attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+import aiohttp
+import orjson
+
+from vttrelay import protocol
+from vttrelay.world import documents
+from vttrelay.world.world import World
+
+log = logging.getLogger(__name__)
+
+DUPLICATE_CLOSE: Final = int(protocol.Close.DUPLICATE)
+NORMAL_CLOSE: Final = int(protocol.Close.NORMAL)
+
+
+def relay_socket_url(relay_url: str) -> str:
+    """`http(s)://host[/prefix]` or `ws(s)://host[/prefix][/relay]` -> `ws(s)://.../relay`."""
+    parts = urlsplit(relay_url.strip())
+    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
+    if scheme not in ("ws", "wss"):
+        raise ValueError(f"not a relay url: {relay_url!r}")
+    path = parts.path.rstrip("/")
+    if path.endswith("/relay"):
+        path = path[: -len("/relay")]
+    return urlunsplit((scheme, parts.netloc, path + "/relay", "", ""))
+
+
+def relay_http_url(relay_url: str) -> str:
+    """The relay's HTTP base for pairing: ws->http, wss->https, no `/relay`, no trailing /."""
+    socket = urlsplit(relay_socket_url(relay_url))
+    scheme = {"ws": "http", "wss": "https"}[socket.scheme]
+    return urlunsplit((scheme, socket.netloc, socket.path[: -len("/relay")], "", ""))
+
+
+def backoff_delay(attempt: int, base: float, cap: float) -> float:
+    """The module's reconnect delay: min(cap, base * 2^(attempt - 1))."""
+    return float(min(cap, base * 2 ** max(0, attempt - 1)))
+
+
+@dataclass
+class AgentConfig:
+    relay_url: str
+    token: str
+    client_id: str | None = None  # defaults to the world id
+    ping_interval: float = 30.0
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+    duplicate_retry: float = 30.0
+    connect_timeout: float = 5.0
+    on_auth_failure: Callable[[int], None] | None = None  # e.g. forget the stored token
+
+
+class Agent:
+    """Runs a `World` against one relay until stopped or permanently refused."""
+
+    def __init__(self, world: World, config: AgentConfig) -> None:
+        self.world = world
+        self.config = config
+        self.connected = asyncio.Event()
+        self.stopped_reason: str | None = None
+        self.attempts = 0  # consecutive failed attempts (reset after auth-success)
+        self.connections = 0  # successful authentications so far
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._ws: aiohttp.ClientWebSocketResponse | None = None
+        self._outbox: asyncio.Queue[dict[str, Any]] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # Lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> asyncio.Task[None]:
+        if self._task is None:
+            self._task = asyncio.create_task(self.run(), name="vttrelay-world-agent")
+        return self._task
+
+    async def stop(self) -> None:
+        """Close the connection (1000) and stop reconnecting."""
+        self._stopping.set()
+        ws = self._ws
+        if ws is not None and not ws.closed:
+            with contextlib.suppress(Exception):
+                await ws.close(code=NORMAL_CLOSE, message=b"World stopping")
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for task in list(self._tasks):
+            task.cancel()
+        self.stopped_reason = self.stopped_reason or "stopped"
+
+    async def wait_connected(self, timeout: float) -> bool:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.connected.wait(), timeout)
+        return self.connected.is_set()
+
+    async def run(self) -> None:
+        """Connect, serve, and reconnect as the module does, until stopped."""
+        cfg = self.config
+        url = relay_socket_url(cfg.relay_url)
+        timeout = aiohttp.ClientTimeout(total=cfg.connect_timeout)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            while not self._stopping.is_set():
+                code: int | None = None
+                try:
+                    code = await self._serve_once(session, url)
+                except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                    log.warning("world agent: cannot reach %s: %s", url, exc)
+                if self._stopping.is_set():
+                    break
+                if code == NORMAL_CLOSE:
+                    log.warning("world agent: relay closed the connection (1000); stopping")
+                    self.stopped_reason = "closed by relay (1000)"
+                    break
+                if code in protocol.PERMANENT_CLOSE_CODES:
+                    log.error(
+                        "world agent: relay refused the connection token (%s); the stored "
+                        "token is forgotten and the world must be paired again "
+                        "(vttrelay world pair CODE --relay URL)",
+                        code,
+                    )
+                    self.stopped_reason = f"auth failed ({code})"
+                    if cfg.on_auth_failure is not None:
+                        cfg.on_auth_failure(int(code))
+                    break
+                if code == DUPLICATE_CLOSE:
+                    delay = cfg.duplicate_retry
+                    log.warning(
+                        "world agent: another connection holds this client id (4004); "
+                        "retrying in %.0f s",
+                        delay,
+                    )
+                else:
+                    self.attempts += 1
+                    delay = backoff_delay(self.attempts, cfg.base_delay, cfg.max_delay)
+                    log.warning(
+                        "world agent: disconnected (%s); reconnect attempt %d in %.1f s",
+                        code,
+                        self.attempts,
+                        delay,
+                    )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), delay)
+
+    # One connection -------------------------------------------------------------------------
+
+    async def _serve_once(self, session: aiohttp.ClientSession, url: str) -> int | None:
+        cfg = self.config
+        query = self.world.connection_query()
+        if cfg.client_id:
+            query["id"] = cfg.client_id
+        ws = await session.ws_connect(
+            url,
+            params=query,
+            timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=5.0),
+            max_msg_size=0,
+            autoping=True,
+        )
+        self._ws = ws
+        pinger: asyncio.Task[None] | None = None
+        writer: asyncio.Task[None] | None = None
+        try:
+            await ws.send_str(orjson.dumps({"type": protocol.AUTH, "token": cfg.token}).decode())
+            authed = False
+            async for msg in ws:
+                if msg.type != aiohttp.WSMsgType.TEXT:
+                    continue
+                try:
+                    frame = orjson.loads(msg.data)
+                except orjson.JSONDecodeError:
+                    log.debug("world agent: dropped a non-JSON frame")
+                    continue
+                if not isinstance(frame, dict):
+                    continue
+                if not authed:
+                    if frame.get("type") == protocol.AUTH_SUCCESS:
+                        authed = True
+                        writer, pinger = self._on_connected(ws)
+                    continue  # the module drops everything before auth-success
+                self._on_frame(frame)
+            return ws.close_code
+        finally:
+            self._on_disconnected()
+            for task in (pinger, writer):
+                if task is not None:
+                    task.cancel()
+            if not ws.closed:
+                await ws.close()
+            self._ws = None
+
+    def _on_connected(
+        self, ws: aiohttp.ClientWebSocketResponse
+    ) -> tuple[asyncio.Task[None], asyncio.Task[None]]:
+        self.attempts = 0
+        self.connections += 1
+        outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._outbox = outbox
+        with self.world.store.transaction() as tx:
+            gm = documents.gm_user(tx)
+        self.world.online = {gm["_id"]} if gm else set()
+        self.world.sink = outbox.put_nowait
+        outbox.put_nowait({"type": protocol.PING})
+        outbox.put_nowait({"type": protocol.PLAYER_LIST, "users": self.world.player_list()})
+        writer = asyncio.create_task(self._write(ws, outbox))
+        pinger = asyncio.create_task(self._ping(outbox))
+        self.connected.set()
+        log.info("world agent: connected to %s", self.config.relay_url)
+        return writer, pinger
+
+    def _on_disconnected(self) -> None:
+        self.connected.clear()
+        self.world.sink = None
+        self.world.online = set()
+        self.world.subscriptions.clear()  # the relay re-sends its counts after reconnecting
+        self._outbox = None
+
+    async def _write(
+        self, ws: aiohttp.ClientWebSocketResponse, outbox: asyncio.Queue[dict[str, Any]]
+    ) -> None:
+        while True:
+            frame = await outbox.get()
+            try:
+                await ws.send_str(orjson.dumps(frame).decode())
+            except (ConnectionError, RuntimeError, aiohttp.ClientError) as exc:
+                log.debug("world agent: send failed: %s", exc)
+                return
+
+    async def _ping(self, outbox: asyncio.Queue[dict[str, Any]]) -> None:
+        while True:
+            await asyncio.sleep(self.config.ping_interval)
+            outbox.put_nowait({"type": protocol.PING})
+
+    def _on_frame(self, frame: dict[str, Any]) -> None:
+        kind = frame.get("type")
+        if kind == protocol.PONG:
+            return
+        if kind == protocol.SUBSCRIPTION_UPDATE:
+            channel, count = frame.get("channel"), frame.get("count")
+            if isinstance(channel, str) and isinstance(count, int | float):
+                self.world.set_subscription(channel, int(count))
+            return
+        if isinstance(kind, str) and "requestId" in frame:
+            task = asyncio.create_task(self._answer(frame))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        log.debug("world agent: dropped frame of type %r", kind)
+
+    async def _answer(self, frame: dict[str, Any]) -> None:
+        outbox = self._outbox
+        reply = await self.world.handle(frame)
+        if outbox is not None and outbox is self._outbox:
+            outbox.put_nowait(reply)

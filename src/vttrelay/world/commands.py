@@ -1,0 +1,196 @@
+"""The `vttrelay world ...` commands: run a world against a relay, pair it, reset it, and change
+its settings.
+
+- `vttrelay world run --relay URL [--token T] [--client-id ID]`: connect and serve until Ctrl-C;
+  without `--token` it uses the token stored by `pair` in `<data-dir>/world/connection.json`.
+- `vttrelay world pair CODE --relay URL`: trade a pairing code for a connection token
+  (`POST /auth/pair` with the module's body) and store it.
+- `vttrelay world reset`: restore the demo world (every change and all chat are lost).
+- `vttrelay world settings [--execute-js on|off]`: show or change world settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from vttrelay.world import documents
+from vttrelay.world.agent import Agent, AgentConfig, relay_http_url
+from vttrelay.world.connection import Connection, forget_token, load_connection, save_connection
+from vttrelay.world.seed import reset
+from vttrelay.world.store import WorldStore
+from vttrelay.world.world import World, world_db_path
+
+
+def _err(*parts: Any) -> None:
+    print(*parts, file=sys.stderr)
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    from vttrelay.relay.config import default_data_dir
+
+    return Path(args.data_dir) if getattr(args, "data_dir", None) else default_data_dir()
+
+
+def _world_meta(data_dir: Path) -> dict[str, Any]:
+    world = World.open(data_dir)
+    try:
+        return world.connection_query()
+    finally:
+        world.close()
+
+
+async def run_world(data_dir: Path, config: AgentConfig) -> str:
+    """Serve the world until SIGINT/SIGTERM or until the relay refuses it for good."""
+    world = World.open(data_dir)
+    agent = Agent(world, config)
+    task = agent.start()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(agent.stop()))
+    try:
+        await task
+    finally:
+        await agent.stop()
+        world.close()
+    return agent.stopped_reason or "stopped"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    data_dir = _data_dir(args)
+    stored = load_connection(data_dir)
+    token = args.token or stored.token
+    relay = args.relay or stored.relay_url
+    if not relay:
+        _err("No relay: pass --relay URL (or pair first: vttrelay world pair CODE --relay URL).")
+        return 2
+    if not token:
+        _err("No connection token: pass --token, or pair: vttrelay world pair CODE --relay URL.")
+        return 2
+
+    def forget(code: int) -> None:
+        if load_connection(data_dir).token == token:
+            forget_token(data_dir)
+        _err(
+            f"The relay refused the token ({code}); pair again: vttrelay world pair CODE "
+            "--relay URL"
+        )
+
+    config = AgentConfig(
+        relay_url=relay,
+        token=token,
+        client_id=args.client_id or stored.client_id or None,
+        on_auth_failure=forget,
+    )
+    _err(f"World {data_dir / 'world'} connecting to {relay} (Ctrl-C to stop)")
+    reason = asyncio.run(run_world(data_dir, config))
+    _err(f"World stopped: {reason}")
+    return 1 if reason.startswith("auth failed") else 0
+
+
+def cmd_pair(args: argparse.Namespace) -> int:
+    data_dir = _data_dir(args)
+    code = str(args.code).strip().upper()
+    if len(code) != 6:
+        _err("A pairing code has 6 characters.")
+        return 2
+    stored = load_connection(data_dir)
+    meta = _world_meta(data_dir)
+    body = {
+        "code": code,
+        "worldId": meta["worldId"],
+        "worldTitle": meta["worldTitle"],
+        "existingClientId": stored.client_id or None,
+    }
+    url = relay_http_url(args.relay) + "/auth/pair"
+    try:
+        resp = httpx.post(url, json=body, timeout=10.0)
+    except httpx.HTTPError as exc:
+        _err(f"Cannot reach {url}: {exc}")
+        return 1
+    try:
+        answer = resp.json()
+    except ValueError:
+        answer = {}
+    if resp.status_code != 200 or not isinstance(answer, dict) or not answer.get("token"):
+        message = answer.get("error") if isinstance(answer, dict) else None
+        _err(f"Pairing failed ({resp.status_code}): {message or resp.text}")
+        return 1
+    save_connection(
+        data_dir,
+        Connection(
+            relay_url=str(answer.get("relayUrl") or args.relay),
+            token=str(answer["token"]),
+            client_id=str(answer.get("clientId") or ""),
+        ),
+    )
+    print(answer.get("clientId", ""))
+    _err("Paired. Start the world with: vttrelay world run")
+    return 0
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    data_dir = _data_dir(args)
+    store = WorldStore(world_db_path(data_dir))
+    try:
+        reset(store)
+    finally:
+        store.close()
+    _err(f"The demo world in {data_dir / 'world'} is restored.")
+    return 0
+
+
+
+def cmd_settings(args: argparse.Namespace) -> int:
+    data_dir = _data_dir(args)
+    world = World.open(data_dir)
+    try:
+        with world.store.transaction() as tx:
+            if args.execute_js is not None:
+                documents.set_setting(
+                    tx, documents.SETTING_ALLOW_EXECUTE_JS, args.execute_js == "on"
+                )
+            allowed = bool(documents.get_setting(tx, documents.SETTING_ALLOW_EXECUTE_JS, False))
+    finally:
+        world.close()
+    print(f"execute-js: {'on' if allowed else 'off'}")
+    return 0
+
+
+def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> None:
+    """Add `world run|pair|reset|settings` to the `vttrelay` command."""
+    parents = [common] if common is not None else []
+    world = subparsers.add_parser("world", help="run and manage the embedded D&D 5e world")
+    commands = world.add_subparsers(dest="world_command", required=True, metavar="ACTION")
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = commands.add_parser(name, parents=parents, help=help_text)
+        if common is None:
+            p.add_argument("--data-dir", default=None, help="where the world's data lives")
+        return p
+
+    p = add("run", "connect the world to a relay and serve it")
+    p.add_argument("--relay", default=None, help="relay URL, e.g. http://127.0.0.1:3010")
+    p.add_argument("--token", default=None, help="connection token (default: the paired one)")
+    p.add_argument("--client-id", default=None, help="client id (default: the paired one)")
+    p.set_defaults(func=cmd_run)
+
+    p = add("pair", "pair the world with a relay using a 6-character code")
+    p.add_argument("code")
+    p.add_argument("--relay", required=True, help="relay URL, e.g. http://127.0.0.1:3010")
+    p.set_defaults(func=cmd_pair)
+
+    p = add("reset", "restore the demo world (all changes and chat are lost)")
+    p.set_defaults(func=cmd_reset)
+
+    p = add("settings", "show or change world settings")
+    p.add_argument("--execute-js", choices=("on", "off"), default=None)
+    p.set_defaults(func=cmd_settings)
