@@ -20,19 +20,32 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+
+from aiohttp import web
 
 from vttrelay import protocol
+from vttrelay.relay.auth import authenticate, error, resolve_world
 from vttrelay.relay.events import (
+    SSE_KEEPALIVE,
     EventFilter,
     EventLog,
     Gap,
     LoggedEvent,
     MessageIndex,
     dumps,
+    parse_hooks,
+    parse_last_event_id,
+    resolve_user,
     sse_frame,
     unwrap,
 )
+from vttrelay.relay.forward import read_params
+from vttrelay.relay.routes import Route
+
+if TYPE_CHECKING:
+    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.client_ws import ClientSocket
 
 log = logging.getLogger("vttrelay.relay.streams")
 
@@ -416,3 +429,185 @@ def error_frame(kind: Kind, message: str) -> bytes:
 
 def channels_of(subs: Iterable[Subscriber]) -> set[str]:
     return {s.channel for s in subs}
+
+
+# The HTTP side -----------------------------------------------------------------------------------
+
+SSE_HEADERS: Final = {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache",
+    "Connection": "keep-alive",
+    "Access-Control-Allow-Origin": "*",
+}
+
+# Streams a non-GM user bound to a key may not open: they carry whole documents unfiltered.
+GM_ONLY_CHANNELS: Final = frozenset(
+    {protocol.HOOK_CHANNEL, protocol.ACTOR_CHANNEL, protocol.COMBAT_CHANNEL, protocol.SCENE_CHANNEL}
+)
+
+
+def settings_from(config: Any) -> StreamSettings:
+    """StreamSettings from a RelayConfig (any field it lacks keeps its default)."""
+    defaults = StreamSettings()
+    return StreamSettings(
+        **{
+            name: getattr(config, name, getattr(defaults, name))
+            for name in StreamSettings.__dataclass_fields__
+        }
+    )
+
+
+def build_filter(
+    channel: str, params: dict[str, Any], forced_user: str | None, users: Any
+) -> EventFilter:
+    """A subscriber's filter from a stream route's parameters; raises FilterError (400/403).
+
+    `forced_user` (the key's bound user) wins over the caller's `userId`. A user is resolved in
+    the world's user list by id, then by name; a non-GM bound user may open only the chat and
+    roll streams.
+    """
+    wanted = forced_user or params.get("userId")
+    viewer = None
+    if wanted:
+        viewer = resolve_user(users, str(wanted))
+        if viewer is None:
+            raise FilterError(400, f"User not found: {wanted}")
+        if forced_user and not viewer.is_gm and channel in GM_ONLY_CHANNELS:
+            raise FilterError(403, f"User '{viewer.name}' must be a GM to subscribe to {channel}")
+    chat_type = params.get("type")
+    if chat_type is not None and (not isinstance(chat_type, int) or not 0 <= chat_type <= 4):
+        raise FilterError(400, "'type' must be a chat type from 0 to 4")
+    return EventFilter(
+        speaker=params.get("speaker") or None,
+        chat_type=chat_type,
+        whisper_only=bool(params.get("whisperOnly")),
+        viewer=viewer,
+        hooks=parse_hooks(params.get("hooks")),
+        encounter_id=params.get("encounterId") or None,
+        actor_uuid=params.get("actorUuid") or None,
+        scene_id=params.get("sceneId") or None,
+    )
+
+
+class FilterError(Exception):
+    """A stream's filter cannot be built: `status` and `message` of the JSON error."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def connected_data(route_channel: str, client_id: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The `connected` event's data (the actor stream also names its filter)."""
+    if route_channel == protocol.ACTOR_CHANNEL:  # keys in the reference relay's (sorted) order
+        return {"actorUuid": params.get("actorUuid") or "", "clientId": client_id}
+    return {"clientId": client_id}
+
+
+def resume_frames(resume: Resume, connected: dict[str, Any]) -> bytes:
+    """What a new SSE stream starts with: `connected`, a `gap` if any, the replayed events.
+
+    `connected` and `gap` carry the position the stream resumes from as their id, so a client
+    that reconnects before any event still tells the relay where it was.
+    """
+    parts = [sse_frame("connected", dumps(connected), resume.cursor)]
+    if resume.gap is not None:
+        parts.append(sse_frame("gap", dumps(resume.gap.as_json()), resume.cursor))
+    parts.extend(e.sse for e in resume.replay)
+    return b"".join(parts)
+
+
+class Streams:
+    """The relay's event streams: the six SSE routes and /ws/api, over one `EventHub`.
+
+    Registered as a listener of the world registry (it forwards to the hub).
+    """
+
+    def __init__(self, state: RelayState) -> None:
+        self.state = state
+        self.settings = settings_from(state.config)
+        self.hub = EventHub(state.registry, self.settings)
+        self.sockets: set[ClientSocket] = set()  # open /ws/api connections
+
+    # WorldListener: the hub does the work
+    def world_connected(self, world: Any) -> None:
+        self.hub.world_connected(world)
+
+    def world_disconnected(self, world: Any) -> None:
+        self.hub.world_disconnected(world)
+
+    def world_event(self, world: Any, frame: dict[str, Any]) -> None:
+        self.hub.world_event(world, frame)
+
+    async def close(self, *_: Any) -> None:
+        """End every stream and client socket (relay shutdown)."""
+        await asyncio.gather(*(s.shutdown() for s in list(self.sockets)), return_exceptions=True)
+        await self.hub.close()
+
+    async def handle_sse(self, request: web.Request, route: Route) -> web.StreamResponse:
+        """Serve one `*/subscribe` route (wire-protocol §5.2 with DESIGN §6 items 1 and 5)."""
+        state = self.state
+        key = authenticate(request, route, state)
+        params = await read_params(request, route)
+        world = resolve_world(key, params.get("clientId"), state.registry)
+        channel = route.channel or ""
+        try:
+            event_filter = build_filter(channel, params, key.user_id, world.users)
+        except FilterError as exc:
+            raise error(exc.status, exc.message) from None
+        last_seen = parse_last_event_id(request.headers.get("Last-Event-ID"))
+
+        response = web.StreamResponse(status=200, headers=SSE_HEADERS)
+        sub = Subscriber(
+            world.client_id,
+            channel,
+            event_filter,
+            "sse",
+            Mailbox(self.settings.subscriber_queue_size),
+            alive=lambda: _transport_alive(request),
+            abort=lambda: _abort_transport(request),
+        )
+        resume = self.hub.subscribe(sub, last_seen)
+        try:
+            await response.prepare(request)
+            if resume is None:
+                await response.write(error_frame("sse", TOO_MANY))
+                return response
+            if state.registry.get(world.client_id) is not world:
+                return response  # the world left while we were setting up
+            await response.write(
+                resume_frames(resume, connected_data(channel, world.client_id, params))
+            )
+            keepalive = self.settings.keepalive_interval
+            while True:
+                batch = await sub.mailbox.next_batch(keepalive)
+                if batch is None:
+                    await response.write(SSE_KEEPALIVE)
+                elif not batch:
+                    break
+                else:
+                    await response.write(b"".join(batch))
+        except (ConnectionError, RuntimeError) as exc:  # the client went away
+            log.debug("SSE client of %s/%s went away: %r", world.client_id, channel, exc)
+        finally:
+            if resume is not None:
+                self.hub.finished(sub)
+        return response
+
+    async def handle_client_ws(self, request: web.Request) -> web.StreamResponse:
+        """Serve `/ws/api` (wire-protocol §8)."""
+        from vttrelay.relay.client_ws import ClientSocket
+
+        return await ClientSocket(self, request).run()
+
+
+def _transport_alive(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is not None and not transport.is_closing()
+
+
+def _abort_transport(request: web.Request) -> None:
+    transport = request.transport
+    if transport is not None:
+        transport.abort()

@@ -1,0 +1,401 @@
+"""`/ws/api`: the client WebSocket (wire-protocol §8), with scopes enforced.
+
+A client connects, sends `{"type":"auth","token":"<api key>","clientId"?}` first and gets
+`{"type":"connected","clientId","supportedTypes","eventChannels"}`. After that:
+
+- `{type:<action>, requestId, ...params}` is a request by world action name (`skill-check`,
+  `chat-messages`, ...): it needs the scope of the route with that action, its parameters are
+  checked as the route declares them (from the frame's top level), and it is forwarded to the
+  world with the core's machinery; the world's reply comes back with the caller's `requestId`
+  and an added `clientId`. Relay-side failures answer `{type:"<action>-result", requestId,
+  clientId, error, status}`.
+- `{type:"subscribe", channel, ...filters, lastEventId?}` (scope `events:subscribe`) subscribes to
+  one of the six channels with the filters of its SSE route, and answers `subscribed`; events
+  then arrive as `{type:"chat-event", event:"chat-create", id, data}` and so on.
+  `{type:"unsubscribe", channel}` answers `unsubscribed`. `{type:"ping"}` answers `pong`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from typing import TYPE_CHECKING, Any, Final
+
+import orjson
+from aiohttp import WSMsgType, web
+
+from vttrelay import protocol
+from vttrelay.relay.auth import ApiError, check_system, resolve_world
+from vttrelay.relay.events import dumps
+from vttrelay.relay.forward import build_frame, send_request
+from vttrelay.relay.params import ParamError, extract
+from vttrelay.relay.routes import ROUTES, Route
+from vttrelay.relay.streams import (
+    FELL_BEHIND,
+    TOO_MANY,
+    FilterError,
+    Mailbox,
+    Subscriber,
+    build_filter,
+    error_frame,
+)
+
+if TYPE_CHECKING:
+    from vttrelay.relay.store import KeyRecord
+    from vttrelay.relay.streams import Streams
+
+log = logging.getLogger("vttrelay.relay.client_ws")
+
+SUBSCRIBE_SCOPE: Final = "events:subscribe"
+MAX_IN_FLIGHT: Final = 64  # concurrent requests per socket
+
+
+def _flat(route: Route) -> Route:
+    """The route with every parameter read from the frame's top level."""
+    params = tuple(dataclasses.replace(p, sources=("body",)) for p in route.params)
+    return dataclasses.replace(route, params=params)
+
+
+# World action -> route (with flat parameters), and channel -> its SSE route.
+ACTION_ROUTES: Final = {r.action: _flat(r) for r in ROUTES if r.mode == "forward" and r.action}
+CHANNEL_ROUTES: Final = {r.channel: _flat(r) for r in ROUTES if r.mode == "stream" and r.channel}
+CONTROL_TYPES: Final = ("subscribe", "unsubscribe", "ping")
+SUPPORTED_TYPES: Final = sorted(ACTION_ROUTES) + list(CONTROL_TYPES)
+
+
+class ClientSocket:
+    """One `/ws/api` connection."""
+
+    def __init__(self, streams: Streams, request: web.Request) -> None:
+        self.streams = streams
+        self.state = streams.state
+        self.request = request
+        self.ws = web.WebSocketResponse(
+            max_msg_size=self.state.config.max_frame_bytes, heartbeat=30.0, compress=False
+        )
+        self.key: KeyRecord | None = None
+        self.client_id = ""
+        self.outbox = Mailbox(streams.settings.subscriber_queue_size)
+        self.subs: dict[str, Subscriber] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.fell_behind = False
+
+    async def run(self) -> web.WebSocketResponse:
+        await self.ws.prepare(self.request)
+        if not await self._authenticate():
+            return self.ws
+        writer = asyncio.ensure_future(self._write_events())
+        self.streams.sockets.add(self)
+        try:
+            await self._serve()
+        finally:
+            self.streams.sockets.discard(self)
+            for sub in list(self.subs.values()):
+                self.streams.hub.finished(sub)
+            self.subs.clear()
+            writer.cancel()
+            for task in list(self.tasks):
+                task.cancel()
+            await asyncio.gather(writer, *self.tasks, return_exceptions=True)
+            if not self.ws.closed:
+                with contextlib.suppress(Exception):
+                    await self.ws.close()
+        return self.ws
+
+    # Handshake ----------------------------------------------------------------------------------
+
+    async def _refuse(self, code: int, message: str) -> bool:
+        with contextlib.suppress(Exception):
+            await self.ws.send_bytes(dumps({"type": "error", "error": message}))
+            await self.ws.close(code=code, message=message.encode()[:120])
+        return False
+
+    async def _authenticate(self) -> bool:
+        try:
+            msg = await self.ws.receive(timeout=self.state.config.auth_timeout)
+        except (TimeoutError, ConnectionError, RuntimeError):
+            return await self._refuse(4002, "Authentication timeout")
+        frame = _parse(msg.data) if msg.type == WSMsgType.TEXT else None
+        token = frame.get("token") if frame else None
+        if frame is None or frame.get("type") != protocol.AUTH or not isinstance(token, str):
+            return await self._refuse(4002, "Invalid auth message")
+        key = self.state.keys.lookup(token) if token else None
+        problem = _key_problem(key)
+        if key is None or problem:
+            return await self._refuse(1008, problem or "Invalid API key")
+        wanted = frame.get("clientId")
+        try:
+            world = resolve_world(
+                key, wanted if isinstance(wanted, str) else None, self.state.registry
+            )
+        except ApiError as exc:
+            return await self._refuse(1008, str(exc.payload.get("error")))
+        self.key = key
+        self.client_id = world.client_id
+        await self.ws.send_bytes(
+            dumps(
+                {
+                    "type": "connected",
+                    "clientId": self.client_id,
+                    "supportedTypes": SUPPORTED_TYPES,
+                    "eventChannels": list(protocol.CHANNELS),
+                }
+            )
+        )
+        return True
+
+    # Frames -------------------------------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        while True:
+            msg = await self.ws.receive()
+            if msg.type == WSMsgType.TEXT:
+                frame = _parse(msg.data)
+                if frame is None:
+                    await self._send({"type": "error", "error": "Messages must be JSON objects"})
+                    continue
+                await self._dispatch(frame)
+            elif msg.type == WSMsgType.BINARY:
+                await self._send({"type": "error", "error": "Binary frames are not supported"})
+            elif msg.type in (
+                WSMsgType.CLOSE,
+                WSMsgType.CLOSING,
+                WSMsgType.CLOSED,
+                WSMsgType.ERROR,
+            ):
+                return
+
+    async def _send(self, frame: dict[str, Any]) -> None:
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await self.ws.send_str(dumps(frame).decode())
+
+    async def _dispatch(self, frame: dict[str, Any]) -> None:
+        kind = frame.get("type")
+        if kind == "ping":
+            await self._send({"type": "pong"})
+        elif kind == "subscribe":
+            await self._subscribe(frame)
+        elif kind == "unsubscribe":
+            await self._unsubscribe(frame)
+        elif isinstance(kind, str) and kind in ACTION_ROUTES:
+            if len(self.tasks) >= MAX_IN_FLIGHT:
+                await self._send(self._failure(kind, frame, 429, TOO_MANY_IN_FLIGHT))
+                return
+            task = asyncio.ensure_future(self._request(ACTION_ROUTES[kind], frame))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+        else:
+            await self._send(
+                {
+                    "type": "error",
+                    "requestId": frame.get("requestId"),
+                    "error": f"Unknown message type: {kind}",
+                }
+            )
+
+    def _check(self, scope: str | None) -> tuple[int, str] | None:
+        """Key state, rate limit and scope of one message: (status, error), or None if allowed."""
+        key = self.key
+        assert key is not None
+        problem = _key_problem(key)
+        if problem:
+            return 401, problem
+        limit = key.rate_per_minute
+        if limit is None:
+            limit = self.state.config.rate_per_minute
+        if not self.state.buckets.allow(key.id, limit):
+            return 429, "Too many API requests, please slow down"
+        self.state.usage.count(key.id)
+        if scope is not None and scope not in key.scopes:
+            return 403, f"API key lacks required scope: {scope}"
+        return None
+
+    # Requests -----------------------------------------------------------------------------------
+
+    def _failure(
+        self, action: str, frame: dict[str, Any], status: int, message: str
+    ) -> dict[str, Any]:
+        return {
+            "type": protocol.result_type(action),
+            "requestId": frame.get("requestId"),
+            "clientId": self.client_id,
+            "error": message,
+            "status": status,
+        }
+
+    async def _request(self, route: Route, frame: dict[str, Any]) -> None:
+        action = route.action or ""
+        try:
+            reply = await self._forward(route, frame)
+        except ApiError as exc:
+            await self._send(
+                self._failure(action, frame, exc.status_code, str(exc.payload.get("error")))
+            )
+            return
+        reply["requestId"] = frame.get("requestId")
+        reply["clientId"] = self.client_id
+        await self._send(reply)
+
+    async def _forward(self, route: Route, frame: dict[str, Any]) -> dict[str, Any]:
+        """Check, forward and await one request; the world's reply frame, or ApiError."""
+        refused = self._check(route.scope)
+        if refused:
+            raise error(*refused)
+        try:
+            params = extract(route, {}, frame, {})
+        except ParamError as exc:
+            raise error(400, exc.message) from None
+        assert self.key is not None
+        world = self.state.registry.get(self.client_id)
+        if world is None:
+            raise error(404, "Invalid client ID")
+        check_system(route, world)
+        outgoing = build_frame(route, params, self.key)
+        timeout = self.state.config.timeout_override or route.timeout
+        reply = await send_request(world, outgoing, timeout)
+        return dict(reply.frame)
+
+    # Subscriptions ------------------------------------------------------------------------------
+
+    async def _subscribe(self, frame: dict[str, Any]) -> None:
+        channel = frame.get("channel")
+        route = CHANNEL_ROUTES.get(channel) if isinstance(channel, str) else None
+        if route is None:
+            await self._send(
+                {
+                    "type": "error",
+                    "channel": channel,
+                    "error": f"Unknown channel: {channel}. Channels: "
+                    + ", ".join(protocol.CHANNELS),
+                }
+            )
+            return
+        problem = self._subscription(route, frame)
+        if isinstance(problem, tuple):
+            status, message = problem
+            await self._send(
+                {"type": "error", "channel": channel, "error": message, "status": status}
+            )
+            return
+        sub, last_seen = problem
+        old = self.subs.pop(route.channel or "", None)
+        if old is not None:
+            self.streams.hub.finished(old)
+        resume = self.streams.hub.subscribe(sub, last_seen)
+        if resume is None:
+            await self._send(
+                {"type": "error", "channel": channel, "error": TOO_MANY, "status": 429}
+            )
+            return
+        self.subs[sub.channel] = sub
+        # `subscribed`, the gap and the replay go through the outbox now, before any await, so
+        # that nothing new can overtake them.
+        self._deliver(
+            dumps({"type": "subscribed", "channel": channel, "lastEventId": resume.cursor})
+        )
+        if resume.gap is not None:
+            self._deliver(dumps({"type": "gap", "channel": channel, **resume.gap.as_json()}))
+        for logged in resume.replay:
+            self._deliver(logged.ws)
+
+    def _subscription(
+        self, route: Route, frame: dict[str, Any]
+    ) -> tuple[Subscriber, int | None] | tuple[int, str]:
+        refused = self._check(SUBSCRIBE_SCOPE)
+        if refused:
+            return refused
+        assert self.key is not None
+        try:
+            params = extract(route, {}, {**frame, "clientId": self.client_id}, {})
+        except ParamError as exc:
+            return 400, exc.message
+        world = self.state.registry.get(self.client_id)
+        users = world.users if world is not None else []
+        try:
+            event_filter = build_filter(route.channel or "", params, self.key.user_id, users)
+        except FilterError as exc:
+            return exc.status, exc.message
+        last = frame.get("lastEventId")
+        last_seen = (
+            last if isinstance(last, int) and not isinstance(last, bool) and last >= 0 else None
+        )
+        sub = Subscriber(
+            self.client_id,
+            route.channel or "",
+            event_filter,
+            "ws",
+            self.outbox,
+            on_overflow=self._overflow,
+        )
+        return sub, last_seen
+
+    async def _unsubscribe(self, frame: dict[str, Any]) -> None:
+        channel = frame.get("channel")
+        sub = self.subs.pop(channel, None) if isinstance(channel, str) else None
+        if sub is not None:
+            self.streams.hub.finished(sub)
+        await self._send(
+            {"type": "unsubscribed", "channel": channel, "wasSubscribed": sub is not None}
+        )
+
+    # Events -------------------------------------------------------------------------------------
+
+    def _deliver(self, data: bytes) -> None:
+        if not self.outbox.put(data):
+            self._overflow(None)
+
+    def _overflow(self, _sub: Subscriber | None) -> None:
+        """This socket fell behind: drop all its subscriptions, send the error, close it."""
+        for sub in list(self.subs.values()):
+            self.streams.hub.unsubscribe(sub, "fell-behind")
+        self.subs.clear()
+        self.fell_behind = True
+        self.outbox.close(error_frame("ws", FELL_BEHIND))
+
+    async def shutdown(self) -> None:
+        """Close this socket because the relay stops (1001: clients may reconnect)."""
+        with contextlib.suppress(Exception):
+            await self.ws.close(code=1001, message=b"Server shutting down")
+
+    async def _write_events(self) -> None:
+        """Send what the subscriptions queue; close the socket when the outbox is closed."""
+        try:
+            while True:
+                batch = await self.outbox.next_batch(None)
+                if not batch:
+                    break
+                for data in batch:
+                    await self.ws.send_str(data.decode())
+        except (ConnectionError, RuntimeError):
+            return
+        if self.fell_behind:
+            with contextlib.suppress(Exception):
+                await self.ws.close(code=1013, message=b"Fell behind")
+
+
+TOO_MANY_IN_FLIGHT: Final = "Too many requests in flight on this socket"
+
+
+def error(status: int, message: str) -> ApiError:
+    return ApiError(status, {"error": message})
+
+
+def _key_problem(key: KeyRecord | None) -> str | None:
+    """Why a key cannot be used (the REST wording), or None."""
+    if key is None:
+        return "Invalid API key"
+    if not key.enabled:
+        return "API key is disabled"
+    if key.expired():
+        return "API key has expired"
+    return None
+
+
+def _parse(data: Any) -> dict[str, Any] | None:
+    try:
+        frame = orjson.loads(data)
+    except (orjson.JSONDecodeError, TypeError):
+        return None
+    return frame if isinstance(frame, dict) else None
