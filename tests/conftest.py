@@ -14,8 +14,9 @@ Fixtures (pytest-asyncio, function scope):
   **query) -> WorldDouble` (mints a token and connects an authenticated world double).
 - `world_double` -> the `WorldDouble` class (`world_double.Refused` is `WorldRefused`), since
   test modules cannot import conftest under `--import-mode=importlib`.
-- `relay_factory` -> `async (**RelayConfig overrides) -> RelayServer`: more relays, or one with
-  custom settings (small intervals, rate limits, timeouts); all stopped at teardown.
+- `relay_factory` -> `async (data_dir=None, **RelayConfig overrides) -> RelayServer`: more
+  relays, or one with custom settings (small intervals, rate limits, timeouts, a fixed `port`
+  and `data_dir` to restart one); all stopped at teardown.
 
 `WorldDouble` (also usable on its own: `WorldDouble(ws_url, client_id, token, ...)`, then
 `await double.connect()`): connects to /relay with `id` and the module's metadata query, sends
@@ -289,13 +290,14 @@ class RelayServer:
 
 
 async def start_relay(data_dir: Path, **overrides: Any) -> RelayServer:
-    """Start a relay on 127.0.0.1, random port, store in `data_dir`."""
-    config = RelayConfig(host="127.0.0.1", port=0, data_dir=data_dir, **overrides)
+    """Start a relay on 127.0.0.1 (random port unless `port=` is given), store in `data_dir`."""
+    overrides.setdefault("port", 0)
+    config = RelayConfig(host="127.0.0.1", data_dir=data_dir, **overrides)
     store = RelayStore(config.db_path)
     app = create_app(config, store)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=2)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
+    site = web.TCPSite(runner, "127.0.0.1", config.port)
     await site.start()
     port = int(runner.addresses[0][1])
     return RelayServer(app, runner, config, store, "127.0.0.1", port, aiohttp.ClientSession())
@@ -314,8 +316,8 @@ async def relay(tmp_path: Path) -> AsyncIterator[RelayServer]:
 async def relay_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[RelayServer]]]:
     servers: list[RelayServer] = []
 
-    async def make(**overrides: Any) -> RelayServer:
-        server = await start_relay(tmp_path / f"relay{len(servers)}", **overrides)
+    async def make(data_dir: Path | None = None, **overrides: Any) -> RelayServer:
+        server = await start_relay(data_dir or tmp_path / f"relay{len(servers)}", **overrides)
         servers.append(server)
         return server
 

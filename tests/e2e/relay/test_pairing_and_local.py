@@ -1,0 +1,213 @@
+"""Pairing (wire-protocol §2.6), CORS (§8), and the relay's own routes: clients, health, docs."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+
+from vttrelay.relay.routes import ROUTES
+from vttrelay.relay.store import PAIRING_ALPHABET
+
+
+async def test_pair_flow(relay: Any, world_double: Any) -> None:
+    code = relay.store.create_pairing_code()
+    assert re.fullmatch(f"[{PAIRING_ALPHABET}]{{6}}", code)
+    got = await relay.call(
+        "POST",
+        "/auth/pair",
+        json={"code": code.lower(), "worldId": "w", "worldTitle": "My World"},
+        headers={"Host": "relay.example:8080", "Origin": "http://foundry.local:30000"},
+    )
+    assert got.status == 200
+    body = got.json()
+    assert set(body) == {"token", "clientId", "relayUrl"}
+    assert re.fullmatch("[0-9a-f]{64}", body["token"])
+    assert re.fullmatch("fvtt_[0-9a-f]{16}", body["clientId"])
+    assert body["relayUrl"] == "ws://relay.example:8080/relay"
+    assert got.headers["Access-Control-Allow-Origin"] == "*"
+    # Known before it ever connects, then active once connected.
+    got = await relay.call("GET", f"/api/clients/{body['clientId']}/active")
+    assert (got.status, got.json()) == (200, {"active": False})
+    world = world_double(relay.ws_url, body["clientId"], body["token"])
+    relay.worlds.append(world)
+    await world.connect()
+    got = await relay.call("GET", f"/api/clients/{body['clientId']}/active")
+    assert (got.status, got.json()) == (200, {"active": True})
+    got = await relay.call("POST", "/auth/pair", json={"code": code})
+    assert (got.status, got.json()) == (410, {"error": "Pairing code has already been used"})
+
+
+async def test_pair_keeps_existing_client_id(relay: Any) -> None:
+    code = relay.store.create_pairing_code()
+    got = await relay.call("POST", "/auth/pair", json={"code": code, "existingClientId": "fvtt_1"})
+    assert got.json()["clientId"] == "fvtt_1"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({}, 400, "Code is required"),
+        ({"code": ""}, 400, "Code is required"),
+        ({"code": 123456}, 400, "Code is required"),
+        ({"code": "ZZZZZZ"}, 404, "Invalid pairing code"),
+    ],
+)
+async def test_pair_errors(relay: Any, body: dict, status: int, message: str) -> None:
+    got = await relay.call("POST", "/auth/pair", json=body)
+    assert (got.status, got.json()) == (status, {"error": message})
+
+
+async def test_pair_expired_and_bad_json(relay: Any) -> None:
+    code = relay.store.create_pairing_code(ttl=-1)
+    got = await relay.call("POST", "/auth/pair", json={"code": code})
+    assert (got.status, got.json()) == (410, {"error": "Pairing code has expired"})
+    got = await relay.call("POST", "/auth/pair", data=b"{not json")
+    assert (got.status, got.json()) == (400, {"error": "Code is required"})
+
+
+async def test_pair_rate_limit(relay_factory: Any) -> None:
+    relay = await relay_factory(pair_rate_limit=3)
+    statuses = [
+        (await relay.call("POST", "/auth/pair", json={"code": "ZZZZZZ"})).status for _ in range(4)
+    ]
+    assert statuses == [404, 404, 404, 429]
+
+
+async def test_client_active_404_only_for_unknown(relay: Any) -> None:
+    got = await relay.call("GET", "/api/clients/never-seen/active")
+    assert got.status == 404
+    world = await relay.world("seen")
+    await world.close()
+    got = await relay.call("GET", "/api/clients/seen/active")
+    assert (got.status, got.json()) == (200, {"active": False})
+
+
+async def test_self_unpair_errors(relay: Any) -> None:
+    got = await relay.call("POST", "/api/self-unpair", data=b"nope")
+    assert (got.status, got.json()) == (400, {"error": "Missing token"})
+    got = await relay.call("POST", "/api/self-unpair", json={"token": "f" * 64})
+    assert got.status == 200 and got.json()["success"] is True
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=[f"{r.method} {r.path}" for r in ROUTES])
+async def test_cors_preflight_on_every_route(relay: Any, route: Any) -> None:
+    path = route.path.replace("{messageId}", "m1").replace("{clientId}", "c1")
+    got = await relay.call(
+        "OPTIONS",
+        path,
+        headers={
+            "Origin": "http://foundry.local:30000",
+            "Access-Control-Request-Method": route.method,
+            "Access-Control-Request-Headers": "x-api-key, content-type",
+        },
+    )
+    assert got.status == 200
+    headers = got.headers
+    assert headers["Access-Control-Allow-Origin"] == "*"
+    assert headers["Access-Control-Allow-Credentials"] == "true"
+    assert headers["Access-Control-Max-Age"] == "300"
+    assert set(headers["Access-Control-Allow-Methods"].split(", ")) == {
+        "GET",
+        "POST",
+        "PUT",
+        "DELETE",
+        "OPTIONS",
+        "PATCH",
+    }
+    assert headers["Access-Control-Allow-Headers"] == (
+        "Accept, Authorization, Content-Type, X-API-Key"
+    )
+
+
+async def test_health_and_status(relay: Any) -> None:
+    for path in ("/api/health", "/health"):
+        got = await relay.call("GET", path)
+        body = got.json()
+        assert got.status == 200 and body["status"] == "ok"
+        assert body["instanceId"] == relay.config.instance_id
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", body["timestamp"])
+    got = await relay.call("GET", "/api/status")
+    body = got.json()
+    assert body["status"] == "ok" and body["websocket"] == "/relay"
+    assert body["billingEnabled"] is False and body["headlessEnabled"] is False
+
+
+async def test_clients_lists_live_then_known(relay: Any) -> None:
+    key = relay.key()
+    await relay.world("live-1", customName="Friday game")
+    gone = await relay.world("gone-1")
+    await gone.close()
+    await relay.world("other-account", account="x")
+    before = int(time.time() * 1000)
+    got = await relay.call("GET", "/clients", key=key)
+    assert got.status == 200
+    body = got.json()
+    assert body["total"] == 2
+    live, offline = body["clients"]
+    assert live["clientId"] == "live-1" and live["isOnline"] is True
+    assert live["customName"] == "Friday game" and live["systemId"] == "dnd5e"
+    assert live["instanceId"] == relay.config.instance_id
+    assert live["ipAddress"].startswith("127.0.0.1:")
+    assert live["tokenName"] == "live-1"
+    assert 0 < live["connectedSince"] <= before + 1000
+    assert offline["clientId"] == "gone-1" and offline["isOnline"] is False
+    assert "" not in live.values()
+    bound = relay.key(client_ids=["gone-1"])
+    got = await relay.call("GET", "/clients", key=bound)
+    assert [c["clientId"] for c in got.json()["clients"]] == ["gone-1"]
+    got = await relay.call("GET", "/clients", key=relay.key(scopes=["world:info"]))
+    assert (got.status, got.json()) == (
+        403,
+        {"error": "API key lacks required scope: clients:read"},
+    )
+
+
+async def test_openapi_has_every_route_with_scope_and_parameters(relay: Any) -> None:
+    got = await relay.call("GET", "/openapi.json")
+    assert got.status == 200
+    doc = got.json()
+    assert doc["openapi"].startswith("3.1")
+    assert doc["components"]["securitySchemes"]["ApiKeyAuth"] == {
+        "type": "apiKey",
+        "in": "header",
+        "name": "x-api-key",
+    }
+    for route in ROUTES:
+        op = doc["paths"][route.path][route.method.lower()]
+        assert op["summary"] == route.summary
+        if route.scope:
+            assert op["x-scope"] == route.scope
+            assert op["security"] == [{"ApiKeyAuth": [route.scope]}]
+        else:
+            assert op["security"] == []
+        in_params = {(p["name"], p["in"]) for p in op.get("parameters", [])}
+        body = (op.get("requestBody") or {}).get("content", {}).get("application/json", {})
+        body_props = body.get("schema", {}).get("properties", {})
+        for param in route.params:
+            places = set()
+            if "query" in param.sources:
+                places.add((param.name, "query"))
+            if "path" in param.sources:
+                places.add((param.name, "path"))
+            assert places <= in_params, (route.path, param.name)
+            if "body" in param.sources and route.method != "GET":
+                assert param.name in body_props, (route.path, param.name)
+                if param.type:
+                    assert body_props[param.name]["type"] == param.type
+            elif not places:
+                pytest.fail(f"{route.path}: {param.name} appears nowhere")
+        if route.action:
+            assert op["x-action"] == route.action
+
+
+async def test_docs_page_renders_the_document(relay: Any) -> None:
+    got = await relay.call("GET", "/docs")
+    assert got.status == 200
+    assert got.headers["Content-Type"].startswith("text/html")
+    html = got.body.decode()
+    assert 'fetch("/openapi.json")' in html
+    assert "x-api-key" in html
+    assert "http://" not in html.replace("http://x", "") and "https://" not in html  # no CDN
