@@ -345,6 +345,7 @@ def create_app(config: RelayConfig, store: RelayStore | None = None) -> web.Appl
             app.router.add_route(route.method, route.path, handler)
     if state.streams is not None:
         app.router.add_get("/ws/api", state.streams.handle_client_ws)
+        app.on_shutdown.append(state.streams.close)  # end SSE streams and /ws/api sockets
 
     async def root(request: web.Request) -> web.StreamResponse:
         if is_world_upgrade(request):

@@ -10,7 +10,8 @@ A client connects, sends `{"type":"auth","token":"<api key>","clientId"?}` first
   and an added `clientId`. Relay-side failures answer `{type:"<action>-result", requestId,
   clientId, error, status}`.
 - `{type:"subscribe", channel, ...filters, lastEventId?}` (scope `events:subscribe`) subscribes to
-  one of the six channels with the filters of its SSE route, and answers `subscribed`; events
+  one of the six channels with the filters of its SSE route (the chat `type` filter is named
+  `chatType` here), and answers `subscribed`, then replays what came after `lastEventId`; events
   then arrive as `{type:"chat-event", event:"chat-create", id, data}` and so on.
   `{type:"unsubscribe", channel}` answers `unsubscribed`. `{type:"ping"}` answers `pong`.
 """
@@ -108,7 +109,7 @@ class ClientSocket:
 
     async def _refuse(self, code: int, message: str) -> bool:
         with contextlib.suppress(Exception):
-            await self.ws.send_bytes(dumps({"type": "error", "error": message}))
+            await self.ws.send_frame(dumps({"type": "error", "error": message}), WSMsgType.TEXT)
             await self.ws.close(code=code, message=message.encode()[:120])
         return False
 
@@ -134,15 +135,13 @@ class ClientSocket:
             return await self._refuse(1008, str(exc.payload.get("error")))
         self.key = key
         self.client_id = world.client_id
-        await self.ws.send_bytes(
-            dumps(
-                {
-                    "type": "connected",
-                    "clientId": self.client_id,
-                    "supportedTypes": SUPPORTED_TYPES,
-                    "eventChannels": list(protocol.CHANNELS),
-                }
-            )
+        await self._send(
+            {
+                "type": "connected",
+                "clientId": self.client_id,
+                "supportedTypes": SUPPORTED_TYPES,
+                "eventChannels": list(protocol.CHANNELS),
+            }
         )
         return True
 
@@ -156,7 +155,11 @@ class ClientSocket:
                 if frame is None:
                     await self._send({"type": "error", "error": "Messages must be JSON objects"})
                     continue
-                await self._dispatch(frame)
+                try:
+                    await self._dispatch(frame)
+                except Exception:  # one bad frame must not end the socket
+                    log.exception("/ws/api frame %r failed", frame.get("type"))
+                    await self._send({"type": "error", "error": "Internal error"})
             elif msg.type == WSMsgType.BINARY:
                 await self._send({"type": "error", "error": "Binary frames are not supported"})
             elif msg.type in (
@@ -169,7 +172,7 @@ class ClientSocket:
 
     async def _send(self, frame: dict[str, Any]) -> None:
         with contextlib.suppress(ConnectionError, RuntimeError):
-            await self.ws.send_str(dumps(frame).decode())
+            await self.ws.send_frame(dumps(frame), WSMsgType.TEXT)
 
     async def _dispatch(self, frame: dict[str, Any]) -> None:
         kind = frame.get("type")
@@ -272,14 +275,13 @@ class ClientSocket:
                 }
             )
             return
-        problem = self._subscription(route, frame)
-        if isinstance(problem, tuple):
-            status, message = problem
+        try:
+            sub, last_seen = self._subscription(route, frame)
+        except FilterError as exc:
             await self._send(
-                {"type": "error", "channel": channel, "error": message, "status": status}
+                {"type": "error", "channel": channel, "error": exc.message, "status": exc.status}
             )
             return
-        sub, last_seen = problem
         old = self.subs.pop(route.channel or "", None)
         if old is not None:
             self.streams.hub.finished(old)
@@ -300,27 +302,21 @@ class ClientSocket:
         for logged in resume.replay:
             self._deliver(logged.ws)
 
-    def _subscription(
-        self, route: Route, frame: dict[str, Any]
-    ) -> tuple[Subscriber, int | None] | tuple[int, str]:
+    def _subscription(self, route: Route, frame: dict[str, Any]) -> tuple[Subscriber, int | None]:
+        """A subscriber for a subscribe frame and where it resumes; raises FilterError."""
         refused = self._check(SUBSCRIBE_SCOPE)
         if refused:
-            return refused
+            raise FilterError(*refused)
         assert self.key is not None
         try:
-            params = extract(route, {}, {**frame, "clientId": self.client_id}, {})
+            params = extract(route, {}, subscription_params(frame, self.client_id), {})
         except ParamError as exc:
-            return 400, exc.message
+            raise FilterError(400, exc.message) from None
         world = self.state.registry.get(self.client_id)
         users = world.users if world is not None else []
-        try:
-            event_filter = build_filter(route.channel or "", params, self.key.user_id, users)
-        except FilterError as exc:
-            return exc.status, exc.message
+        event_filter = build_filter(route.channel or "", params, self.key.user_id, users)
         last = frame.get("lastEventId")
-        last_seen = (
-            last if isinstance(last, int) and not isinstance(last, bool) and last >= 0 else None
-        )
+        valid = isinstance(last, int) and not isinstance(last, bool) and last >= 0
         sub = Subscriber(
             self.client_id,
             route.channel or "",
@@ -329,7 +325,7 @@ class ClientSocket:
             self.outbox,
             on_overflow=self._overflow,
         )
-        return sub, last_seen
+        return sub, last if valid else None
 
     async def _unsubscribe(self, frame: dict[str, Any]) -> None:
         channel = frame.get("channel")
@@ -367,7 +363,7 @@ class ClientSocket:
                 if not batch:
                     break
                 for data in batch:
-                    await self.ws.send_str(data.decode())
+                    await self.ws.send_frame(data, WSMsgType.TEXT)
         except (ConnectionError, RuntimeError):
             return
         if self.fell_behind:
@@ -376,6 +372,16 @@ class ClientSocket:
 
 
 TOO_MANY_IN_FLIGHT: Final = "Too many requests in flight on this socket"
+
+
+def subscription_params(frame: dict[str, Any], client_id: str) -> dict[str, Any]:
+    """A subscribe frame's filters as its SSE route names them (`chatType` is the chat `type`,
+    since `type` names the frame itself)."""
+    params = {k: v for k, v in frame.items() if k not in ("type", "channel", "lastEventId")}
+    if "chatType" in params:
+        params["type"] = params.pop("chatType")
+    params["clientId"] = client_id
+    return params
 
 
 def error(status: int, message: str) -> ApiError:
