@@ -1,0 +1,185 @@
+"""get-actor-details sections and using items: slots, uses, ki, attacks, healing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from vttrelay.world.dice import Dice, ScriptedRandom
+from vttrelay.world.rules.details import DETAIL_NAMES, actor_details
+from vttrelay.world.rules.use import UseError, apply_healing, use_item
+
+ITEM_KEYS = {
+    "_id",
+    "_stats",
+    "effects",
+    "flags",
+    "folder",
+    "img",
+    "name",
+    "ownership",
+    "sort",
+    "system",
+    "type",
+}
+
+
+def named(actor: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(i for i in actor["items"] if i["name"] == name)
+
+
+def test_details_key_order_is_fixed(elara: dict[str, Any]) -> None:
+    out = actor_details(elara, "Actor.elaraWizard00001", list(reversed(DETAIL_NAMES)) + ["bogus"])
+    assert list(out) == [
+        "uuid",
+        "resources",
+        "spells",
+        "spellSlots",
+        "items",
+        "features",
+        "stats",
+        "abilities",
+        "skills",
+        "details",
+        "conditions",
+        "concentration",
+    ]
+    only_items = actor_details(elara, "x", ["items"])
+    assert list(only_items) == ["uuid", "items"]
+
+
+def test_details_sections(elara: dict[str, Any]) -> None:
+    out = actor_details(elara, "Actor.elaraWizard00001", list(DETAIL_NAMES))
+    assert list(out["resources"]["primary"]) == ["value", "max", "sr", "lr", "label"]
+    assert all(set(i) == ITEM_KEYS for i in out["spells"] + out["items"] + out["features"])
+    assert {i["type"] for i in out["items"]} <= {
+        "weapon",
+        "equipment",
+        "consumable",
+        "tool",
+        "loot",
+    }
+    assert "Backpack" not in [i["name"] for i in out["items"]]  # containers are excluded
+    assert {i["type"] for i in out["features"]} == {"feat", "background", "class", "subclass"}
+    assert list(out["stats"]) == [
+        "name",
+        "img",
+        "uuid",
+        "level",
+        "profBonus",
+        "ac",
+        "hp",
+        "speed",
+        "exhaustion",
+        "inspiration",
+        "initBonus",
+        "deathSaves",
+        "encumbrance",
+        "currency",
+    ]
+    assert out["stats"]["level"] == 3 and out["stats"]["ac"] == 12
+    assert out["abilities"]["int"] == {"value": 16, "mod": 3, "save": 5, "proficient": 1}
+    assert list(out["skills"]) == sorted(out["skills"]) and len(out["skills"]) == 18
+    assert out["skills"]["arc"] == {
+        "ability": "int",
+        "total": 5,
+        "mod": 3,
+        "value": 1,
+        "passive": 15,
+    }
+    assert list(out["details"])[:3] == ["race", "background", "class"]
+    assert (out["details"]["race"], out["details"]["class"]) == ("Human", "Wizard")
+    assert len(out["details"]) == 20
+    assert out["conditions"] == [] and out["concentration"] == {"active": False}
+
+
+def test_spell_spends_slot_and_fails_without(elara: dict[str, Any]) -> None:
+    item_id = named(elara, "Misty Step")["_id"]
+    actor = elara
+    for left in (1, 0):
+        out = use_item(actor, item_id, Dice())
+        actor = out.actor
+        assert actor["system"]["spells"]["spell2"]["value"] == left
+    with pytest.raises(UseError, match="No spell slots of level 2 remaining"):
+        use_item(actor, item_id, Dice())
+
+
+def test_attack_cantrip_rolls_to_hit_with_dice(
+    elara: dict[str, Any], actors: dict[str, Any]
+) -> None:
+    goblin = actors["goblinNpc0000001"]
+    out = use_item(
+        elara, named(elara, "Fire Bolt")["_id"], Dice(ScriptedRandom([20, 7, 3])), target=goblin
+    )
+    assert out.attack is not None
+    assert out.attack.formula == "1d20 + 3 + 2" and out.attack.total == 25
+    assert out.attack.is_critical
+    assert out.attack.dice == [{"faces": 20, "results": [{"result": 20, "active": True}]}]
+    assert out.rolls[1].formula == "2d10"  # critical: doubled damage dice
+    assert any("hits Goblin (AC 15)" in n for n in out.notes)
+
+
+def test_champion_crits_on_19(brann: dict[str, Any]) -> None:
+    out = use_item(brann, named(brann, "Longsword")["_id"], Dice(ScriptedRandom([19, 5, 5])))
+    assert out.attack is not None and out.attack.is_critical
+    assert out.attack.formula == "1d20 + 3 + 2"
+    assert out.rolls[1].formula == "2d8 + 3"
+
+
+def test_limited_use_feature_spends_and_fails(brann: dict[str, Any]) -> None:
+    brann["system"]["attributes"]["hp"]["value"] = 20
+    sw = named(brann, "Second Wind")["_id"]
+    out = use_item(brann, sw, Dice(ScriptedRandom([6])))
+    assert out.healing == 9  # 1d10 + fighter level 3
+    assert out.rolls[0].formula == "1d10 + 3"
+    with pytest.raises(UseError, match="no uses remaining"):
+        use_item(out.actor, sw, Dice())
+
+
+def test_ki_feature_spends_resource(pip: dict[str, Any]) -> None:
+    actor = pip
+    for _ in range(3):
+        actor = use_item(actor, named(pip, "Patient Defense")["_id"], Dice()).actor
+    assert actor["system"]["resources"]["primary"]["value"] == 0
+    with pytest.raises(UseError, match="Not enough Ki Points"):
+        use_item(actor, named(pip, "Step of the Wind")["_id"], Dice())
+
+
+def test_consumable_stack_and_destroy(brann: dict[str, Any]) -> None:
+    potion_id = named(brann, "Potion of Healing")["_id"]
+    out = use_item(brann, potion_id, Dice(ScriptedRandom([2, 3])))
+    assert out.healing == 7 and out.rolls[0].formula == "2d4 + 2"
+    assert named(out.actor, "Potion of Healing")["system"]["quantity"] == 1
+    out = use_item(out.actor, potion_id, Dice())
+    assert out.destroyed and out.item is None
+    assert all(i["_id"] != potion_id for i in out.actor["items"])
+
+
+def test_charged_item_spends_a_charge(elara: dict[str, Any]) -> None:
+    wand_id = named(elara, "Wand of Magic Missiles")["_id"]
+    out = use_item(elara, wand_id, Dice(ScriptedRandom([1, 2, 3])))
+    assert named(out.actor, "Wand of Magic Missiles")["system"]["uses"]["spent"] == 1
+    assert out.rolls[0].formula == "3d4 + 3" and out.rolls[0].total == 9
+
+
+def test_waterskin_keeps_when_empty(brann: dict[str, Any]) -> None:
+    skin_id = named(brann, "Waterskin")["_id"]
+    actor = brann
+    for _ in range(4):
+        actor = use_item(actor, skin_id, Dice()).actor
+    assert named(actor, "Waterskin")["system"]["uses"]["spent"] == 4
+    with pytest.raises(UseError, match="no uses remaining"):
+        use_item(actor, skin_id, Dice())
+
+
+def test_concentration_spell_flag(corvin: dict[str, Any]) -> None:
+    out = use_item(corvin, named(corvin, "Hex")["_id"], Dice())
+    assert out.concentration and out.actor["system"]["spells"]["pact"]["value"] == 1
+
+
+def test_apply_healing_caps_and_resets_death_saves(pip: dict[str, Any]) -> None:
+    pip["system"]["attributes"]["hp"]["value"] = 0
+    pip["system"]["attributes"]["death"].update(success=1, failure=2)
+    assert apply_healing(pip, 100) == 24
+    assert pip["system"]["attributes"]["death"]["failure"] == 0
