@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -86,6 +87,7 @@ class Agent:
         self._ws: aiohttp.ClientWebSocketResponse | None = None
         self._outbox: asyncio.Queue[dict[str, Any]] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.sent: Counter[str] = Counter()  # frames sent, by type (diagnostics and tests)
 
     # Lifecycle ------------------------------------------------------------------------------
 
@@ -146,7 +148,7 @@ class Agent:
                     delay = cfg.duplicate_retry
                     log.warning(
                         "world agent: another connection holds this client id (4004); "
-                        "retrying in %.0f s",
+                        "retrying in %.1f s",
                         delay,
                     )
                 else:
@@ -240,6 +242,7 @@ class Agent:
             frame = await outbox.get()
             try:
                 await ws.send_str(orjson.dumps(frame).decode())
+                self.sent[str(frame.get("type"))] += 1
             except (ConnectionError, RuntimeError, aiohttp.ClientError) as exc:
                 log.debug("world agent: send failed: %s", exc)
                 return

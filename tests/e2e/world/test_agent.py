@@ -1,0 +1,320 @@
+"""The world agent against real relays: persistence across restarts, reconnecting after the relay
+restarts, close codes, events only for subscribed channels, concurrency, pairing."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+from aiohttp import web
+
+from vttrelay.cli import main
+from vttrelay.relay.app import create_app
+from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.store import RelayStore
+from vttrelay.world.agent import Agent, AgentConfig
+from vttrelay.world.connection import Connection, forget_token, load_connection, save_connection
+from vttrelay.world.world import World
+
+from .conftest import CLIENT_ID, FAST, SCOPES, eventually, prepare_world
+
+
+class FixedPortRelay:
+    """A real relay on a fixed port, so that it can be stopped and started again in place."""
+
+    def __init__(self, data_dir: Path, port: int) -> None:
+        self.data_dir, self.port = data_dir, port
+        self.url = f"http://127.0.0.1:{port}"
+        self.ws_url = f"ws://127.0.0.1:{port}/relay"
+        self.runner: web.AppRunner | None = None
+        self.store: RelayStore | None = None
+        self.http = aiohttp.ClientSession()
+
+    async def start(self) -> None:
+        config = RelayConfig(host="127.0.0.1", port=self.port, data_dir=self.data_dir)
+        self.store = RelayStore(config.db_path)
+        self.runner = web.AppRunner(create_app(config, self.store), shutdown_timeout=1)
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+            self.runner = None
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def key(self, scopes: Any = SCOPES) -> str:
+        assert self.store is not None
+        return self.store.create_key("default", scopes)[1]
+
+    def token(self, client_id: str = CLIENT_ID) -> str:
+        assert self.store is not None
+        return self.store.create_connection_token("default", client_id, name=client_id)
+
+    async def call(
+        self, method: str, path: str, key: str, json: Any = None, params: Any = None
+    ) -> SimpleNamespace:
+        data = orjson.dumps(json) if json is not None else None
+        headers = {"x-api-key": key, "Content-Type": "application/json"}
+        async with self.http.request(
+            method, self.url + path, data=data, params=params, headers=headers
+        ) as resp:
+            return SimpleNamespace(status=resp.status, body=await resp.read())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+async def fixed_relay(tmp_path: Path) -> AsyncIterator[FixedPortRelay]:
+    relay = FixedPortRelay(tmp_path / "fixed-relay", free_port())
+    await relay.start()
+    try:
+        yield relay
+    finally:
+        await relay.stop()
+        await relay.http.close()
+
+
+async def test_state_survives_a_world_restart(
+    relay: Any, start_world: Any, api: Any, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "persist"
+    first = await start_world(relay, data_dir)
+    status, body = await api(relay, "POST", "/chat", {"content": "remember me"})
+    assert status == 200
+    await first.stop()
+    await eventually(lambda: relay.state.registry.get(CLIENT_ID) is None)
+    await start_world(relay, data_dir)
+    status, body = await api(relay, "GET", "/chat")
+    assert status == 200
+    assert [m["content"] for m in body["data"]["messages"]] == ["remember me"]
+
+
+async def test_agent_reconnects_after_the_relay_restarts(
+    fixed_relay: FixedPortRelay, start_world: Any, api: Any
+) -> None:
+    handle = await start_world(fixed_relay)
+    await api(fixed_relay, "POST", "/chat", {"content": "before"})
+    await fixed_relay.stop()
+    await eventually(lambda: not handle.agent.connected.is_set())
+    await asyncio.sleep(0.3)  # a few failed attempts against the closed port
+    assert handle.agent.attempts >= 1
+    await fixed_relay.start()
+    await eventually(lambda: handle.agent.connected.is_set(), timeout=5)
+    assert handle.agent.connections == 2 and handle.agent.attempts == 0
+    status, body = await api(fixed_relay, "GET", "/chat")
+    assert status == 200 and body["data"]["messages"][0]["content"] == "before"
+
+
+async def test_events_flow_only_for_subscribed_channels(
+    relay: Any, start_world: Any, api: Any
+) -> None:
+    handle = await start_world(relay)
+    await api(relay, "POST", "/chat", {"content": "nobody listens"})
+    assert handle.agent.sent["chat-event"] == 0
+    key = relay.key(SCOPES)
+    async with aiohttp.ClientSession() as session:
+        resp = await session.get(
+            relay.url + "/chat/subscribe",
+            params={"clientId": CLIENT_ID},
+            headers={"x-api-key": key},
+        )
+        assert resp.status == 200
+        connected = await asyncio.wait_for(resp.content.readuntil(b"\n\n"), 5)
+        assert b"event: connected" in connected
+        await eventually(lambda: handle.world.subscribed("chat-events"))
+        status, body = await api(relay, "POST", "/chat", {"content": "someone listens"})
+        frame = await asyncio.wait_for(resp.content.readuntil(b"\n\n"), 5)
+        assert b"event: chat-create" in frame
+        data = orjson.loads(frame.split(b"data: ", 1)[1])
+        assert data == body["data"]
+        assert handle.agent.sent["chat-event"] == 1
+        assert handle.agent.sent["roll-data"] == 0  # no roll subscribers
+        resp.close()
+    await eventually(lambda: not handle.world.subscribed("chat-events"))
+    await api(relay, "POST", "/chat", {"content": "gone again"})
+    assert handle.agent.sent["chat-event"] == 1
+
+
+async def test_requests_run_concurrently(relay: Any, start_world: Any, api: Any) -> None:
+    await start_world(relay)
+    replies = await asyncio.gather(
+        *(api(relay, "POST", "/chat", {"content": f"m{i}"}) for i in range(40))
+    )
+    assert {status for status, _ in replies} == {200}
+    assert len({body["data"]["id"] for _, body in replies}) == 40
+    _, body = await api(relay, "GET", "/chat", limit=100)
+    assert body["data"]["total"] == 40
+
+
+async def test_bad_token_stops_and_forgets_it(relay: Any, tmp_path: Path) -> None:
+    data_dir = tmp_path / "bad-token"
+    prepare_world(data_dir)
+    save_connection(data_dir, Connection(relay.url, "not-a-token", CLIENT_ID))
+    world = World.open(data_dir)
+    codes: list[int] = []
+
+    def on_failure(code: int) -> None:
+        codes.append(code)
+        forget_token(data_dir)
+
+    agent = Agent(world, AgentConfig(relay.url, "not-a-token", on_auth_failure=on_failure, **FAST))
+    await asyncio.wait_for(agent.start(), 5)
+    world.close()
+    assert codes == [1008] and agent.stopped_reason == "auth failed (1008)"
+    assert agent.connections == 0
+    assert (
+        load_connection(data_dir).token == "" and load_connection(data_dir).client_id == CLIENT_ID
+    )
+
+
+async def test_unpair_closes_with_4002_and_the_agent_stops(relay: Any, start_world: Any) -> None:
+    token = relay.token(client_id=CLIENT_ID)
+    codes: list[int] = []
+    handle = await start_world(relay, token=token, on_auth_failure=codes.append)
+    answer = await relay.call("POST", "/api/self-unpair", json={"token": token})
+    assert answer.status == 200
+    await eventually(lambda: handle.agent.stopped_reason is not None)
+    assert codes == [4002] and handle.agent.stopped_reason == "auth failed (4002)"
+
+
+async def test_replaced_connection_gets_1000_and_stops(
+    relay: Any, start_world: Any, tmp_path: Path
+) -> None:
+    old = await start_world(relay, tmp_path / "a")
+    new = await start_world(relay, tmp_path / "b")
+    await eventually(lambda: old.agent.stopped_reason is not None)
+    assert old.agent.stopped_reason == "closed by relay (1000)"
+    assert new.agent.connected.is_set()
+
+
+async def test_module_handshake_duplicate_and_backoff_against_a_scripted_relay(
+    tmp_path: Path,
+) -> None:
+    """A scripted /relay: checks the query, the auth frame, ping and player-list, then closes
+    with 4004 (retry after `duplicate_retry`), then 1011 twice during the handshake (backoff 1x,
+    2x base), then serves one request and closes with 1000 (the agent stops)."""
+    seen: list[dict[str, Any]] = []
+    plan = [4004, 1011, 1011, None]
+
+    async def handler(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        step = plan.pop(0)
+        seen.append({"query": dict(request.query), "at": asyncio.get_running_loop().time()})
+        auth = orjson.loads((await ws.receive()).data)
+        seen[-1]["auth"] = auth
+        await ws.send_str('{"type":"pong"}')  # dropped: before auth-success
+        if step == 1011:  # fails during the handshake: the backoff keeps growing
+            await ws.close(code=step)
+            return ws
+        await ws.send_str('{"type":"auth-success"}')
+        if step is not None:
+            await ws.close(code=step)
+            return ws
+        first = [orjson.loads((await ws.receive()).data) for _ in range(2)]
+        seen[-1]["first"] = first
+        await ws.send_str('{"type":"event-subscription-update","channel":"chat-events","count":1}')
+        await ws.send_str('{"type":"players","requestId":"r1","data":{}}')
+        frames = []
+        while True:
+            frame = orjson.loads((await ws.receive()).data)
+            frames.append(frame)
+            if frame.get("requestId") == "r1":
+                break
+        seen[-1]["reply"] = frames[-1]
+        await ws.close(code=1000)
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/relay", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    data_dir = tmp_path / "scripted"
+    world = World.open(data_dir)
+    try:
+        cfg = AgentConfig(
+            f"http://127.0.0.1:{port}/", "tok", base_delay=0.1, max_delay=30, duplicate_retry=0.3
+        )
+        agent = Agent(world, cfg)
+        await asyncio.wait_for(agent.start(), 10)
+    finally:
+        world.close()
+        await runner.cleanup()
+    assert agent.stopped_reason == "closed by relay (1000)"
+    assert len(seen) == 4
+    assert seen[0]["query"] == {
+        "id": "vttrelay-demo",
+        "worldId": "vttrelay-demo",
+        "worldTitle": "vttrelay Demo World",
+        "foundryVersion": "14.363",
+        "systemId": "dnd5e",
+        "systemTitle": "Dungeons & Dragons Fifth Edition",
+        "systemVersion": "5.0.4",
+    }
+    assert all(s["auth"] == {"type": "auth", "token": "tok"} for s in seen)
+    gaps = [b["at"] - a["at"] for a, b in zip(seen, seen[1:], strict=False)]
+    assert 0.3 <= gaps[0] < 0.6  # 4004: duplicate_retry
+    assert 0.1 <= gaps[1] < 0.35  # first backoff: base
+    assert 0.2 <= gaps[2] < 0.5  # second: 2 x base
+    ping, players = seen[3]["first"]
+    assert ping == {"type": "ping"}
+    assert players["type"] == "player-list"
+    assert [(u["id"], u["role"], u["active"]) for u in players["users"]] == [
+        ("gmUser0000000001", 4, True),
+        ("playerAria000001", 1, False),
+        ("playerBen0000001", 1, False),
+    ]
+    assert seen[3]["reply"]["type"] == "players-result"
+    assert len(seen[3]["reply"]["users"]) == 3
+
+
+async def test_pair_command_stores_a_working_token(
+    relay: Any, start_world: Any, api: Any, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "paired"
+    code = relay.store.create_pairing_code("default")
+    args = ["world", "pair", code.lower(), "--relay", relay.url, "--data-dir", str(data_dir)]
+    assert await asyncio.to_thread(main, args) == 0
+    conn = load_connection(data_dir)
+    assert conn.token and conn.client_id and conn.relay_url.endswith("/relay")
+    handle = await start_world(relay, data_dir, client_id=conn.client_id, token=conn.token)
+    assert handle.agent.connected.is_set()
+    _, body = await api(relay, "GET", "/world-info", clientId=conn.client_id)
+    assert body["data"]["world"]["id"] == "vttrelay-demo"
+    again = ["world", "pair", code, "--relay", relay.url, "--data-dir", str(data_dir)]
+    assert await asyncio.to_thread(main, again) == 1  # a code is single use
+
+
+def test_reset_and_settings_commands(tmp_path: Path, capsys: Any) -> None:
+    data_dir = str(tmp_path / "cli")
+    assert main(["world", "settings", "--data-dir", data_dir]) == 0
+    assert capsys.readouterr().out == "execute-js: off\n"
+    assert main(["world", "settings", "--execute-js", "on", "--data-dir", data_dir]) == 0
+    assert capsys.readouterr().out == "execute-js: on\n"
+    world = World.open(Path(data_dir))
+    with world.store.transaction() as tx:
+        tx.put("ChatMessage", {"_id": "m0000000000000001", "content": "x"})
+    world.close()
+    assert main(["world", "reset", "--data-dir", data_dir]) == 0
+    assert main(["world", "settings", "--data-dir", data_dir]) == 0
+    assert capsys.readouterr().out == "execute-js: off\n"
+    world = World.open(Path(data_dir))
+    with world.store.transaction() as tx:
+        assert tx.all("ChatMessage") == []
+    world.close()
