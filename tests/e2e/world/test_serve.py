@@ -1,0 +1,105 @@
+"""`vttrelay serve` as a user runs it: a real process with the relay and the demo world; the
+printed `curl` line works when pasted, and the world's state survives a restart of the process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32" or shutil.which("curl") is None,
+    reason="pastes the printed curl line into a real curl; uses POSIX signals",
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _serve(data_dir: Path, port: int) -> tuple[asyncio.subprocess.Process, list[str]]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "vttrelay",
+        "serve",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=env,
+    )
+    lines: list[str] = []
+    assert proc.stdout is not None
+    while not lines or not lines[-1].startswith("Try: "):
+        raw = await asyncio.wait_for(proc.stdout.readline(), 30)
+        if not raw:
+            raise AssertionError(f"serve exited early: {lines}")
+        lines.append(raw.decode().rstrip("\n"))
+    return proc, lines
+
+
+async def _run(argv: list[str]) -> bytes:
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 20)
+    assert proc.returncode == 0, argv
+    return out
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            os.kill(proc.pid, signal.SIGKILL)
+            await proc.wait()
+
+
+async def test_serve_prints_a_working_curl_line_and_keeps_state(tmp_path: Path) -> None:
+    port = _free_port()
+    data_dir = tmp_path / "serve"
+    procs: list[asyncio.subprocess.Process] = []
+    try:
+        proc, lines = await _serve(data_dir, port)
+        procs.append(proc)
+        curl = lines[-1][len("Try: ") :]
+        assert curl.startswith("curl ") and f"127.0.0.1:{port}" in curl
+        body = orjson.loads(await _run(shlex.split(curl)))
+        assert body["type"] == "world-info-result"
+        assert body["data"]["world"]["id"] == "vttrelay-demo"
+        assert body["data"]["activeScene"]["name"] == "The Yawning Portal"
+
+        key = next(line.split(": ", 1)[1] for line in lines if line.startswith("API key: "))
+        base = f"http://127.0.0.1:{port}"
+        post = ["curl", "-s", "-H", f"x-api-key: {key}", "-H", "content-type: application/json"]
+        sent = orjson.loads(await _run([*post, "-d", '{"content":"still here"}', f"{base}/chat"]))
+        assert sent["success"] is True
+
+        await _stop(proc)
+        assert proc.returncode == 0
+        proc, lines = await _serve(data_dir, port)
+        procs.append(proc)
+        key = next(line.split(": ", 1)[1] for line in lines if line.startswith("API key: "))
+        listed = orjson.loads(await _run(["curl", "-s", "-H", f"x-api-key: {key}", f"{base}/chat"]))
+        assert [m["content"] for m in listed["data"]["messages"]] == ["still here"]
+    finally:
+        for proc in procs:
+            await _stop(proc)
