@@ -10,6 +10,7 @@ Nothing is computed for channels without subscribers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from vttrelay.world import documents
@@ -83,13 +84,14 @@ class _Emitter:
                 self.hook(f"delete{doc_name}", doc_name, "delete", doc)
 
 
-def collect_document_events(ctx: ActionContext, changes: list[Change]) -> None:
-    """Queue the actor, scene and hook events for one transaction's changes."""
+def collect_document_events(ctx: ActionContext, changes: Callable[[], list[Change]]) -> None:
+    """Queue the actor, scene and hook events for one transaction's changes (`changes` is only
+    called when some channel wants them)."""
     wants_actor, wants_scene = ctx.wants("actor-event"), ctx.wants("scene-event")
     if not (wants_actor or wants_scene or ctx.wants("hook-event")):
         return
     em = _Emitter(ctx, ctx.acting_user_id, ctx.now_ms())
-    for change in changes:
+    for change in changes():
         if change.collection == "Actor":
             _actor(em, change, wants_actor)
         elif change.collection == "Scene":

@@ -172,7 +172,7 @@ class World:
                 user = self._resolve(tx, user_ref)
             ctx = self.context(tx, user)
             result = fn(ctx)
-            collect_document_events(ctx, tx.changes())
+            collect_document_events(ctx, tx.changes)
         if ctx.selection is not None:
             self.selection = ctx.selection
         self.publish(ctx.events)

@@ -1,0 +1,89 @@
+"""Document changes -> actor, scene and hook event frames (world-behaviour §6.2 payloads)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vttrelay.world.actions import action
+from vttrelay.world.context import ActionContext
+from vttrelay.world.events import diff
+from vttrelay.world.world import World
+
+from .conftest import call
+
+ACTOR = "elaraWizard00001"
+
+
+@action("test-embedded")
+def _embedded(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
+    actor = ctx.tx.get("Actor", ACTOR)
+    assert actor is not None
+    step = params["step"]
+    if step == "add":
+        actor["items"].append({"_id": "newItem000000001", "name": "Rope", "system": {"q": 1}})
+        actor["effects"].append({"_id": "newEffect0000001", "name": "Blessed"})
+    elif step == "update":
+        actor["items"][-1]["system"]["q"] = 2
+    elif step == "remove":
+        actor["items"] = [i for i in actor["items"] if i["_id"] != "newItem000000001"]
+        actor["effects"] = [e for e in actor["effects"] if e["_id"] != "newEffect0000001"]
+    elif step == "token":
+        scene = ctx.tx.get("Scene", "sceneTavern00001")
+        assert scene is not None
+        scene["tokens"][0]["x"] += 100
+        scene["tokens"].pop()
+        ctx.tx.put("Scene", scene)
+        return {"data": {}}
+    ctx.tx.put("Actor", actor)
+    return {"data": {}}
+
+
+def test_diff() -> None:
+    assert diff({"a": 1, "b": {"c": 1, "d": 2}, "e": 0}, {"a": 1, "b": {"c": 2, "d": 2}}) == {
+        "b": {"c": 2},
+        "-=e": None,
+    }
+    assert diff({"l": [1]}, {"l": [1, 2], "n": None}) == {"l": [1, 2], "n": None}
+
+
+async def test_item_and_effect_events(world: World) -> None:
+    sent: list[dict[str, Any]] = world.sent  # type: ignore[attr-defined]
+    world.set_subscription("actor-events", 1)
+    await call(world, "test-embedded", step="add")
+    events = [(f["data"]["eventType"], f["data"]) for f in sent]
+    assert [e for e, _ in events] == ["item-add", "effect-add"]
+    assert events[0][1]["item"]["name"] == "Rope"
+    assert events[0][1]["actorUuid"] == f"Actor.{ACTOR}"
+    assert events[1][1]["effect"]["name"] == "Blessed"
+    sent.clear()
+    await call(world, "test-embedded", step="update")
+    assert [f["data"] for f in sent] == [
+        {
+            "actorUuid": f"Actor.{ACTOR}",
+            "eventType": "item-update",
+            "itemId": "newItem000000001",
+            "itemName": "Rope",
+            "changes": {"system": {"q": 2}, "_id": "newItem000000001"},
+        }
+    ]
+    sent.clear()
+    world.set_subscription("hooks", 1)
+    await call(world, "test-embedded", step="remove")
+    kinds = [(f["type"], f["data"].get("eventType") or f["data"]["hook"]) for f in sent]
+    assert kinds == [
+        ("actor-event", "item-remove"),
+        ("hook-event", "deleteItem"),
+        ("actor-event", "effect-remove"),
+        ("hook-event", "deleteActiveEffect"),
+    ]
+    assert sent[0]["data"]["itemName"] == "Rope" and sent[2]["data"]["effectName"] == "Blessed"
+
+
+async def test_scene_token_events(world: World) -> None:
+    sent: list[dict[str, Any]] = world.sent  # type: ignore[attr-defined]
+    world.set_subscription("scene-events", 1)
+    await call(world, "test-embedded", step="token")
+    assert [f["data"]["eventType"] for f in sent] == ["token-update", "token-delete"]
+    assert sent[0]["data"]["sceneId"] == "sceneTavern00001"
+    assert sent[0]["data"]["changes"] == {"x": 600, "_id": "tokElara00000001"}
+    assert sent[1]["data"]["tokenName"] == "Wolf"
