@@ -336,11 +336,7 @@ def _register_world_commands(commands: Any, common: argparse.ArgumentParser) -> 
     except ModuleNotFoundError:
         return
     module = importlib.import_module("vttrelay.world.commands")
-    register = module.register
-    try:
-        register(commands, common)
-    except TypeError:
-        register(commands)
+    module.register(commands, common)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,168 @@
+"""The `vttrelay` command as subprocesses against a tmp data dir: keys, pair, serve."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from vttrelay.relay.store import RelayStore
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vttrelay", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_keys_create_list_revoke(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    made = run(
+        "keys", "create", "--scope", "dnd5e", "--scope", "chat:read", "--client", "w1",
+        "--user", "u1", "--expires", "30d", "--rate", "12", "--name", "bot",
+        "--account", "acct", "--data-dir", data,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    lines = made.stdout.splitlines()
+    assert len(lines) == 1 and len(lines[0]) == 64  # the key alone on its own line
+    secret = lines[0]
+    store = RelayStore(Path(data) / "relay.db")
+    record = store.key_by_secret(secret)
+    store.close()
+    assert record is not None
+    assert record.scopes == ("dnd5e", "chat:read") and record.client_ids == ("w1",)
+    assert record.user_id == "u1" and record.rate_per_minute == 12
+    assert record.account == "acct" and record.name == "bot"
+    assert record.expires_at is not None and record.expires_at > time.time() + 29 * 86400
+
+    default = run("keys", "create", "--data-dir", data)
+    store = RelayStore(Path(data) / "relay.db")
+    from vttrelay.relay.routes import DEFAULT_SCOPES
+
+    assert store.key_by_secret(default.stdout.strip()).scopes == DEFAULT_SCOPES  # type: ignore[union-attr]
+    store.close()
+
+    listed = run("keys", "list", "--data-dir", data)
+    assert listed.returncode == 0
+    assert record.id in listed.stdout and secret not in listed.stdout
+    assert "active" in listed.stdout
+
+    revoked = run("keys", "revoke", record.id, "--data-dir", data)
+    assert revoked.returncode == 0 and revoked.stdout == ""
+    assert "revoked" in run("keys", "list", "--data-dir", data).stdout
+    missing = run("keys", "revoke", "key_nope", "--data-dir", data)
+    assert missing.returncode == 1 and "key_nope" in missing.stderr
+
+    bad = run("keys", "create", "--scope", "root", "--data-dir", data)
+    assert bad.returncode == 2 and bad.stdout == "" and "unknown scope" in bad.stderr
+
+
+def test_pair_prints_a_code_and_env_data_dir(tmp_path: Path) -> None:
+    data = tmp_path / "env-data"
+    made = run("pair", "--account", "acct", env={"VTTRELAY_DATA_DIR": str(data)})
+    assert made.returncode == 0, made.stderr
+    code = made.stdout.strip()
+    assert len(code) == 6 and made.stdout == code + "\n"
+    store = RelayStore(data / "relay.db")
+    pairing = store.redeem_pairing_code(code)
+    store.close()
+    assert getattr(pairing, "account", None) == "acct"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _serve(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vttrelay", "serve", "--port", str(port),
+         "--data-dir", str(tmp_path / "data"), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    return proc, port
+
+
+def _read_key(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    assert proc.stdout is not None
+    lines = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if line.startswith("Try: curl"):
+            break
+    text = "".join(lines)
+    key = next(ln.split()[-1] for ln in lines if ln.startswith("API key:"))
+    return key, text
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert proc.stderr is not None
+    return proc.stderr.read()
+
+
+def test_serve_no_world(tmp_path: Path) -> None:
+    proc, port = _serve(tmp_path, "--no-world")
+    try:
+        key, text = _read_key(proc)
+        base = f"http://127.0.0.1:{port}"
+        assert f'curl -H "x-api-key: {key}" {base}/clients' in text
+        got = httpx.get(f"{base}/clients", headers={"x-api-key": key})
+        assert got.status_code == 200 and got.json() == {"total": 0, "clients": []}
+        assert httpx.get(f"{base}/world-info", headers={"x-api-key": key}).status_code == 404
+    finally:
+        logs = _stop(proc)
+    assert proc.returncode == 0
+    assert "GET /clients 200" in logs and "GET /world-info 404" in logs
+
+    # A second start revokes the key the first one printed.
+    proc, port = _serve(tmp_path, "--no-world")
+    try:
+        new_key, _ = _read_key(proc)
+        base = f"http://127.0.0.1:{port}"
+        assert new_key != key
+        assert httpx.get(f"{base}/clients", headers={"x-api-key": key}).status_code == 401
+        assert httpx.get(f"{base}/clients", headers={"x-api-key": new_key}).status_code == 200
+    finally:
+        _stop(proc)
+
+
+def test_serve_with_world_or_a_clear_message(tmp_path: Path) -> None:
+    proc, port = _serve(tmp_path)
+    try:
+        key, text = _read_key(proc)
+        base = f"http://127.0.0.1:{port}"
+        embedded = "/world-info" in text
+        if embedded:
+            got = httpx.get(f"{base}/world-info", headers={"x-api-key": key}, timeout=20)
+            assert got.status_code == 200, got.text
+    finally:
+        logs = _stop(proc)
+    if embedded:
+        assert "world connected" in logs
+    else:
+        assert "embedded world is not available" in logs

@@ -1,0 +1,55 @@
+"""The OpenAPI generator and the CLI's pure helpers."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from vttrelay.cli import SERVE_SCOPES, build_parser, parse_expiry
+from vttrelay.relay.openapi import build_document
+from vttrelay.relay.routes import DEFAULT_SCOPES, ROUTES
+
+
+def test_document_covers_the_table() -> None:
+    doc = build_document()
+    ops = [(path, method) for path, item in doc["paths"].items() for method in item]
+    assert len(ops) == len(ROUTES)
+    ids = [op["operationId"] for item in doc["paths"].values() for op in item.values()]
+    assert len(set(ids)) == len(ids)
+    skill = doc["paths"]["/dnd5e/skill-check"]["post"]
+    schema = skill["requestBody"]["content"]["application/json"]["schema"]
+    assert "required" not in schema  # actorUuid and skill may also come from the query
+    assert schema["properties"]["createChatMessage"]["default"] is True
+    assert skill["x-timeout"] == 10.0 and skill["x-system"] == "dnd5e"
+    chat = doc["paths"]["/chat"]["get"]
+    limit = next(p for p in chat["parameters"] if p["name"] == "limit")
+    assert limit["in"] == "query" and limit["schema"]["default"] == 10
+    delete = doc["paths"]["/chat/{messageId}"]["delete"]
+    assert {"name": "messageId", "in": "path"}.items() <= delete["parameters"][-1].items()
+    assert delete["parameters"][-1]["required"] is True
+
+
+def test_parse_expiry() -> None:
+    assert parse_expiry("30d", now=100.0) == 100.0 + 30 * 86400
+    assert parse_expiry("12h", now=0.0) == 43200
+    assert parse_expiry("15m", now=0.0) == 900
+    assert parse_expiry("2w", now=0.0) == 2 * 604800
+    assert parse_expiry("2030-01-01T00:00:00Z") == 1893456000
+    assert parse_expiry("2030-01-01") == 1893456000
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_expiry("tomorrow")
+
+
+def test_parser() -> None:
+    parser = build_parser()
+    args = parser.parse_args(
+        ["keys", "create", "--scope", "dnd5e", "--scope", "chat:read", "--client", "w1",
+         "--rate", "5", "--data-dir", "/tmp/x"]
+    )  # fmt: skip
+    assert args.scope == ["dnd5e", "chat:read"] and args.client == ["w1"] and args.rate == 5
+    with pytest.raises(SystemExit):
+        parser.parse_args(["keys", "create", "--scope", "not-a-scope"])
+    args = parser.parse_args(["serve"])
+    assert (args.host, args.port, args.no_world) == ("127.0.0.1", 3010, False)
+    assert set(DEFAULT_SCOPES) < set(SERVE_SCOPES) and "execute-js" in SERVE_SCOPES

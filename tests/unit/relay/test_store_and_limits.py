@@ -1,0 +1,106 @@
+"""The relay store (keys, pairing codes, tokens, migrations), token buckets, the key cache."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+from vttrelay.relay.auth import KeyCache, UsageCounter
+from vttrelay.relay.ratelimit import TokenBuckets
+from vttrelay.relay.store import PAIRING_ALPHABET, PairingError, RelayStore, sha256_hex
+
+
+def test_keys_are_stored_hashed(tmp_path: Path) -> None:
+    store = RelayStore(tmp_path / "r.db")
+    key_id, secret = store.create_key(
+        "acct", ["dnd5e", "dnd5e", "chat:read"], client_ids=["w1"], user_id="u", name="bot"
+    )
+    assert len(secret) == 64
+    raw = sqlite3.connect(tmp_path / "r.db").execute("SELECT * FROM api_keys").fetchall()
+    assert secret not in repr(raw) and sha256_hex(secret) in repr(raw)
+    record = store.key_by_secret(secret)
+    assert record is not None and record.id == key_id
+    assert record.scopes == ("dnd5e", "chat:read") and record.client_ids == ("w1",)
+    assert record.user_id == "u" and record.name == "bot" and record.enabled
+    assert store.key_by_secret("wrong") is None
+    assert store.revoke_key(key_id) and not store.revoke_key(key_id)
+    assert not store.key_by_secret(secret).enabled  # type: ignore[union-attr]
+    assert [k.id for k in store.list_keys("acct")] == [key_id]
+    assert store.list_keys("other") == []
+    store.close()
+
+
+def test_migrations_are_idempotent(tmp_path: Path) -> None:
+    RelayStore(tmp_path / "r.db").close()
+    store = RelayStore(tmp_path / "r.db")
+    tables = {
+        r[0]
+        for r in sqlite3.connect(tmp_path / "r.db").execute(
+            "SELECT name FROM sqlite_master WHERE type='table'"
+        )
+    }
+    assert {"api_keys", "connection_tokens", "pairing_codes", "known_clients"} <= tables
+    store.close()
+
+
+def test_pairing_codes_single_use_and_expiry(tmp_path: Path) -> None:
+    store = RelayStore(tmp_path / "r.db")
+    codes = {store.create_pairing_code("acct") for _ in range(50)}
+    assert len(codes) == 50
+    assert all(len(c) == 6 and set(c) <= set(PAIRING_ALPHABET) for c in codes)
+    assert not set("0O1I") & set(PAIRING_ALPHABET)
+    code = codes.pop()
+    pairing = store.redeem_pairing_code(code.lower(), metadata={"worldTitle": "T"})
+    assert not isinstance(pairing, PairingError)
+    assert pairing.account == "acct" and pairing.client_id.startswith("fvtt_")
+    assert store.redeem_pairing_code(code) is PairingError.USED
+    assert store.redeem_pairing_code("AAAAAA") is PairingError.INVALID
+    old = store.create_pairing_code("acct", ttl=-1)
+    assert store.redeem_pairing_code(old) is PairingError.EXPIRED
+    token = store.token_by_secret(pairing.token)
+    assert token is not None and token.client_id == pairing.client_id and token.name == "T"
+    known = store.known_client(pairing.client_id)
+    assert known is not None and known.metadata == {"worldTitle": "T"}
+    assert store.revoke_token(pairing.token) is not None
+    assert store.token_by_secret(pairing.token) is None
+    assert store.revoke_token(pairing.token) is None
+    store.close()
+
+
+def test_token_buckets() -> None:
+    buckets = TokenBuckets()
+    assert [buckets.allow("k", 3, now=0.0) for _ in range(4)] == [True, True, True, False]
+    assert buckets.allow("other", 3, now=0.0)
+    assert not buckets.allow("k", 3, now=10.0)  # 10 s refill 0.5 token
+    assert buckets.allow("k", 3, now=20.0)  # one token back after 20 s
+    assert all(buckets.allow("z", 0, now=0.0) for _ in range(1000))
+    assert [buckets.allow("p", 2, now=0.0, window=900) for _ in range(3)] == [True, True, False]
+
+
+def test_key_cache_caches_hits_and_misses(tmp_path: Path) -> None:
+    store = RelayStore(tmp_path / "r.db")
+    cache = KeyCache(store, ttl=60)
+    key_id, secret = store.create_key("a", ["dnd5e"])
+    assert cache.lookup(secret) is not None
+    assert cache.lookup("unknown") is None
+    store.revoke_key(key_id)
+    assert cache.lookup(secret).enabled  # type: ignore[union-attr]  # still cached
+    cache.ttl = 0
+    cache.clear()
+    assert not cache.lookup(secret).enabled  # type: ignore[union-attr]
+    store.close()
+
+
+def test_usage_counter_flushes_in_batches(tmp_path: Path) -> None:
+    store = RelayStore(tmp_path / "r.db")
+    key_id, _ = store.create_key("a", ["dnd5e"])
+    usage = UsageCounter(store)
+    for _ in range(5):
+        usage.count(key_id)
+    assert store.get_key(key_id).request_count == 0  # type: ignore[union-attr]
+    usage.flush()
+    record = store.get_key(key_id)
+    assert record is not None and record.request_count == 5
+    assert record.last_used_at is not None and record.last_used_at <= time.time()
+    store.close()
