@@ -1,58 +1,61 @@
-"""The relay under test, as one process: `create_app(RelayConfig)` on uvloop, 127.0.0.1 only.
+"""The relay under test, as one process: what `vttrelay serve --no-world` runs, on 127.0.0.1.
 
-Run: `python -m bench.relay_server --port N --data-dir D [--max-streams N]`.
-This is the product's own application with its defaults, except what a benchmark of 1,000+
-subscribers on one world needs: a higher `max_streams_per_channel` (the default is 10 per world
-and channel, as in the reference relay). No access log is written (as `vttrelay serve`, whose
-request log is off unless asked for). SIGTERM or SIGINT stops it gracefully.
+Run: `python -m bench.relay_server --port N --data-dir D [--max-streams N] [--log-level L]`.
+It calls the CLI's own `serve()` (uvloop, `create_app`, the same runner) with the product's
+defaults and logging set up as `vttrelay` does (INFO: one request-log line per request, here into
+the bench's relay.log). The one difference is what a benchmark of 1,000+ subscribers on one world
+needs: a higher `max_streams_per_channel` (the default is 10 per world and channel, as in the
+reference relay). SIGTERM or SIGINT stops it gracefully.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+import sys
 from pathlib import Path
+from typing import Any
 
-from aiohttp import web
-
-from vttrelay.relay.app import create_app
+from vttrelay.cli import serve
 from vttrelay.relay.config import RelayConfig
 
 BENCH_MAX_STREAMS = 20_000
 
 
-def config_from(argv: list[str] | None = None) -> RelayConfig:
+def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--max-streams", type=int, default=BENCH_MAX_STREAMS)
+    parser.add_argument("--log-level", default="INFO", help="as `vttrelay --log-level` (INFO)")
     args = parser.parse_args(argv)
-    return RelayConfig(
+    config = RelayConfig(
         host="127.0.0.1",
         port=args.port,
         data_dir=args.data_dir,
         max_streams_per_channel=args.max_streams,
     )
+    return config, args.log_level
 
 
 def main(argv: list[str] | None = None) -> int:
-    config = config_from(argv)
+    config, level = parse(argv)
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("yoyo").setLevel(logging.WARNING)
+    loop_factory: Any = None
     try:
         import uvloop
 
-        loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+        loop_factory = uvloop.new_event_loop
     except ImportError:
-        loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    web.run_app(
-        create_app(config),
-        host=config.host,
-        port=config.port,
-        access_log=None,
-        print=None,
-        handle_signals=True,
-        loop=loop,
-    )
+        pass
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(serve(config, with_world=False))
     return 0
 
 

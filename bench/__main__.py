@@ -1,0 +1,204 @@
+"""`python -m bench`: run the relay benchmarks of issue 6 and print one table per scenario.
+
+Scenarios (`--scenario`, repeatable; all by default):
+  forwarded  the forwarded mix (get-actor-details, skill-check, GET/POST /chat, /players)
+  floor      the same load against GET /api/health (no world hop)
+  streams    SSE fan-out to 1,000 subscribers, and RSS per idle subscriber
+  worlds     the forwarded mix spread over 500 connected worlds
+  rss        RSS after each of five repeated forwarded runs (flat within 10 %?)
+
+Everything listens on 127.0.0.1, every process is stopped by its pid, every load run is bounded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import math
+import os
+import platform
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from bench import scenarios, streams_bench
+from bench.harness import LOAD_CPU
+from bench.procs import pin_self
+from bench.stats import table
+from bench.wrkload import require_wrk
+
+SCENARIOS = ("forwarded", "floor", "streams", "worlds", "rss")
+WRK_SCENARIOS = ("forwarded", "floor", "worlds", "rss")
+FD_LIMIT = 65_536
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--pin", action="store_true", help="relay on core 0, everything else on core 1"
+    )
+    parser.add_argument("--runs", type=int, default=3, help="measured runs per level (3)")
+    parser.add_argument("--duration", type=float, help="seconds per wrk run (10; 2 with --quick)")
+    parser.add_argument(
+        "--scenario", action="append", choices=SCENARIOS, help="run only this (repeatable)"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="short runs and fewer idle subscribers (< 2 min)"
+    )
+    parser.add_argument("--json", type=Path, help="also write every measurement to this file")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    if args.duration is None:
+        args.duration = 2.0 if args.quick else 10.0
+    if args.duration < 1:
+        parser.error("--duration must be at least 1 second")
+    if args.pin and (os.cpu_count() or 1) < 2:
+        parser.error("--pin needs at least two cores")
+    return args
+
+
+def raise_fd_limit(want: int = FD_LIMIT) -> int:
+    """Raise the open-files limit (inherited by children) as far as allowed; returns it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            return soft
+        return target
+    return soft
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {model}, Python {platform.python_version()}"
+
+
+def verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("PASS" if ok else "MISS")
+
+
+def targets(results: dict[str, Any]) -> list[list[str]]:
+    """The issue's targets and whether this run met them."""
+    rows: list[list[str]] = []
+    forwarded = {lv.connections: lv for lv in results.get("forwarded", [])}
+    if 20 in forwarded:
+        lv = forwarded[20]
+        rps, p99 = lv.spread("rps").median, lv.spread("p99_ms").median
+        rows.append(["forwarded >= 5,000 req/s at 20", f"{rps:,.0f}", verdict(rps >= 5000)])
+        rows.append(["forwarded p99 <= 10 ms at 20", f"{p99:.2f} ms", verdict(p99 <= 10)])
+    if 200 in forwarded:
+        lv = forwarded[200]
+        bad = sum(r.load.non_2xx + r.load.socket_errors for r in lv.runs)
+        late = sum(r.load.timeouts for r in lv.runs)
+        rows.append(["no error at 200", str(bad), verdict(bad == 0)])
+        rows.append(["no timeout at 200", str(late), verdict(late == 0)])
+    if "rss" in results:
+        drift = results["rss"].drift
+        rows.append(
+            ["RSS flat (+-10 %) over 5 runs", f"{drift * 100:.1f} %", verdict(drift <= 0.1)]
+        )
+    if "streams" in results:
+        st = results["streams"]
+        if st.idle is not None:
+            per = st.idle.per_subscriber_kib
+            rows.append(["<= 20 KiB per idle subscriber", f"{per:.1f} KiB", verdict(per <= 20)])
+        if st.fanout is not None:
+            p99 = st.fanout.p99_ms
+            ok = None if math.isnan(p99) else p99 <= 100
+            rows.append(["fan-out p99 <= 100 ms at 1,000", f"{p99:.1f} ms", verdict(ok)])
+    return rows
+
+
+def to_jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        for prop in ("rps", "cpu_per_1k", "drift", "per_subscriber_kib", "p50_ms", "p99_ms"):
+            if hasattr(type(value), prop) and isinstance(getattr(type(value), prop), property):
+                out[prop] = getattr(value, prop)
+        return out
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+async def run(args: argparse.Namespace) -> int:
+    chosen = [s for s in SCENARIOS if s in (args.scenario or SCENARIOS)]
+    if any(s in WRK_SCENARIOS for s in chosen):
+        require_wrk()
+    fds = raise_fd_limit()
+    if args.pin:
+        pin_self(LOAD_CPU)
+    print(f"# vttrelay bench: {machine()}")
+    print(
+        f"# scenarios {', '.join(chosen)}; runs {args.runs}; {args.duration:g} s per wrk run;"
+        f" pin {'relay on core 0, rest on core 1' if args.pin else 'off'};"
+        f" open-files limit {fds}"
+    )
+    print("# cells: median (min-max) over the runs; error columns: totals over the runs\n")
+    started = time.monotonic()
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="vttrelay-bench-") as tmp:
+        opts = scenarios.Options(
+            workdir=Path(tmp), runs=args.runs, duration=args.duration, pin=args.pin
+        )
+        for name in chosen:
+            t0 = time.monotonic()
+            if name in ("forwarded", "floor", "worlds"):
+                levels = await scenarios.load_scenario(opts, name)
+                results[name] = levels
+                print(f"## {name}\n\n{scenarios.load_table(levels)}\n")
+            elif name == "rss":
+                flat = await scenarios.rss_flat(opts)
+                results[name] = flat
+                title = f"## rss (forwarded at {flat.connections} conns, one relay)"
+                print(f"{title}\n\n{scenarios.rss_table(flat)}\n")
+            elif name == "streams":
+                st = await streams_bench.run(opts, quick=args.quick)
+                results[name] = st
+                print(f"## streams\n\n{streams_bench.render(st)}\n")
+            print(f"({name}: {time.monotonic() - t0:.0f} s)\n", flush=True)
+    rows = targets(results)
+    if rows:
+        print("## targets\n\n" + table(("target", "measured", "verdict"), rows) + "\n")
+    print(f"# total {time.monotonic() - started:.0f} s")
+    if args.json:
+        payload = {"machine": machine(), "args": vars(args), "results": results}
+        args.json.write_bytes(orjson.dumps(to_jsonable(payload), option=orjson.OPT_INDENT_2))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        return asyncio.run(run(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,201 @@
+"""The load scenarios of issue 6 that use wrk: forwarded mix, health floor, many worlds, RSS flat.
+
+Each level (a number of concurrent connections) gets a fresh relay and fake world (`Stack`), a
+one-second wrk warm-up that is not counted, then `runs` measured wrk runs. For every run the relay's
+CPU seconds and RSS are read from /proc before and after, so CPU per 1,000 requests is the relay's
+own cost, whatever else the machine is doing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench import mixes
+from bench.harness import Stack
+from bench.mixes import Request
+from bench.stats import Spread, fmt_number, fmt_spread, mib, table
+from bench.wrkload import LoadResult, run_wrk
+
+WARMUP_SECONDS = 1.0
+WRK_TIMEOUT = 5.0  # a request slower than this counts as a timeout
+MANY_WORLDS = 500
+
+
+@dataclass(frozen=True)
+class Options:
+    """What `python -m bench` was asked for."""
+
+    workdir: Path
+    runs: int = 3
+    duration: float = 10.0
+    pin: bool = False
+    levels: tuple[int, ...] = (20, 200)
+    rss_runs: int = 5
+    rss_level: int = 200
+
+
+@dataclass(frozen=True)
+class Run:
+    """One measured wrk run and the relay's CPU and memory around it."""
+
+    load: LoadResult
+    cpu_s: float
+    rss_before: int
+    rss_after: int
+
+    @property
+    def cpu_per_1k(self) -> float:
+        return self.cpu_s / self.load.requests * 1000 if self.load.requests else float("nan")
+
+
+@dataclass(frozen=True)
+class Level:
+    """All runs of one scenario at one concurrency."""
+
+    scenario: str
+    connections: int
+    runs: tuple[Run, ...]
+
+    def spread(self, attr: str) -> Spread:
+        values: list[float] = []
+        for run in self.runs:
+            if hasattr(run.load, attr):
+                values.append(float(getattr(run.load, attr)))
+            else:
+                values.append(float(getattr(run, attr)))
+        return Spread.of(values)
+
+
+async def measured_run(stack: Stack, requests_file: Path, connections: int, seconds: float) -> Run:
+    """One wrk run against `stack`, with the relay's CPU and RSS around it."""
+    relay = stack.relay
+    assert relay is not None
+    cpu0, rss0 = relay.cpu_seconds(), relay.rss_bytes()
+    load = await run_wrk(
+        stack.url,
+        requests_file,
+        stack.api_key,
+        connections=connections,
+        duration=seconds,
+        cpu=stack.load_cpu,
+        timeout=WRK_TIMEOUT,
+    )
+    return Run(load, relay.cpu_seconds() - cpu0, rss0, relay.rss_bytes())
+
+
+def requests_for(scenario: str, client_ids: Sequence[str]) -> list[Request]:
+    """The request list of a scenario: the mix, aimed at the stack's world(s)."""
+    if scenario == "forwarded":
+        return mixes.for_world(mixes.FORWARDED, client_ids[0])
+    if scenario == "floor":
+        return list(mixes.HEALTH)
+    if scenario == "worlds":
+        return mixes.spread(mixes.FORWARDED, client_ids)
+    raise ValueError(f"unknown wrk scenario {scenario!r}")
+
+
+async def run_level(opts: Options, scenario: str, connections: int, worlds: int) -> Level:
+    """A fresh stack, a warm-up, then `opts.runs` measured runs."""
+    workdir = opts.workdir / f"{scenario}-{connections}"
+    async with Stack(workdir, worlds=worlds, pin=opts.pin) as stack:
+        requests_file = mixes.write(
+            workdir / "requests.txt", requests_for(scenario, stack.client_ids)
+        )
+        await measured_run(stack, requests_file, connections, WARMUP_SECONDS)
+        runs = [
+            await measured_run(stack, requests_file, connections, opts.duration)
+            for _ in range(opts.runs)
+        ]
+    return Level(scenario, connections, tuple(runs))
+
+
+async def load_scenario(opts: Options, scenario: str) -> list[Level]:
+    worlds = MANY_WORLDS if scenario == "worlds" else 1
+    return [await run_level(opts, scenario, c, worlds) for c in opts.levels]
+
+
+@dataclass(frozen=True)
+class RssFlat:
+    """RSS of one relay after each of several repeated scenario-1 runs."""
+
+    connections: int
+    runs: tuple[Run, ...]
+
+    @property
+    def baseline(self) -> int:
+        return self.runs[0].rss_after
+
+    @property
+    def drift(self) -> float:
+        """Largest relative distance of a run's RSS from the first run's."""
+        base = self.baseline
+        return max(abs(r.rss_after - base) / base for r in self.runs)
+
+
+async def rss_flat(opts: Options) -> RssFlat:
+    """One relay, a warm-up, then `opts.rss_runs` runs of the forwarded mix."""
+    workdir = opts.workdir / "rss"
+    async with Stack(workdir, worlds=1, pin=opts.pin) as stack:
+        requests_file = mixes.write(
+            workdir / "requests.txt", requests_for("forwarded", stack.client_ids)
+        )
+        await measured_run(stack, requests_file, opts.rss_level, WARMUP_SECONDS)
+        runs = [
+            await measured_run(stack, requests_file, opts.rss_level, opts.duration)
+            for _ in range(opts.rss_runs)
+        ]
+    return RssFlat(opts.rss_level, tuple(runs))
+
+
+# Tables ---------------------------------------------------------------------------------------
+
+LOAD_HEADERS = (
+    "scenario",
+    "conns",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "CPU s/1k req",
+    "RSS before MiB",
+    "RSS after MiB",
+    "non-2xx",
+    "timeouts",
+    "sock err",
+)
+
+
+def load_rows(levels: Sequence[Level]) -> list[list[str]]:
+    rows = []
+    for lv in levels:
+        rows.append(
+            [
+                lv.scenario,
+                str(lv.connections),
+                fmt_spread(lv.spread("rps"), 0),
+                fmt_spread(lv.spread("p50_ms"), 2),
+                fmt_spread(lv.spread("p99_ms"), 2),
+                fmt_spread(lv.spread("cpu_per_1k"), 3),
+                fmt_spread(Spread.of([mib(r.rss_before) for r in lv.runs]), 1),
+                fmt_spread(Spread.of([mib(r.rss_after) for r in lv.runs]), 1),
+                str(sum(r.load.non_2xx for r in lv.runs)),
+                str(sum(r.load.timeouts for r in lv.runs)),
+                str(sum(r.load.socket_errors for r in lv.runs)),
+            ]
+        )
+    return rows
+
+
+def load_table(levels: Sequence[Level]) -> str:
+    """Median (min-max) over the runs; error columns are totals over the runs."""
+    return table(LOAD_HEADERS, load_rows(levels))
+
+
+def rss_table(result: RssFlat) -> str:
+    rows = [
+        [str(i + 1), fmt_number(r.load.rps, 0), fmt_number(mib(r.rss_after), 1)]
+        for i, r in enumerate(result.runs)
+    ]
+    rows.append(["drift", "", f"{result.drift * 100:.1f} % of run 1"])
+    return table(("run", "req/s", "RSS after MiB"), rows)
