@@ -1,0 +1,175 @@
+"""use-ability / use-feature / use-spell / use-item (world-behaviour §3.14) with real
+consumption: find the item (by uuid, or by name within the endpoint's item types), resolve the
+optional target, run the pure use rules (slots, uses, ki, quantities, attack and damage rolls,
+healing), start concentration for concentration spells, and post the item's chat card.
+
+Reply `data`: `uuid` (the request's actorUuid), `ability` (the item name), `result` (the chat
+card's message id, spec §4.1) and, for attacks, `roll` with per-die results.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any, Final
+
+from vttrelay.world import documents
+from vttrelay.world.actions import ActionError, action
+from vttrelay.world.actions.dnd5e import actor_direct, save_actor, speaker_for, text
+from vttrelay.world.context import ActionContext
+from vttrelay.world.permissions import assert_owner
+from vttrelay.world.rules import concentration as conc
+from vttrelay.world.rules.use import UseError, apply_healing, use_item
+
+FEATURE_TYPES: Final = ("feat", "class", "subclass", "background")
+NOT_ITEMS: Final = ("feat", "spell", "class", "subclass", "background")
+
+TYPE_FILTERS: Final[dict[str, Callable[[str], bool]]] = {
+    "use-ability": lambda t: True,
+    "use-feature": lambda t: t in FEATURE_TYPES,
+    "use-spell": lambda t: t == "spell",
+    "use-item": lambda t: t not in NOT_ITEMS,
+}
+
+
+def _find_ability(
+    ctx: ActionContext, actor: dict[str, Any], frame: dict[str, Any], allowed: Callable[[str], bool]
+) -> dict[str, Any] | None:
+    uuid = text(frame, "abilityUuid")
+    items = actor.get("items") or []
+    if uuid is not None:
+        resolved = documents.resolve_uuid(ctx.tx, uuid)
+        if resolved is None or resolved.kind != "Item":
+            return None
+        # only an item of this actor can be used by it
+        return next((i for i in items if i.get("_id") == resolved.doc.get("_id")), None)
+    wanted = str(text(frame, "abilityName")).casefold()
+    for item in items:
+        if str(item.get("name", "")).casefold() == wanted and allowed(str(item.get("type"))):
+            return item
+    return None
+
+
+def _target(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any] | None:
+    """The target actor (from a Token or Actor uuid, or a token/actor name on the active
+    scene); anything unresolvable is ignored."""
+    uuid = text(frame, "targetUuid")
+    if uuid is not None:
+        resolved = documents.resolve_uuid(ctx.tx, uuid)
+        if resolved is not None and resolved.kind in ("Actor", "Token"):
+            return resolved.actor
+        return None
+    name = text(frame, "targetName")
+    scene = documents.active_scene(ctx.tx)
+    if name is None or scene is None:
+        return None
+    wanted = name.casefold()
+    for token in scene.get("tokens") or []:
+        actor = ctx.tx.get("Actor", str(token.get("actorId")))
+        names = {str(token.get("name", "")).casefold()}
+        if actor is not None:
+            names.add(str(actor.get("name", "")).casefold())
+        if wanted in names and actor is not None:
+            return actor
+    return None
+
+
+def _card(item_name: str, description: str, notes: list[str]) -> str:
+    parts = [f'<div class="dnd5e2 chat-card item-card"><h3>{html.escape(item_name)}</h3>']
+    if description:
+        parts.append(f'<div class="card-content">{description}</div>')
+    if notes:
+        parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _use(ctx: ActionContext, frame: dict[str, Any], endpoint: str) -> dict[str, Any]:
+    request_uuid = text(frame, "actorUuid")
+    if request_uuid is None:
+        raise ActionError("actorUuid is required")
+    if text(frame, "abilityUuid") is None and text(frame, "abilityName") is None:
+        raise ActionError("abilityUuid or abilityName is required")
+    actor = actor_direct(ctx, frame)
+    assert_owner(ctx, actor, "use abilities on")
+    item = _find_ability(ctx, actor, frame, TYPE_FILTERS[endpoint])
+    if item is None:
+        raise ActionError(f"Ability not found on actor {actor.get('name', '')}")
+    target = _target(ctx, frame)
+    try:
+        out = use_item(actor, item["_id"], ctx.dice, target=target)
+    except UseError as exc:
+        raise ActionError(str(exc)) from exc
+    after = out.actor
+    if out.healing:
+        if target is None or target["_id"] == actor["_id"]:
+            healed = apply_healing(after, out.healing)
+            out.notes.append(f"{actor.get('name', '')} regains {healed} hit points")
+        else:
+            healed = apply_healing(target, out.healing)
+            out.notes.append(f"{target.get('name', '')} regains {healed} hit points")
+            save_actor(ctx, target)
+    item_uuid = documents.item_uuid(actor["_id"], item["_id"])
+    if out.concentration:
+        current = conc.concentration_effect(after)
+        if current is not None:
+            conc.remove_effect(after, current["_id"])
+        after.setdefault("effects", []).append(
+            conc.new_concentration_effect(
+                ctx.new_id(),
+                spell_name=str(item.get("name", "")),
+                origin=item_uuid,
+                img=str(item.get("img", "")),
+                now_ms=ctx.now_ms(),
+            )
+        )
+        out.notes.append(f"concentrating on {item.get('name', '')}")
+    changed_item = [out.item] if out.item is not None else []
+    save_actor(ctx, after, *changed_item)
+    description = str((item.get("system") or {}).get("description", {}).get("value", ""))
+    message = ctx.create_chat_message(
+        content=_card(str(item.get("name", "")), description, out.notes),
+        speaker=speaker_for(ctx, actor),
+        rolls=[r.to_chat() for r in out.rolls],
+        flags={
+            "dnd5e": {
+                "item": {"id": item["_id"], "uuid": item_uuid, "type": item.get("type")},
+                "activity": {"type": out.activity_type},
+            }
+        },
+    )
+    data: dict[str, Any] = {
+        "uuid": request_uuid,
+        "ability": item.get("name", ""),
+        "result": message["id"],
+    }
+    if out.attack is not None:
+        roll = out.attack
+        data["roll"] = {
+            "total": roll.total,
+            "formula": roll.formula,
+            "isCritical": roll.is_critical,
+            "isFumble": roll.is_fumble,
+            "dice": roll.dice,
+        }
+    return {"data": data}
+
+
+@action("use-ability")
+def use_ability(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
+    return _use(ctx, frame, "use-ability")
+
+
+@action("use-feature")
+def use_feature(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
+    return _use(ctx, frame, "use-feature")
+
+
+@action("use-spell")
+def use_spell(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
+    return _use(ctx, frame, "use-spell")
+
+
+@action("use-item")
+def use_item_action(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
+    return _use(ctx, frame, "use-item")
