@@ -276,6 +276,7 @@ class WorldGateway:
             max_msg_size=self.config.max_frame_bytes,
             timeout=self.config.close_timeout,
             compress=False,
+            decode_text=False,  # text frames arrive as bytes: replies pass through untouched
         )
         await ws.prepare(request)
         world = await self._authenticate(request, ws, client_id)
@@ -402,8 +403,7 @@ class WorldGateway:
         finally:
             keepalive.cancel()
 
-    def _on_text(self, world: WorldConnection, text: str) -> None:
-        raw = text.encode()
+    def _on_text(self, world: WorldConnection, raw: bytes) -> None:
         try:
             frame = orjson.loads(raw)
         except orjson.JSONDecodeError:

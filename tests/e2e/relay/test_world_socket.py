@@ -166,6 +166,7 @@ async def test_unknown_and_binary_frames_are_dropped(relay: Any) -> None:
     assert world.ws is not None
     await world.ws.send_bytes(b'{"type":"ping"}')
     await world.emit_raw("not json at all")
+    await world.ws.send_frame(b'{"type":"ping","x":"\xff"}', aiohttp.WSMsgType.TEXT)  # bad UTF-8
     await world.emit({"type": "ping"})
     await asyncio.wait_for(_until(lambda: world.received), 5)
     assert world.received == [{"type": "pong"}]  # only the text ping was answered
