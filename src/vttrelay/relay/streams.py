@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
@@ -172,7 +172,8 @@ class Subscriber:
     abort: Callable[[], None] | None = None
     dropped: bool = False
     reason: str | None = None  # why the hub dropped it: "world-gone", "fell-behind", "gone"
-    extra: dict[str, Any] = field(default_factory=dict)
+    done: bool = False  # its consumer has returned
+    abort_timer: asyncio.TimerHandle | None = field(default=None, repr=False)
 
     def encode(self, logged: LoggedEvent) -> bytes:
         return logged.sse if self.kind == "sse" else logged.ws
@@ -351,26 +352,28 @@ class EventHub:
             sub.on_overflow(sub)
         else:
             sub.mailbox.close(error_frame(sub.kind, FELL_BEHIND))
-        if sub.abort is not None:
+        if sub.abort is not None and not sub.done:
             loop = asyncio.get_running_loop()
             handle = loop.call_later(self.settings.slow_close_grace, self._abort, sub)
             self._timers.add(handle)
-            sub.extra["abort_timer"] = handle
+            sub.abort_timer = handle
 
     def _abort(self, sub: Subscriber) -> None:
-        handle = sub.extra.pop("abort_timer", None)
-        self._timers.discard(handle)
-        if sub.abort is not None and not sub.extra.get("finished"):
+        """A cut-off subscriber did not take its error event in time: cut its connection."""
+        if sub.abort_timer is not None:
+            self._timers.discard(sub.abort_timer)
+            sub.abort_timer = None
+        if sub.abort is not None and not sub.done:
             log.info("subscriber of %s/%s did not take its error event: aborting", *_key(sub))
             sub.abort()
 
     def finished(self, sub: Subscriber) -> None:
         """The consumer of a subscriber is done (its handler returned)."""
-        sub.extra["finished"] = True
-        handle = sub.extra.pop("abort_timer", None)
-        if handle is not None:
-            handle.cancel()
-            self._timers.discard(handle)
+        sub.done = True
+        if sub.abort_timer is not None:
+            sub.abort_timer.cancel()
+            self._timers.discard(sub.abort_timer)
+            sub.abort_timer = None
         self.unsubscribe(sub)
 
     def _ensure_sweeper(self) -> None:
@@ -381,11 +384,11 @@ class EventHub:
         """End subscriptions whose HTTP client went away (aiohttp does not always tell)."""
         while True:
             await asyncio.sleep(self.settings.sweep_interval)
-            watched = [s for s in self.subscribers() if s.alive is not None]
+            watched = [(s, s.alive) for s in self.subscribers() if s.alive is not None]
             if not watched:
                 return
-            for sub in watched:
-                if not sub.alive():  # type: ignore[misc]
+            for sub, alive in watched:
+                if not alive():
                     self.unsubscribe(sub, "gone")
                     sub.mailbox.close()
 
@@ -425,10 +428,6 @@ def error_frame(kind: Kind, message: str) -> bytes:
     if kind == "sse":
         return sse_frame("error", dumps({"error": message}))
     return dumps({"type": "error", "error": message})
-
-
-def channels_of(subs: Iterable[Subscriber]) -> set[str]:
-    return {s.channel for s in subs}
 
 
 # The HTTP side -----------------------------------------------------------------------------------
