@@ -65,6 +65,7 @@ class RelayState:
     buckets: TokenBuckets
     gateway: WorldGateway
     pair_buckets: TokenBuckets = field(default_factory=TokenBuckets)
+    probe_buckets: TokenBuckets = field(default_factory=TokenBuckets)
     streams: Any = None  # vttrelay.relay.streams.Streams, when that module is present
     started_at: float = field(default_factory=time.time)
     owns_store: bool = False
@@ -184,6 +185,8 @@ async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.R
 
 
 async def h_client_active(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    if not state.probe_buckets.allow(request.remote or "", state.config.probe_rate_limit):
+        raise error(429, "Too many requests, please try again later")
     client_id = request.match_info["clientId"]
     if state.registry.get(client_id) is not None:
         return json_response({"active": True})
@@ -365,11 +368,18 @@ async def _close_worlds(app: web.Application) -> None:
 
 async def _background(app: web.Application) -> Any:
     state = app[STATE]
-    flusher = asyncio.ensure_future(state.usage.run(state.config.usage_flush_interval))
+    tasks = [
+        asyncio.ensure_future(state.usage.run(state.config.usage_flush_interval)),
+        asyncio.ensure_future(
+            state.registry.run_token_checks(state.store, state.config.token_check_interval)
+        ),
+    ]
     yield
-    flusher.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await flusher
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
     if state.owns_store:
         state.store.close()
 

@@ -38,6 +38,8 @@ class RelayConfig:
     rate_per_minute: int = 300  # per key, token bucket; 0 disables
     max_body_mb: float = 250.0
     pair_rate_limit: int = 10  # POST /auth/pair per IP per 15 minutes; 0 disables
+    probe_rate_limit: int = 60  # GET /api/clients/{id}/active per IP per minute; 0 disables
+    token_check_interval: float = 30.0  # re-check live worlds' tokens (revocations elsewhere)
     key_cache_ttl: float = 5.0  # seconds a key lookup (hit or miss) is trusted
     usage_flush_interval: float = 5.0  # seconds between usage-counter flushes
     # Event streams (used by streams.py)

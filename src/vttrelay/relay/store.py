@@ -336,6 +336,17 @@ class RelayStore:
         )
         return _token_row(row) if row else None
 
+    def live_token_ids(self, token_ids: Iterable[str]) -> set[str]:
+        """Which of these token ids are still live (not revoked)."""
+        ids = list(token_ids)
+        if not ids:
+            return set()
+        marks = ",".join("?" * len(ids))
+        rows = self._all(
+            f"SELECT id FROM connection_tokens WHERE id IN ({marks}) AND revoked_at IS NULL", ids
+        )
+        return {row["id"] for row in rows}
+
     def revoke_token(self, token: str) -> TokenRecord | None:
         """Revoke a connection token by its secret; returns it if it was live."""
         record = self.token_by_secret(token)

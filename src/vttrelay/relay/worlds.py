@@ -203,6 +203,25 @@ class WorldRegistry:
         """Close every world (relay shutdown: 1001, so modules reconnect)."""
         await asyncio.gather(*(w.close(code, reason) for w in self), return_exceptions=True)
 
+    async def check_tokens(self, store: RelayStore) -> int:
+        """Close worlds whose token was revoked (e.g. from another process): 4002."""
+        worlds = [w for w in self if not w.closed]
+        live = store.live_token_ids({w.token_id for w in worlds})
+        revoked = [w for w in worlds if w.token_id not in live]
+        for world in revoked:
+            log.info("world %s: connection token revoked", world.client_id)
+            await world.close(Close.AUTH_PROTOCOL, "Connection token revoked")
+        return len(revoked)
+
+    async def run_token_checks(self, store: RelayStore, interval: float) -> None:
+        """`check_tokens` every `interval` seconds until cancelled."""
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.check_tokens(store)
+            except Exception:
+                log.exception("token check failed")
+
     async def close_token(self, token_id: str, code: int, reason: str) -> int:
         """Close every world authenticated with this token; returns how many."""
         worlds = [w for w in self if w.token_id == token_id]

@@ -211,3 +211,9 @@ async def test_docs_page_renders_the_document(relay: Any) -> None:
     assert 'fetch("/openapi.json")' in html
     assert "x-api-key" in html
     assert "http://" not in html.replace("http://x", "") and "https://" not in html  # no CDN
+
+
+async def test_probe_rate_limit(relay_factory: Any) -> None:
+    relay = await relay_factory(probe_rate_limit=2)
+    statuses = [(await relay.call("GET", "/api/clients/x/active")).status for _ in range(3)]
+    assert statuses == [404, 404, 429]

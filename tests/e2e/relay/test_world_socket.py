@@ -251,3 +251,13 @@ async def test_self_unpair_closes_live_socket_with_4002(relay: Any, world_double
 async def _until(predicate: Any) -> None:
     while not predicate():
         await asyncio.sleep(0.01)
+
+
+async def test_token_revoked_elsewhere_closes_4002(relay_factory: Any) -> None:
+    relay = await relay_factory(token_check_interval=0.1)
+    revoked = await relay.world("w-revoked")
+    kept = await relay.world("w-kept")
+    relay.store.revoke_token(revoked.token)  # as another process (the CLI) would
+    assert await revoked.wait_closed() == Close.AUTH_PROTOCOL
+    assert relay.state.registry.get("w-revoked") is None
+    assert relay.state.registry.get("w-kept") is not None and not kept.closed.is_set()
