@@ -211,7 +211,7 @@ def _spend_item_uses(
     qty = as_int(get_path(owner, "system.quantity"), 1)
     value = uses_value(uses, after)
     if value < amount and not (owner.get("type") == "consumable" and qty > 1):
-        raise UseError(f"{name} has no uses remaining")
+        raise UseError(f"{name} has no uses remaining ({value} of {uses_max(uses, after)})")
     if value < amount:  # an exhausted consumable with more in the stack: open the next one
         qty -= 1
         set_path(owner, "system.quantity", qty)
