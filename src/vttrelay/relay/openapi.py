@@ -54,20 +54,22 @@ def _operation_id(route: Route) -> str:
 def _parameters(route: Route) -> list[dict[str, Any]]:
     out = []
     for param in route.params:
-        for source in param.sources:
+        # GET bodies are never read, so on GET only the query and path sources count.
+        sources = [s for s in param.sources if s != "body" or route.method != "GET"]
+        for source in sources:
             if source == "body":
                 continue
             entry: dict[str, Any] = {
                 "name": param.name,
                 "in": source,
-                "required": source == "path" or (param.required and param.sources == (source,)),
+                "required": source == "path" or (param.required and sources == [source]),
                 "schema": _schema(param),
             }
             if param.description:
                 entry["description"] = param.description
             if param.type in ("array", "object") and source == "query":
                 entry["description"] = (param.description + " Sent as JSON text.").strip()
-            entry["x-sources"] = list(param.sources)
+            entry["x-sources"] = sources
             out.append(entry)
     return out
 

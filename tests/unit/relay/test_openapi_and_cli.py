@@ -25,6 +25,11 @@ def test_document_covers_the_table() -> None:
     chat = doc["paths"]["/chat"]["get"]
     limit = next(p for p in chat["parameters"] if p["name"] == "limit")
     assert limit["in"] == "query" and limit["schema"]["default"] == 10
+    details = doc["paths"]["/dnd5e/get-actor-details"]["get"]["parameters"]
+    assert {p["name"]: p["required"] for p in details if p["required"]} == {
+        "actorUuid": True,
+        "details": True,
+    }
     delete = doc["paths"]["/chat/{messageId}"]["delete"]
     assert {"name": "messageId", "in": "path"}.items() <= delete["parameters"][-1].items()
     assert delete["parameters"][-1]["required"] is True
