@@ -261,3 +261,15 @@ async def test_token_revoked_elsewhere_closes_4002(relay_factory: Any) -> None:
     assert await revoked.wait_closed() == Close.AUTH_PROTOCOL
     assert relay.state.registry.get("w-revoked") is None
     assert relay.state.registry.get("w-kept") is not None and not kept.closed.is_set()
+
+
+async def test_replaced_world_fails_its_pending_requests(relay: Any) -> None:
+    old = await relay.world("dup", handler=None)
+    call = asyncio.ensure_future(relay.call("GET", "/world-info", key=relay.key()))
+    await old.next_request()
+    new = await relay.world("dup")
+    got = await asyncio.wait_for(call, 2)
+    assert (got.status, got.json()) == (503, {"error": "World disconnected before replying"})
+    assert await old.wait_closed() == Close.NORMAL
+    assert (await relay.call("GET", "/world-info", key=relay.key())).status == 200
+    assert len(new.received) == 1
