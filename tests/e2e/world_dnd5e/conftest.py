@@ -42,7 +42,7 @@ async def world(relay: Any, tmp_path: Path) -> AsyncIterator[EmbeddedWorld]:
 
 @pytest.fixture
 def api(relay: Any) -> Callable[..., Awaitable[tuple[int, Any]]]:
-    key = relay.key(SCOPES)
+    key = relay.key(SCOPES, rate_per_minute=0)  # the concurrency test sends 500 at once
 
     async def call(method: str, path: str, json: Any = None, **query: Any) -> tuple[int, Any]:
         params = {
