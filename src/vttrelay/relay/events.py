@@ -315,6 +315,7 @@ class LoggedEvent:
     _sse: bytes | None = field(default=None, repr=False)
     _ws: bytes | None = field(default=None, repr=False)
     _data: bytes | None = field(default=None, repr=False)
+    _chunk: bytes | None = field(default=None, repr=False)
 
     @property
     def data_json(self) -> bytes:
@@ -327,6 +328,14 @@ class LoggedEvent:
         if self._sse is None:
             self._sse = sse_frame(self.event.name, self.data_json, self.seq)
         return self._sse
+
+    @property
+    def sse_chunk(self) -> bytes:
+        """The SSE frame as one HTTP/1.1 chunk (`<hex length>\r\n<frame>\r\n`)."""
+        if self._chunk is None:
+            frame = self.sse
+            self._chunk = b"%x\r\n" % len(frame) + frame + b"\r\n"
+        return self._chunk
 
     @property
     def ws(self) -> bytes:

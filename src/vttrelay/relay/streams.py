@@ -170,6 +170,9 @@ class Subscriber:
     alive: Callable[[], bool] | None = None
     # for SSE: cuts the connection when a cut-off subscriber does not take its error event
     abort: Callable[[], None] | None = None
+    # for SSE: writes an event straight to the socket when nothing is queued before it and the
+    # socket keeps up; False sends the event through the mailbox instead
+    direct: Callable[[LoggedEvent], bool] | None = None
     dropped: bool = False
     reason: str | None = None  # why the hub dropped it: "world-gone", "fell-behind", "gone"
     done: bool = False  # its consumer has returned
@@ -332,7 +335,11 @@ class EventHub:
             return
         overflowed: list[Subscriber] = []
         for sub in subs:
-            if sub.filter.matches(event) and not sub.mailbox.put(sub.encode(logged)):
+            if not sub.filter.matches(event):
+                continue
+            if sub.direct is not None and not sub.mailbox and sub.direct(logged):
+                continue
+            if not sub.mailbox.put(sub.encode(logged)):
                 overflowed.append(sub)
         for sub in overflowed:
             self._overflow(sub)
@@ -578,6 +585,7 @@ class Streams:
             await response.write(
                 resume_frames(resume, connected_data(channel, world.client_id, params))
             )
+            sub.direct = direct_writer(request, response)
             keepalive = self.settings.keepalive_interval
             while True:
                 batch = await sub.mailbox.next_batch(keepalive)
@@ -599,6 +607,34 @@ class Streams:
         from vttrelay.relay.client_ws import ClientSocket
 
         return await ClientSocket(self, request).run()
+
+
+# A socket whose unsent bytes exceed this gets its events through the mailbox, whose writer
+# waits for the socket to drain (aiohttp's own limit before it drains).
+DIRECT_WRITE_LIMIT: Final = 64 * 1024
+
+
+def direct_writer(
+    request: web.Request, response: web.StreamResponse
+) -> Callable[[LoggedEvent], bool] | None:
+    """Fan-out's fast path for one prepared SSE response: hand the event's bytes (one shared,
+    pre-encoded chunk for every subscriber) to the socket without waking the handler's task.
+
+    Only used for what aiohttp itself would write unchanged: no compression; chunked or not as
+    the response was prepared.
+    """
+    transport = request.transport
+    if transport is None or response.compression:
+        return None
+    chunked = response.headers.get("Transfer-Encoding", "").lower() == "chunked"
+
+    def write(logged: LoggedEvent) -> bool:
+        if transport.is_closing() or transport.get_write_buffer_size() > DIRECT_WRITE_LIMIT:
+            return False
+        transport.write(logged.sse_chunk if chunked else logged.sse)
+        return True
+
+    return write
 
 
 def _transport_alive(request: web.Request) -> bool:

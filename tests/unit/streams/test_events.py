@@ -252,6 +252,8 @@ def test_logged_event_encodings() -> None:
     logged = log.append(chat("create", message(content="hi")))
     assert logged.seq == 1
     assert logged.sse.startswith(b"id: 1\nevent: chat-create\ndata: {")
+    size = f"{len(logged.sse):x}".encode()
+    assert logged.sse_chunk == size + b"\r\n" + logged.sse + b"\r\n"
     ws = orjson.loads(logged.ws)
     assert ws == {
         "type": "chat-event",

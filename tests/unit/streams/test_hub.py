@@ -215,3 +215,28 @@ async def test_sweeper_drops_clients_that_went_away() -> None:
     await hub.close()
     await hub.flush()
     assert world.counts() == [("chat-events", 1), ("chat-events", 0)]
+
+
+async def test_direct_writes_keep_order_behind_queued_events() -> None:
+    hub, _, world = hub_with_world()
+    wire: list[int] = []
+    open_socket = [True]
+
+    def direct(logged: Any) -> bool:
+        if open_socket[0]:
+            wire.append(logged.seq)
+        return open_socket[0]
+
+    s = sub(direct=direct)
+    hub.subscribe(s)
+    hub.world_event(world, chat_frame(1))
+    assert wire == [1] and len(s.mailbox) == 0  # straight to the socket
+    open_socket[0] = False  # the socket is backed up: events queue
+    hub.world_event(world, chat_frame(2))
+    open_socket[0] = True
+    hub.world_event(world, chat_frame(3))  # must not overtake event 2
+    assert wire == [1]
+    queued = await s.mailbox.next_batch(1) or []
+    assert [frame.split(b"\n", 1)[0] for frame in queued] == [b"id: 2", b"id: 3"]
+    hub.world_event(world, chat_frame(4))  # queue drained: direct again
+    assert wire == [1, 4]
