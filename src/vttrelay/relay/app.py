@@ -4,7 +4,7 @@
 header), one handler per route of `routes.ROUTES` (forward routes through `forward.py`, local
 routes by their `handler` name below, stream routes through `streams.py` when it is present),
 CORS on every response (wire-protocol §8), the body limit (413), and the background usage
-flusher. `log_requests` writes one line per request (method, path, status, ms).
+flusher and token checks. `log_requests` writes one line per request (method, path, status, ms).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from vttrelay.relay.forward import forward
 from vttrelay.relay.ratelimit import TokenBuckets
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import PairingError, RelayStore
-from vttrelay.relay.worlds import WorldGateway, WorldRegistry, is_world_upgrade, now_ms
+from vttrelay.relay.worlds import WorldGateway, WorldRegistry, is_world_upgrade
 
 log = logging.getLogger("vttrelay.relay")
 
@@ -390,5 +390,4 @@ __all__ = [
     "RelayState",
     "create_app",
     "json_response",
-    "now_ms",
 ]
