@@ -218,6 +218,11 @@ class Agent:
         self._outbox = outbox
         with self.world.store.transaction() as tx:
             gm = documents.gm_user(tx)
+            # The module's `wsRelayUrl` setting: the relay this world is connected to (scripts
+            # read it with game.settings.get("foundry-rest-api", "wsRelayUrl")).
+            relay = relay_socket_url(self.config.relay_url)[: -len("/relay")]
+            if documents.get_setting(tx, "foundry-rest-api.wsRelayUrl") != relay:
+                documents.set_setting(tx, "foundry-rest-api.wsRelayUrl", relay)
         self.world.online = {gm["_id"]} if gm else set()
         self.world.sink = outbox.put_nowait
         outbox.put_nowait({"type": protocol.PING})

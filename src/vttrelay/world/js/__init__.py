@@ -1,0 +1,1 @@
+"""JavaScript shipped as package data: `prelude.js`, the world API execute-js scripts see."""
