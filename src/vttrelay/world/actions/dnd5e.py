@@ -1,10 +1,12 @@
-"""The `/dnd5e/*` actions (world-behaviour §3, §7, §8): reading actor details, rolls (skills,
-checks, saves, death saves, concentration), experience, charges, equipment, attunement,
-currency and spell preparation. Rests live in `dnd5e_rest.py`, using items in `dnd5e_use.py`.
+"""The `/dnd5e/*` actions that read actors and roll (world-behaviour §3.1-3.10):
+get-actor-details, modify-item-charges, skill checks, ability checks and saves, death saves,
+experience and concentration. Equipment, currency and spell preparation live in
+`dnd5e_inventory.py`, rests in `dnd5e_rest.py`, using items in `dnd5e_use.py`; the shared
+parameter and resolution helpers in `dnd5e_common.py`.
 
 Each handler validates in the module's order with its exact error texts, resolves the actor the
-way that endpoint does (§2.2: the not-found texts differ), applies the `userId` gate, calls the
-pure rules in `world/rules/`, and puts the changed documents back into the transaction.
+way that endpoint does, applies the `userId` gate, calls the pure rules in `world/rules/`, and
+puts the changed documents back into the transaction.
 """
 
 from __future__ import annotations
@@ -13,17 +15,32 @@ from typing import Any, Final
 
 from vttrelay.world import documents
 from vttrelay.world.actions import ActionError, action
+from vttrelay.world.actions.dnd5e_common import (
+    actor_direct,
+    actor_direct_checked,
+    actor_or_selected,
+    actor_uuid,
+    flag,
+    is_number,
+    number,
+    require_actor_or_selected,
+    resolve_actor,
+    roll_formula,
+    roll_message,
+    roll_options,
+    roll_reply,
+    save_actor,
+    speaker_for,
+    text,
+)
 from vttrelay.world.context import ActionContext
-from vttrelay.world.dice import DiceError, Roll
 from vttrelay.world.permissions import assert_can_view, assert_owner
 from vttrelay.world.rules import abilities as ab
 from vttrelay.world.rules import concentration as conc
-from vttrelay.world.rules import currency as coins
 from vttrelay.world.rules import deaths
 from vttrelay.world.rules.details import actor_details
-from vttrelay.world.rules.items import modify_charges, set_attuned, set_equipped
+from vttrelay.world.rules.items import modify_charges
 from vttrelay.world.rules.paths import as_int, get_path, set_path
-from vttrelay.world.rules.spells import prepares_spells, set_prepared
 
 # XP by challenge rating (SRD 5.1): NPCs have experience derived from their CR.
 CR_XP: Final[dict[float, int]] = {
@@ -43,190 +60,6 @@ CR_XP: Final[dict[float, int]] = {
     10: 5900,
 }
 DEATH_SAVE_TYPES: Final = ("character", "npc")
-
-
-# Parameters ---------------------------------------------------------------------------------
-
-
-def text(frame: dict[str, Any], key: str) -> str | None:
-    """A non-empty string parameter, else None."""
-    value = frame.get(key)
-    return value if isinstance(value, str) and value != "" else None
-
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def number(frame: dict[str, Any], key: str) -> float | None:
-    """A numeric parameter (not a bool), else None."""
-    value = frame.get(key)
-    return value if is_number(value) else None
-
-
-def flag(frame: dict[str, Any], key: str, default: bool = False) -> bool:
-    value = frame.get(key)
-    return value if isinstance(value, bool) else default
-
-
-# Resolution (world-behaviour §2.2, §2.3) ------------------------------------------------------
-
-
-def actor_uuid(actor: dict[str, Any]) -> str:
-    return documents.actor_uuid(actor["_id"])
-
-
-def _actor_from_uuid(ctx: ActionContext, uuid: str) -> dict[str, Any] | None:
-    resolved = documents.resolve_uuid(ctx.tx, uuid)
-    if resolved is None:
-        return None
-    if resolved.kind == "Actor":
-        return resolved.doc
-    if resolved.kind == "Token":
-        return resolved.actor
-    return None
-
-
-def actor_direct(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    """`fromUuid(actorUuid)`: `actorUuid is required` / `Actor not found with UUID: <uuid>`."""
-    uuid = text(frame, "actorUuid")
-    if uuid is None:
-        raise ActionError("actorUuid is required")
-    return actor_direct_checked(ctx, uuid)
-
-
-def actor_direct_checked(ctx: ActionContext, uuid: str) -> dict[str, Any]:
-    actor = _actor_from_uuid(ctx, uuid)
-    if actor is None:
-        raise ActionError(f"Actor not found with UUID: {uuid}")
-    return actor
-
-
-def require_actor_or_selected(frame: dict[str, Any]) -> None:
-    if text(frame, "actorUuid") is None and frame.get("selected") is not True:
-        raise ActionError("Either actorUuid or selected must be provided")
-
-
-def actor_or_selected(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    """`actorUuid`, else the first selected token's actor (rests, experience)."""
-    uuid = text(frame, "actorUuid")
-    if uuid is not None:
-        actor = _actor_from_uuid(ctx, uuid)
-        if actor is None:
-            raise ActionError("Actor not found")
-        return actor
-    tokens = ctx.selected_tokens()
-    if not tokens:
-        raise ActionError("No token selected")
-    actor_id = tokens[0].get("actorId")
-    actor = ctx.tx.get("Actor", actor_id) if isinstance(actor_id, str) else None
-    if actor is None:
-        raise ActionError("Actor not found")
-    return actor
-
-
-def resolve_actor(
-    ctx: ActionContext,
-    frame: dict[str, Any],
-    uuid_key: str = "actorUuid",
-    name_key: str = "actorName",
-) -> dict[str, Any]:
-    """`resolveActor`: uuid (an Actor, or a Token's actor) else a world actor by name."""
-    uuid, name = text(frame, uuid_key), text(frame, name_key)
-    if uuid is None and name is None:
-        raise ActionError(f"{uuid_key} or {name_key} is required")
-    actor = (
-        _actor_from_uuid(ctx, uuid)
-        if uuid is not None
-        else documents.find_by_name(ctx.tx.all("Actor"), name)
-    )
-    if actor is None:
-        raise ActionError(f"Actor not found: {uuid if uuid is not None else name}")
-    return actor
-
-
-def resolve_item(
-    ctx: ActionContext, actor: dict[str, Any], frame: dict[str, Any]
-) -> dict[str, Any]:
-    """`resolveItem` (equip/attune): uuid's last segment, or the full uuid, else the name."""
-    uuid, name = text(frame, "itemUuid"), text(frame, "itemName")
-    if uuid is None and name is None:
-        raise ActionError("itemUuid or itemName is required")
-    items = actor.get("items") or []
-    item: dict[str, Any] | None = None
-    if uuid is not None:
-        item_id = uuid.rsplit(".", 1)[-1]
-        item = next((i for i in items if i.get("_id") == item_id), None)
-        if item is None:
-            item = next(
-                (i for i in items if documents.item_uuid(actor["_id"], i["_id"]) == uuid), None
-            )
-    else:
-        item = documents.find_by_name(items, name)
-    if item is None:
-        raise ActionError(
-            f"Item not found on actor {actor.get('name', '')}: {uuid if uuid is not None else name}"
-        )
-    return item
-
-
-def save_actor(ctx: ActionContext, actor: dict[str, Any], *items: dict[str, Any]) -> None:
-    now = ctx.now_ms()
-    user_id = ctx.acting_user_id
-    for item in items:
-        documents.touch_stats(item, now, user_id)
-    documents.touch_stats(actor, now, user_id)
-    ctx.tx.put("Actor", actor)
-
-
-def speaker_for(ctx: ActionContext, actor: dict[str, Any]) -> dict[str, Any]:
-    """The chat speaker of an actor: its token on the active scene, if it has one."""
-    scene = documents.active_scene(ctx.tx)
-    token = None
-    if scene is not None:
-        token = next(
-            (t for t in scene.get("tokens") or [] if t.get("actorId") == actor["_id"]), None
-        )
-    return {
-        "scene": scene["_id"] if scene is not None and token is not None else None,
-        "actor": actor["_id"],
-        "token": token["_id"] if token is not None else None,
-        "alias": token.get("name") if token is not None else actor.get("name", ""),
-    }
-
-
-def roll_message(
-    ctx: ActionContext, actor: dict[str, Any], roll: Roll, flavor: str, roll_flags: dict[str, Any]
-) -> dict[str, Any]:
-    return ctx.create_chat_message(
-        content=str(roll.total),
-        speaker=speaker_for(ctx, actor),
-        flavor=flavor,
-        rolls=[roll.to_chat()],
-        flags={"dnd5e": {"roll": roll_flags}},
-    )
-
-
-def roll_formula(ctx: ActionContext, formula: str) -> Roll:
-    try:
-        return ctx.dice.roll(formula)
-    except DiceError as exc:
-        raise ActionError(str(exc)) from exc
-
-
-def roll_reply(roll: Roll) -> dict[str, Any]:
-    return {"total": roll.total, "formula": roll.formula, "result": roll.result}
-
-
-def roll_options(frame: dict[str, Any]) -> dict[str, Any]:
-    bonus = frame.get("bonus")
-    if bonus is not None and not isinstance(bonus, str | int | float):
-        raise ActionError("bonus must be a string")
-    return {
-        "advantage": flag(frame, "advantage"),
-        "disadvantage": flag(frame, "disadvantage"),
-        "bonus": str(bonus) if bonus not in (None, "") else None,
-    }
 
 
 # get-actor-details ---------------------------------------------------------------------------
@@ -487,138 +320,5 @@ def concentration_save(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, A
             "dc": dc,
             **roll_reply(roll),
             "maintained": maintained,
-        }
-    }
-
-
-# Equipment and attunement --------------------------------------------------------------------
-
-
-def _item_toggle(ctx: ActionContext, frame: dict[str, Any], key: str) -> dict[str, Any]:
-    actor = resolve_actor(ctx, frame)
-    assert_owner(ctx, actor, "modify items on")
-    item = resolve_item(ctx, actor, frame)
-    value = frame.get(key)
-    if not isinstance(value, bool):
-        raise ActionError(f"{key} must be a boolean")
-    (set_equipped if key == "equipped" else set_attuned)(item, value)
-    save_actor(ctx, actor, item)
-    return {
-        "data": {
-            "actorUuid": actor_uuid(actor),
-            "itemUuid": documents.item_uuid(actor["_id"], item["_id"]),
-            "itemName": item.get("name", ""),
-            key: value,
-        }
-    }
-
-
-@action("equip-item")
-def equip_item(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    return _item_toggle(ctx, frame, "equipped")
-
-
-@action("attune-item")
-def attune_item(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    return _item_toggle(ctx, frame, "attuned")
-
-
-# Currency ------------------------------------------------------------------------------------
-
-
-@action("transfer-currency")
-def transfer_currency(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    if text(frame, "sourceActorUuid") is None and text(frame, "sourceActorName") is None:
-        raise ActionError("sourceActorUuid or sourceActorName is required")
-    if text(frame, "targetActorUuid") is None and text(frame, "targetActorName") is None:
-        raise ActionError("targetActorUuid or targetActorName is required")
-    request = frame.get("currency")
-    if not isinstance(request, dict):
-        raise ActionError("currency object is required")
-    source = resolve_actor(ctx, frame, "sourceActorUuid", "sourceActorName")
-    target = resolve_actor(ctx, frame, "targetActorUuid", "targetActorName")
-    assert_owner(ctx, source, "transfer currency from")
-    assert_owner(ctx, target, "transfer currency to")
-    try:
-        amounts = coins.transfer_amounts(request)
-        new_source, new_target = coins.plan_transfer(
-            coins.balance(source), coins.balance(target), amounts, str(source.get("name", ""))
-        )
-    except coins.CurrencyError as exc:
-        raise ActionError(str(exc)) from exc
-    if source["_id"] == target["_id"]:
-        # paying yourself moves nothing (the funds were still checked above)
-        new_source = new_target = coins.balance(source)
-        save_actor(ctx, source)
-    elif amounts:
-        coins.set_balance(source, new_source)
-        coins.set_balance(target, new_target)
-        save_actor(ctx, source)
-        save_actor(ctx, target)
-    return {
-        "data": {
-            "sourceActorUuid": actor_uuid(source),
-            "targetActorUuid": actor_uuid(target),
-            "transferred": request,
-            "sourceBalance": new_source,
-            "targetBalance": new_target,
-        }
-    }
-
-
-@action("modify-currency")
-def modify_currency(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    uuid = text(frame, "uuid") or text(frame, "actorUuid")
-    denom = text(frame, "currency")
-    amount = frame.get("amount")
-    if uuid is None or denom is None or amount is None:
-        raise ActionError("Missing required params: uuid, currency, amount")
-    if not is_number(amount):
-        raise ActionError("amount must be a number")
-    if amount != int(amount):
-        raise ActionError("amount must be a whole number of coins")
-    actor = _actor_from_uuid(ctx, uuid)
-    if actor is None:
-        raise ActionError(f"Actor not found: {uuid}")
-    if denom not in coins.DENOMINATIONS:
-        raise ActionError(
-            f"Invalid currency '{denom}'. Valid currencies: {', '.join(coins.DENOMINATIONS)}"
-        )
-    balance = coins.balance(actor)
-    previous = balance[denom]
-    current = coins.modify(previous, int(amount))
-    coins.set_balance(actor, {denom: current})
-    save_actor(ctx, actor)
-    return {"data": {"currency": denom, "previous": previous, "current": current, "delta": amount}}
-
-
-# Spell preparation ---------------------------------------------------------------------------
-
-
-@action("prepare-spell")
-def prepare_spell(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    uuid = text(frame, "uuid") or text(frame, "actorUuid")
-    spell_name = text(frame, "spellName") or text(frame, "name")
-    prepared = frame.get("prepared")
-    if uuid is None or spell_name is None or prepared is None:
-        raise ActionError("Missing required params: uuid, spellName, prepared")
-    if not isinstance(prepared, bool):
-        raise ActionError("prepared must be a boolean")
-    actor = _actor_from_uuid(ctx, uuid)
-    if actor is None:
-        raise ActionError(f"Actor not found: {uuid}")
-    spells = [i for i in actor.get("items") or [] if i.get("type") == "spell"]
-    spell = documents.find_by_name(spells, spell_name)
-    if spell is None:
-        raise ActionError(f"Spell not found: {spell_name}")
-    if not prepares_spells(actor):  # spec §4.1: only for classes that prepare spells
-        raise ActionError(f"Actor '{actor.get('name', '')}' does not prepare spells")
-    set_prepared(spell, prepared)
-    save_actor(ctx, actor, spell)
-    return {
-        "data": {
-            "spellName": spell.get("name", ""),
-            "prepared": prepared,
-            "uuid": documents.item_uuid(actor["_id"], spell["_id"]),
         }
     }

@@ -12,7 +12,7 @@ import os
 from typing import Any, Final
 
 from vttrelay.world.actions import ActionError, action
-from vttrelay.world.actions.dnd5e import (
+from vttrelay.world.actions.dnd5e_common import (
     actor_or_selected,
     actor_uuid,
     flag,

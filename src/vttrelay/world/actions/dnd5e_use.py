@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from vttrelay.world import documents
 from vttrelay.world.actions import ActionError, action
-from vttrelay.world.actions.dnd5e import actor_direct, save_actor, speaker_for, text
+from vttrelay.world.actions.dnd5e_common import actor_direct, save_actor, speaker_for, text
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import assert_owner
 from vttrelay.world.rules import concentration as conc
