@@ -1,0 +1,96 @@
+"""Event streams fed by the real embedded world (not a double): what its actions emit reaches
+subscribers named, unwrapped and filtered as documented, and the world emits only for channels
+the relay switched on."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from vttrelay.relay.routes import DEFAULT_SCOPES
+from vttrelay.world.embedded import EmbeddedWorld, start
+
+CID = "vttrelay-demo"
+FAST = {"base_delay": 0.05, "max_delay": 0.2, "duplicate_retry": 0.2, "connect_timeout": 2.0}
+ELARA = "Actor.elaraWizard00001"  # Aria's wizard in the demo world
+ARIA = "playerAria000001"
+
+
+@pytest.fixture
+async def world(relay: Any, tmp_path: Path) -> AsyncIterator[EmbeddedWorld]:
+    handle = await start(
+        relay.ws_url,
+        relay.token(client_id=CID),
+        tmp_path / "world-data",
+        wait_connected=5.0,
+        client_id=CID,
+        **FAST,
+    )
+    assert handle.agent.connected.is_set(), handle.agent.stopped_reason
+    try:
+        yield handle
+    finally:
+        await handle.stop()
+
+
+async def test_world_actions_reach_filtered_streams(
+    relay: Any, world: EmbeddedWorld, sse: Any, eventually: Any
+) -> None:
+    key = relay.key((*DEFAULT_SCOPES, "chat:write"), rate_per_minute=0)
+    await eventually(lambda: bool(relay.state.registry.get(CID).users))  # its player-list
+    assert world.world.subscriptions.get("chat-events", 0) == 0
+    everything = await sse(relay, "/chat/subscribe", key, clientId=CID)
+    ben_emotes = await sse(relay, "/chat/subscribe", key, clientId=CID, type=2, userId="ben")
+    as_ben = await sse(relay, "/chat/subscribe", key, clientId=CID, userId="Ben")
+    rolls = await sse(relay, "/rolls/subscribe", key, clientId=CID, userId="Aria")
+    actor = await sse(relay, "/actor/subscribe", key, clientId=CID, actorUuid=ELARA)
+    for stream in (everything, ben_emotes, as_ben, rolls, actor):
+        assert (await stream.event()).name == "connected"
+    await eventually(lambda: world.world.subscriptions.get("chat-events") == 3)
+    await eventually(lambda: world.world.subscriptions.get("actor-events") == 1)
+
+    async def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
+        answer = await relay.call("POST", path, key=key, json=body, params={"clientId": CID})
+        assert answer.status == 200, answer.body
+        reply: dict[str, Any] = orjson.loads(answer.body)
+        return reply
+
+    emote = (await post("/chat", {"content": "waves", "chatType": 2}))["data"]
+    secret = (await post("/chat", {"content": "psst", "whisper": [ARIA]}))["data"]
+    removed = await relay.call("DELETE", f"/chat/{secret['id']}", key=key, params={"clientId": CID})
+    assert removed.status == 200, removed.body
+
+    seen = await everything.events(3)
+    assert [(e.name, e.data["id"]) for e in seen] == [
+        ("chat-create", emote["id"]),
+        ("chat-create", secret["id"]),
+        ("chat-delete", secret["id"]),
+    ]
+    assert seen[0].data == emote  # the bare message, exactly as the world serialized it
+    assert seen[0].data["flags"]["vttrelay"]["chatType"] == 2
+    assert seen[2].data == {"id": secret["id"]}
+    assert [e.data["id"] for e in [await ben_emotes.event()]] == [emote["id"]]
+    assert [e.data["id"] for e in [await as_ben.event()]] == [emote["id"]]  # no whisper to Aria
+    assert await as_ben.nothing_more(0.2) and await ben_emotes.nothing_more(0.05)
+
+    # a roll made as Aria reaches her roll stream, and a change to her actor its actor stream
+    check = await post(
+        "/dnd5e/skill-check",
+        {"actorUuid": ELARA, "skill": "prc", "userId": "Aria"},
+    )
+    roll = await rolls.event()
+    assert roll.name == "roll"
+    assert roll.data["user"]["id"] == ARIA
+    assert roll.data["rollTotal"] == check["data"]["total"]
+    await post("/dnd5e/modify-experience", {"actorUuid": ELARA, "amount": 10})
+    update = await actor.event()
+    assert update.name == "actor-update" and update.data["actorUuid"] == ELARA
+
+    # the world stops emitting a channel once nobody listens
+    rolls.close()
+    relay.state.streams.hub.settings.sweep_interval = 0.05
+    await eventually(lambda: world.world.subscriptions.get("roll-events") == 0)
