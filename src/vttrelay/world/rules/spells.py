@@ -177,6 +177,31 @@ def spend_slot_for(actor: dict[str, Any], spell: dict[str, Any]) -> str | None:
     return f"{ordinal(level)}-level slot"
 
 
+def cast_level(actor: dict[str, Any], spell: dict[str, Any]) -> int:
+    """The level a spell is cast at: pact spells at the pact slot level, others at their own."""
+    level = spell_level(spell)
+    if level > 0 and preparation_mode(spell) == "pact":
+        return max(level, pact_max_and_level(actor)[1])
+    return level
+
+
+def recover_slots(actor: dict[str, Any], budget: int, max_level: int = 5) -> list[int]:
+    """Arcane Recovery: regain expended leveled slots whose levels add up to at most `budget`
+    (none above `max_level`), highest levels first. Returns the levels regained."""
+    regained: list[int] = []
+    for level in range(min(max_level, 9), 0, -1):
+        key = f"spell{level}"
+        maximum = slot_max(actor, level)
+        value = slot_value(actor, key, maximum)
+        while value < maximum and level <= budget:
+            value += 1
+            budget -= level
+            regained.append(level)
+        if regained and regained[-1] == level:
+            actor["system"]["spells"].setdefault(key, {})["value"] = value
+    return regained
+
+
 def ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"

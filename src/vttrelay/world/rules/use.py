@@ -31,6 +31,10 @@ from vttrelay.world.rules.items import UsesError, spend_uses, uses_max, uses_val
 from vttrelay.world.rules.paths import as_int, get_path, set_path
 
 RANGED_WEAPONS: Final = ("simpleR", "martialR")
+# Features and spells whose effect is more than their activity (by item identifier).
+ARCANE_RECOVERY: Final = "arcane-recovery"
+# Temporary hit points granted per level the spell is cast at.
+TEMP_HP_PER_LEVEL: Final = {"armor-of-agathys": 5}
 IMPROVED_CRITICAL: Final = "improved-critical"
 MARTIAL_ARTS: Final = "martial-arts"
 
@@ -264,6 +268,7 @@ def use_item(
             out.notes.append(f"spent a {spent}")
         out.concentration = spell_rules.is_concentration(item)
     _spend_consumables(after, item, activity, out)
+    _special_effects(after, item, out)
     if activity is None:
         return out
     try:
@@ -271,6 +276,24 @@ def use_item(
     except DiceError as exc:
         raise UseError(f"{item.get('name', '')}: {exc}") from exc
     return out
+
+
+def _special_effects(after: dict[str, Any], item: dict[str, Any], out: UseOutcome) -> None:
+    identifier = get_path(item, "system.identifier")
+    if identifier == ARCANE_RECOVERY:
+        wizard = sum(
+            as_int(get_path(c, "system.levels"), 0)
+            for c in class_items(after)
+            if get_path(c, "system.identifier") == "wizard"
+        )
+        regained = spell_rules.recover_slots(after, -(-wizard // 2))
+        levels = ", ".join(spell_rules.ordinal(n) for n in regained) or "none"
+        out.notes.append(f"regained spell slots: {levels}")
+    elif identifier in TEMP_HP_PER_LEVEL:
+        temp = TEMP_HP_PER_LEVEL[str(identifier)] * spell_rules.cast_level(after, item)
+        current = as_int(get_path(after, "system.attributes.hp.temp"), 0)
+        set_path(after, "system.attributes.hp.temp", max(current, temp))
+        out.notes.append(f"{temp} temporary hit points")
 
 
 def _resolve_activity(

@@ -183,3 +183,22 @@ def test_apply_healing_caps_and_resets_death_saves(pip: dict[str, Any]) -> None:
     pip["system"]["attributes"]["death"].update(success=1, failure=2)
     assert apply_healing(pip, 100) == 24
     assert pip["system"]["attributes"]["death"]["failure"] == 0
+
+
+def test_arcane_recovery_regains_slots_up_to_half_wizard_level(elara: dict[str, Any]) -> None:
+    elara["system"]["spells"]["spell1"]["value"] = 1
+    elara["system"]["spells"]["spell2"]["value"] = 0
+    out = use_item(elara, named(elara, "Arcane Recovery")["_id"], Dice())
+    # budget ceil(3 / 2) = 2: one 2nd-level slot, highest first
+    assert out.actor["system"]["spells"]["spell2"]["value"] == 1
+    assert out.actor["system"]["spells"]["spell1"]["value"] == 1
+    assert "regained spell slots: 2nd" in out.notes
+    assert named(out.actor, "Arcane Recovery")["system"]["uses"]["spent"] == 1
+    with pytest.raises(UseError, match="no uses remaining"):
+        use_item(out.actor, named(elara, "Arcane Recovery")["_id"], Dice())
+
+
+def test_armor_of_agathys_grants_temp_hp_by_pact_level(corvin: dict[str, Any]) -> None:
+    out = use_item(corvin, named(corvin, "Armor of Agathys")["_id"], Dice())
+    assert out.actor["system"]["attributes"]["hp"]["temp"] == 10  # 5 x 2nd-level pact slot
+    assert out.actor["system"]["spells"]["pact"]["value"] == 1
