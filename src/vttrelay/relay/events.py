@@ -376,14 +376,17 @@ def parse_last_event_id(value: str | None) -> int | None:
 class EventLog:
     """The bounded history of one world's channel: events numbered 1, 2, 3 ... in order.
 
-    A subscriber that last saw position `n` can ask for everything after it; when some of it has
-    already been dropped, a `Gap` says so.
+    At most `capacity` events and about `max_bytes` of their JSON are kept (the newest event is
+    always kept). A subscriber that last saw position `n` can ask for everything after it; when
+    some of it has already been dropped, a `Gap` says so.
     """
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, max_bytes: int | None = None) -> None:
         self.capacity = max(0, capacity)
+        self.max_bytes = max_bytes
         self.last_seq = 0
-        self._events: deque[LoggedEvent] = deque(maxlen=self.capacity or None)
+        self.size = 0  # bytes of JSON kept
+        self._events: deque[LoggedEvent] = deque()
 
     def __len__(self) -> int:
         return len(self._events)
@@ -391,8 +394,15 @@ class EventLog:
     def append(self, event: StreamEvent) -> LoggedEvent:
         self.last_seq += 1
         logged = LoggedEvent(self.last_seq, event)
-        if self.capacity:
-            self._events.append(logged)
+        if not self.capacity:
+            return logged
+        events = self._events
+        events.append(logged)
+        self.size += len(logged.data_json)
+        while len(events) > self.capacity or (
+            self.max_bytes is not None and self.size > self.max_bytes and len(events) > 1
+        ):
+            self.size -= len(events.popleft().data_json)
         return logged
 
     @property

@@ -63,6 +63,8 @@ class StreamSettings:
 
     keepalive_interval: float = 15.0  # seconds between `: keepalive` comments
     event_buffer_size: int = 1000  # events kept per world and channel for Last-Event-ID replay
+    event_buffer_bytes: int = 8 * 1024 * 1024  # and at most about this much of their JSON
+    history_retention: float = 600.0  # seconds a gone world's history is kept for its return
     max_streams_per_channel: int = 10  # per world, channel and kind (SSE or /ws/api)
     subscriber_queue_size: int = 1000  # undelivered events a subscriber may have before it is cut
     slow_close_grace: float = 5.0  # seconds a cut-off subscriber gets to take its error event
@@ -203,6 +205,7 @@ class EventHub:
         self._sending: dict[str, asyncio.Future[None]] = {}
         self._sweeper: asyncio.Task[None] | None = None
         self._timers: set[asyncio.TimerHandle] = set()
+        self._forgetting: dict[str, asyncio.TimerHandle] = {}  # gone worlds' history, by id
 
     # Inspection ---------------------------------------------------------------------------------
 
@@ -220,7 +223,9 @@ class EventHub:
         key = (client_id, channel)
         found = self._logs.get(key)
         if found is None:
-            found = self._logs[key] = EventLog(self.settings.event_buffer_size)
+            found = self._logs[key] = EventLog(
+                self.settings.event_buffer_size, self.settings.event_buffer_bytes
+            )
         return found
 
     # Subscribing --------------------------------------------------------------------------------
@@ -316,6 +321,22 @@ class EventHub:
                 sub.reason = "world-gone"
                 self.unsubscribe(sub, "world-gone")
                 sub.mailbox.close()
+        previous = self._forgetting.pop(world.client_id, None)
+        if previous is not None:
+            previous.cancel()
+        loop = asyncio.get_running_loop()
+        self._forgetting[world.client_id] = loop.call_later(
+            self.settings.history_retention, self._forget, world.client_id
+        )
+
+    def _forget(self, client_id: str) -> None:
+        """Drop the history of a world that did not come back (nor kept any subscriber)."""
+        self._forgetting.pop(client_id, None)
+        if self.registry.get(client_id) is not None or self.subscribers(client_id):
+            return
+        for key in [k for k in self._logs if k[0] == client_id]:
+            del self._logs[key]
+        self._messages.pop(client_id, None)
 
     def world_event(self, world: Any, frame: dict[str, Any]) -> None:
         """Name, log and fan out one event frame."""
@@ -404,9 +425,10 @@ class EventHub:
         for sub in self.subscribers():
             self.unsubscribe(sub, "shutdown")
             sub.mailbox.close()
-        for handle in self._timers:
+        for handle in [*self._timers, *self._forgetting.values()]:
             handle.cancel()
         self._timers.clear()
+        self._forgetting.clear()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -288,3 +288,12 @@ def test_event_log_without_history() -> None:
     assert len(log) == 0
     assert log.since(0) == (0, Gap(1, None), [])
     assert protocol.HOOK_CHANNEL == "hooks"
+
+
+def test_event_log_is_bounded_in_bytes_too() -> None:
+    log = EventLog(100, max_bytes=250)
+    for i in range(10):
+        log.append(StreamEvent("hooks", "h", {"pad": "x" * 90, "i": i}))  # ~110 bytes each
+    assert len(log) == 2 and log.size <= 250 and log.oldest_seq == 9
+    log.append(StreamEvent("hooks", "h", {"pad": "x" * 1000}))  # bigger than the bound: kept
+    assert len(log) == 1 and log.oldest_seq == 11

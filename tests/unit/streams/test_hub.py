@@ -240,3 +240,18 @@ async def test_direct_writes_keep_order_behind_queued_events() -> None:
     assert [frame.split(b"\n", 1)[0] for frame in queued] == [b"id: 2", b"id: 3"]
     hub.world_event(world, chat_frame(4))  # queue drained: direct again
     assert wire == [1, 4]
+
+
+async def test_history_of_a_world_that_stays_away_is_forgotten() -> None:
+    hub, registry, world = hub_with_world(history_retention=0.05)
+    hub.world_event(world, chat_frame(1))
+    del registry.worlds["w1"]
+    hub.world_disconnected(world)
+    back = registry.worlds["w1"] = FakeWorld()
+    await asyncio.sleep(0.1)
+    assert hub.log("w1", protocol.CHAT_CHANNEL).last_seq == 1  # it came back in time: kept
+    del registry.worlds["w1"]
+    hub.world_disconnected(back)
+    await asyncio.sleep(0.1)
+    assert hub.log("w1", protocol.CHAT_CHANNEL).last_seq == 0  # gone for good: forgotten
+    await hub.close()
