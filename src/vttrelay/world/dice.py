@@ -126,6 +126,13 @@ class Dice:
         self.rng = rng if rng is not None else random.Random()
         self._roller = d20.Roller()
 
+    def check(self, formula: str) -> None:
+        """Raise DiceError unless `formula` parses (nothing is rolled)."""
+        try:
+            self._roller.parse(_BARE_KEEP.sub(r"\g<1>1", formula.strip()))
+        except d20.RollError as exc:
+            raise DiceError(f"Invalid dice formula '{formula}': {exc}") from exc
+
     def roll(self, formula: str, *, critical: int = 20, fumble: int = 1) -> Roll:
         """Evaluate `formula`. A d20 term that leads the formula and keeps one die is critical
         at `critical` or more and a fumble at `fumble` or less; other rolls are neither."""

@@ -127,7 +127,7 @@ def skill_check(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
         raise ActionError(f"Invalid skill '{skill}'. Valid skills: {', '.join(ab.SKILLS)}")
     actor = actor_direct(ctx, frame)
     assert_can_view(ctx, actor)
-    roll = roll_formula(ctx, ab.skill_formula(actor, skill, **roll_options(frame)))
+    roll = roll_formula(ctx, ab.skill_formula(actor, skill, **roll_options(ctx, frame)))
     if flag(frame, "createChatMessage", True):
         label = ab.SKILLS[skill][0]
         roll_message(ctx, actor, roll, f"{label} Skill Check", {"type": "skill", "skillId": skill})
@@ -147,7 +147,7 @@ def _ability_roll(ctx: ActionContext, frame: dict[str, Any], kind: str) -> dict[
     actor = actor_direct(ctx, frame)
     assert_can_view(ctx, actor)
     build = ab.save_formula if kind == "save" else ab.check_formula
-    roll = roll_formula(ctx, build(actor, ability, **roll_options(frame)))
+    roll = roll_formula(ctx, build(actor, ability, **roll_options(ctx, frame)))
     if flag(frame, "createChatMessage", True):
         label = ab.ABILITY_LABELS[ability]
         flavor = f"{label} Saving Throw" if kind == "save" else f"{label} Ability Check"
@@ -306,7 +306,7 @@ def concentration_save(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, A
     if damage is None:
         raise ActionError("damage must be a number")
     dc = conc.concentration_dc(damage)
-    roll = roll_formula(ctx, ab.save_formula(actor, "con", **roll_options(frame)))
+    roll = roll_formula(ctx, ab.save_formula(actor, "con", **roll_options(ctx, frame)))
     maintained = roll.total >= dc
     if not maintained:
         conc.remove_effect(actor, effect["_id"])

@@ -4,6 +4,7 @@ its chat speaker, and rolling d20 tests for a reply and a chat card."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from vttrelay.world import documents
@@ -184,12 +185,19 @@ def roll_reply(roll: Roll) -> dict[str, Any]:
     return {"total": roll.total, "formula": roll.formula, "result": roll.result}
 
 
-def roll_options(frame: dict[str, Any]) -> dict[str, Any]:
+def roll_options(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
+    """advantage / disadvantage / bonus of a d20 roll; a bonus that is not a formula fails."""
     bonus = frame.get("bonus")
     if bonus is not None and not isinstance(bonus, str | int | float):
         raise ActionError("bonus must be a string")
+    text_bonus = str(bonus).strip() if bonus is not None else ""
+    if text_bonus:
+        try:
+            ctx.dice.check(re.sub(r"@[A-Za-z_][\w.]*", "0", text_bonus.lstrip("+")))
+        except DiceError as exc:
+            raise ActionError(f"Invalid bonus formula '{text_bonus}'") from exc
     return {
         "advantage": flag(frame, "advantage"),
         "disadvantage": flag(frame, "disadvantage"),
-        "bonus": str(bonus) if bonus not in (None, "") else None,
+        "bonus": text_bonus or None,
     }

@@ -214,3 +214,14 @@ async def test_concentration_cycle(world: World, faces: ScriptedRandom) -> None:
     assert reply["error"] == "actorUuid or actorName is required"
     reply = await call(world, "get-concentration", actorName="Nobody")
     assert reply["error"] == "Actor not found: Nobody"
+
+
+async def test_bad_bonus_is_a_clear_error_and_changes_nothing(world: World) -> None:
+    reply = await call(world, "skill-check", actorUuid=ELARA, skill="arc", bonus="1d20 +* x")
+    assert reply["error"] == "Invalid bonus formula '1d20 +* x'"
+    reply = await call(world, "skill-check", actorUuid=ELARA, skill="arc", bonus="@prof")
+    assert reply["data"]["formula"] == "1d20 + 2 + 3 + 2"
+    # parses, but rolls too many dice: still a clear error
+    reply = await call(world, "ability-save", actorUuid=ELARA, ability="con", bonus="5000d6")
+    assert reply["error"].startswith("Invalid dice formula")
+    assert [m["flavor"] for m in chat(world)] == ["Arcana Skill Check"]  # the @prof roll only
