@@ -77,6 +77,7 @@ class ClientSocket:
             max_msg_size=self.state.config.max_frame_bytes, heartbeat=30.0, compress=False
         )
         self.key: KeyRecord | None = None
+        self.secret = ""  # the API key, looked up again (through the key cache) per message
         self.client_id = ""
         self.outbox = Mailbox(streams.settings.subscriber_queue_size)
         self.subs: dict[str, Subscriber] = {}
@@ -134,6 +135,7 @@ class ClientSocket:
         except ApiError as exc:
             return await self._refuse(1008, str(exc.payload.get("error")))
         self.key = key
+        self.secret = token
         self.client_id = world.client_id
         await self._send(
             {
@@ -199,12 +201,16 @@ class ClientSocket:
             )
 
     def _check(self, scope: str | None) -> tuple[int, str] | None:
-        """Key state, rate limit and scope of one message: (status, error), or None if allowed."""
-        key = self.key
-        assert key is not None
+        """Key state, rate limit and scope of one message: (status, error), or None if allowed.
+
+        The key is looked up again, so a revoked or expired key stops working on an open socket
+        too (within the key cache's few seconds).
+        """
+        key = self.state.keys.lookup(self.secret)
         problem = _key_problem(key)
-        if problem:
-            return 401, problem
+        if key is None or problem:
+            return 401, problem or "Invalid API key"
+        self.key = key
         limit = key.rate_per_minute
         if limit is None:
             limit = self.state.config.rate_per_minute

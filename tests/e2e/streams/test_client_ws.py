@@ -262,3 +262,16 @@ async def test_relay_shutdown_ends_sockets_and_streams(
         "Server shutting down",
     )
     assert await stream.ended() == b""
+
+
+async def test_a_revoked_key_stops_working_on_an_open_socket(relay: Any, api_ws: Any) -> None:
+    await relay.world()
+    key_id, secret = relay.store.create_key("default", ["world:info"])
+    socket = await api_ws(relay, secret)
+    await socket.send({"type": "world-info", "requestId": "1"})
+    assert "error" not in await socket.recv()
+    relay.store.revoke_key(key_id)
+    relay.state.keys.clear()  # the key cache would forget it within seconds anyway
+    await socket.send({"type": "world-info", "requestId": "2"})
+    refused = await socket.recv()
+    assert (refused["error"], refused["status"]) == ("API key is disabled", 401)
