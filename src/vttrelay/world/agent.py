@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 DUPLICATE_CLOSE: Final = int(protocol.Close.DUPLICATE)
 NORMAL_CLOSE: Final = int(protocol.Close.NORMAL)
+STOP_GRACE: Final = 5.0  # seconds stop() waits for the connection loop before cancelling it
 
 
 def relay_socket_url(relay_url: str) -> str:
@@ -103,9 +104,15 @@ class Agent:
         if ws is not None and not ws.closed:
             with contextlib.suppress(Exception):
                 await ws.close(code=NORMAL_CLOSE, message=b"World stopping")
-        if self._task is not None:
+        loop_task = self._task
+        if loop_task is not None and not loop_task.done():
+            # The loop ends by itself once the socket is closed; if it is stuck in a connect
+            # attempt, cancel it.
+            done, _ = await asyncio.wait({loop_task}, timeout=STOP_GRACE)
+            if not done:
+                loop_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+                await loop_task
         for task in list(self._tasks):
             task.cancel()
         self.stopped_reason = self.stopped_reason or "stopped"
@@ -127,6 +134,8 @@ class Agent:
                     code = await self._serve_once(session, url)
                 except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                     log.warning("world agent: cannot reach %s: %s", url, exc)
+                except Exception:  # never let one bad connection end the agent silently
+                    log.exception("world agent: connection to %s failed", url)
                 if self._stopping.is_set():
                     break
                 if code == NORMAL_CLOSE:
@@ -178,6 +187,10 @@ class Agent:
             autoping=True,
         )
         self._ws = ws
+        if self._stopping.is_set():  # stop() was called while connecting
+            await ws.close(code=NORMAL_CLOSE, message=b"World stopping")
+            self._ws = None
+            return NORMAL_CLOSE
         pinger: asyncio.Task[None] | None = None
         writer: asyncio.Task[None] | None = None
         try:

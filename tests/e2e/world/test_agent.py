@@ -318,3 +318,26 @@ def test_reset_and_settings_commands(tmp_path: Path, capsys: Any) -> None:
     with world.store.transaction() as tx:
         assert tx.all("ChatMessage") == []
     world.close()
+
+
+async def test_stop_is_prompt_while_connecting_or_waiting_to_retry(
+    relay: Any, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "stop"
+    world = World.open(data_dir)
+    try:
+        token = relay.token(client_id=CLIENT_ID)
+        agent = Agent(world, AgentConfig(relay.url, token, **FAST))
+        agent.start()
+        await asyncio.sleep(0)  # the loop is inside its first connect
+        await asyncio.wait_for(agent.stop(), 3)
+        assert not agent.connected.is_set()
+        await eventually(lambda: relay.state.registry.get(CLIENT_ID) is None)
+
+        unreachable = Agent(world, AgentConfig(f"http://127.0.0.1:{free_port()}", token))
+        unreachable.start()
+        await eventually(lambda: unreachable.attempts >= 1)  # now waiting 1 s to retry
+        await asyncio.wait_for(unreachable.stop(), 0.5)
+        assert unreachable.connections == 0
+    finally:
+        world.close()
