@@ -27,6 +27,7 @@ from vttrelay.world.rules.abilities import (
     proficiency_bonus,
     resolve_formula,
 )
+from vttrelay.world.rules.armor import armor_class
 from vttrelay.world.rules.items import UsesError, spend_uses, uses_max, uses_value
 from vttrelay.world.rules.paths import as_int, get_path, set_path
 
@@ -312,14 +313,13 @@ def _resolve_activity(
         roll = dice.roll(attack_formula(after, item, activity), critical=critical_at)
         out.attack = roll
         out.rolls.append(roll)
+        hit = not roll.is_fumble  # without a target, damage is rolled unless it is a fumble
         if target is not None:
-            from vttrelay.world.rules.armor import armor_class
-
             ac = armor_class(target)
             hit = roll.is_critical or (not roll.is_fumble and roll.total >= ac)
             out.notes.append(f"{'hits' if hit else 'misses'} {target.get('name', '')} (AC {ac})")
         damage = _damage_formula(after, item, activity, roll.is_critical)
-        if damage and not roll.is_fumble:
+        if damage and hit:
             out.rolls.append(dice.roll(damage))
     elif kind == "heal":
         healing = get_path(activity, "healing") or {}

@@ -202,3 +202,15 @@ def test_armor_of_agathys_grants_temp_hp_by_pact_level(corvin: dict[str, Any]) -
     out = use_item(corvin, named(corvin, "Armor of Agathys")["_id"], Dice())
     assert out.actor["system"]["attributes"]["hp"]["temp"] == 10  # 5 x 2nd-level pact slot
     assert out.actor["system"]["spells"]["pact"]["value"] == 1
+
+
+def test_a_miss_rolls_no_damage(brann: dict[str, Any], actors: dict[str, Any]) -> None:
+    out = use_item(
+        brann,
+        named(brann, "Longsword")["_id"],
+        Dice(ScriptedRandom([5])),
+        target=actors["wolfNpc000000001"],
+    )
+    assert out.attack is not None and out.attack.total == 10
+    assert [r.formula for r in out.rolls] == ["1d20 + 3 + 2"]
+    assert "misses Wolf (AC 13)" in out.notes
