@@ -148,7 +148,6 @@ def cmd_reset(args: argparse.Namespace) -> int:
     return 0
 
 
-
 def cmd_settings(args: argparse.Namespace) -> int:
     data_dir = _data_dir(args)
     world = World.open(data_dir)
