@@ -41,6 +41,7 @@ from vttrelay.relay.streams import (
     Subscriber,
     build_filter,
     error_frame,
+    key_problem,
 )
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class ClientSocket:
         if frame is None or frame.get("type") != protocol.AUTH or not isinstance(token, str):
             return await self._refuse(4002, "Invalid auth message")
         key = self.state.keys.lookup(token) if token else None
-        problem = _key_problem(key)
+        problem = key_problem(key)
         if key is None or problem:
             return await self._refuse(1008, problem or "Invalid API key")
         wanted = frame.get("clientId")
@@ -207,7 +208,7 @@ class ClientSocket:
         too (within the key cache's few seconds).
         """
         key = self.state.keys.lookup(self.secret)
-        problem = _key_problem(key)
+        problem = key_problem(key)
         if key is None or problem:
             return 401, problem or "Invalid API key"
         self.key = key
@@ -392,17 +393,6 @@ def subscription_params(frame: dict[str, Any], client_id: str) -> dict[str, Any]
 
 def error(status: int, message: str) -> ApiError:
     return ApiError(status, {"error": message})
-
-
-def _key_problem(key: KeyRecord | None) -> str | None:
-    """Why a key cannot be used (the REST wording), or None."""
-    if key is None:
-        return "Invalid API key"
-    if not key.enabled:
-        return "API key is disabled"
-    if key.expired():
-        return "API key has expired"
-    return None
 
 
 def _parse(data: Any) -> dict[str, Any] | None:

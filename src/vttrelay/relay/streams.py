@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 from aiohttp import web
 
 from vttrelay import protocol
-from vttrelay.relay.auth import authenticate, error, resolve_world
+from vttrelay.relay.auth import API_KEY_HEADER, authenticate, error, resolve_world
 from vttrelay.relay.events import (
     SSE_KEEPALIVE,
     EventFilter,
@@ -46,6 +46,7 @@ from vttrelay.relay.routes import Route
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
     from vttrelay.relay.client_ws import ClientSocket
+    from vttrelay.relay.store import KeyRecord
 
 log = logging.getLogger("vttrelay.relay.streams")
 
@@ -170,6 +171,8 @@ class Subscriber:
     on_overflow: Callable[[Subscriber], None] | None = None
     # for SSE: False once the HTTP client went away (checked by the hub's sweeper)
     alive: Callable[[], bool] | None = None
+    # why the subscriber may no longer listen (its key was revoked...), or None; same sweeper
+    refused: Callable[[], str | None] | None = None
     # for SSE: cuts the connection when a cut-off subscriber does not take its error event
     abort: Callable[[], None] | None = None
     # for SSE: writes an event straight to the socket when nothing is queued before it and the
@@ -419,6 +422,9 @@ class EventHub:
                 if not alive():
                     self.unsubscribe(sub, "gone")
                     sub.mailbox.close()
+                elif sub.refused is not None and (reason := sub.refused()):
+                    self.unsubscribe(sub, "refused")
+                    sub.mailbox.close(error_frame(sub.kind, reason))
 
     async def close(self) -> None:
         """Stop the sweeper and timers; end every stream (relay shutdown)."""
@@ -585,6 +591,7 @@ class Streams:
         except FilterError as exc:
             raise error(exc.status, exc.message) from None
         last_seen = parse_last_event_id(request.headers.get("Last-Event-ID"))
+        secret = request.headers.get(API_KEY_HEADER, "")
 
         response = web.StreamResponse(status=200, headers=SSE_HEADERS)
         sub = Subscriber(
@@ -594,6 +601,7 @@ class Streams:
             "sse",
             Mailbox(self.settings.subscriber_queue_size),
             alive=lambda: _transport_alive(request),
+            refused=lambda: _key_refused(state, secret),
             abort=lambda: _abort_transport(request),
         )
         resume = self.hub.subscribe(sub, last_seen)
@@ -657,6 +665,22 @@ def direct_writer(
         return True
 
     return write
+
+
+def key_problem(key: KeyRecord | None) -> str | None:
+    """Why a key cannot be used (the REST wording: unknown, disabled, expired), or None."""
+    if key is None:
+        return "Invalid API key"
+    if not key.enabled:
+        return "API key is disabled"
+    if key.expired():
+        return "API key has expired"
+    return None
+
+
+def _key_refused(state: RelayState, secret: str) -> str | None:
+    """Why an open stream's API key no longer works (revoked, expired...), or None."""
+    return key_problem(state.keys.lookup(secret))
 
 
 def _transport_alive(request: web.Request) -> bool:

@@ -529,3 +529,16 @@ async def test_slow_consumer_is_cut_off(
         assert rest.count(b"event: chat-create") < sent
     finally:
         writer.close()
+
+
+async def test_a_revoked_key_ends_its_open_streams(relay: Any, sse: Any, eventually: Any) -> None:
+    await relay.world()
+    relay.state.streams.hub.settings.sweep_interval = 0.05
+    key_id, secret = relay.store.create_key("default", ["events:subscribe"])
+    stream = await sse(relay, "/chat/subscribe", secret, clientId="world-1")
+    assert (await stream.event()).name == "connected"
+    relay.store.revoke_key(key_id)
+    relay.state.keys.clear()  # the key cache would forget it within seconds anyway
+    assert await stream.frame() == b'event: error\ndata: {"error":"API key is disabled"}\n\n'
+    assert await stream.ended() == b""
+    await eventually(lambda: relay.state.streams.hub.count("world-1", "chat-events") == 0)
