@@ -217,3 +217,32 @@ def test_rest_interrupted_by_killed_process_changes_nothing(tmp_path: Path) -> N
         assert after["system"]["attributes"]["hp"]["value"] == 34
     finally:
         world.close()
+
+
+async def test_ability_uuid_must_belong_to_the_actor(world: World) -> None:
+    torch = item_of(get_actor(world, "pipMonk000000001"), "Torch")
+    reply = await call(
+        world, "use-ability", actorUuid=PIP, abilityUuid=f"{PIP}.Item.{torch['_id']}"
+    )
+    assert reply["data"]["ability"] == "Torch"
+    reply = await call(
+        world, "use-ability", actorUuid=ELARA, abilityUuid=f"{PIP}.Item.{torch['_id']}"
+    )
+    assert reply["error"] == "Ability not found on actor Elara Quill"
+
+
+async def test_npc_long_rest_recovers_hit_dice(world: World) -> None:
+    with world.store.transaction() as tx:
+        wolf = tx.get("Actor", "wolfNpc000000001")
+        assert wolf is not None
+        wolf["system"]["attributes"]["hp"]["value"] = 2
+        wolf["system"]["attributes"]["hd"]["spent"] = 2
+        tx.put("Actor", wolf)
+    reply = await call(world, "long-rest", actorUuid="Actor.wolfNpc000000001")
+    result = reply["data"]["result"]
+    assert result["deltas"] == {"hitPoints": 9, "hitDice": 2}
+    assert list(result["updateData"])[:2] == [
+        "system.attributes.hp.value",
+        "system.attributes.hd.spent",
+    ]
+    assert get_actor(world, "wolfNpc000000001")["system"]["attributes"]["hd"]["spent"] == 0
