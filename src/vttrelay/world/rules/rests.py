@@ -79,6 +79,24 @@ def npc_hit_dice(actor: dict[str, Any]) -> tuple[int, int]:
     return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
+def _spend_hit_die(actor: dict[str, Any]) -> int | None:
+    """Mark one hit die spent (the first class with dice left; an NPC's own pool) and return
+    its faces, or None when none is left."""
+    classes = hit_dice_classes(actor)
+    if classes:
+        cls = next((c for c in classes if _class_hd_left(c) > 0), None)
+        if cls is None:
+            return None
+        set_path(cls, "system.hd.spent", as_int(get_path(cls, "system.hd.spent"), 0) + 1)
+        return _denomination(cls)
+    count, faces = npc_hit_dice(actor)
+    spent = as_int(get_path(actor, "system.attributes.hd.spent"), 0)
+    if actor.get("type") != "npc" or spent >= count:
+        return None
+    set_path(actor, "system.attributes.hd.spent", spent + 1)
+    return faces
+
+
 def clone_of(actor: dict[str, Any]) -> dict[str, Any]:
     """The pre-rest snapshot: the actor source with `_id` null, keys in the system's order."""
     source = copy.deepcopy(actor)
@@ -210,15 +228,14 @@ def short_rest(
     if auto_hd:
         con = ability_mod(after, "con")
         while hp < threshold * eff_max:
-            cls = next((c for c in hit_dice_classes(after) if _class_hd_left(c) > 0), None)
-            if cls is None:
+            faces = _spend_hit_die(after)
+            if faces is None:
                 break
-            roll = dice.roll(join_formula(f"1d{_denomination(cls)}", [con]))
+            roll = dice.roll(join_formula(f"1d{faces}", [con]))
             healed = min(eff_max - hp, max(0, roll.total))
             hp += healed
             hp_gained += healed
             dice_spent += 1
-            set_path(cls, "system.hd.spent", as_int(get_path(cls, "system.hd.spent"), 0) + 1)
             hit_die_rolls.append(roll)
         set_path(after, hp_path, hp)
 

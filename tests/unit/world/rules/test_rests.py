@@ -188,3 +188,11 @@ def test_temp_hp_is_not_reset(brann: dict[str, Any]) -> None:
     brann["system"]["attributes"]["hp"]["temp"] = 5
     out = long_rest(brann, Dice())
     assert out.actor["system"]["attributes"]["hp"]["temp"] == 5
+
+
+def test_npc_spends_its_own_hit_dice(goblin: dict[str, Any]) -> None:
+    goblin["system"]["attributes"]["hp"]["value"] = 1  # of 7, hit dice 2d6, CON +0
+    out = short_rest(goblin, Dice(ScriptedRandom([2, 1])), auto_hd=True)
+    assert out.result["deltas"] == {"hitPoints": 3, "hitDice": -2}
+    assert [r.formula for r in out.hit_die_rolls] == ["1d6 + 0", "1d6 + 0"]
+    assert out.actor["system"]["attributes"]["hd"]["spent"] == 2
