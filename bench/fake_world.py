@@ -112,6 +112,11 @@ async def serve_world(fake: FakeWorlds, world: World) -> None:
         elif kind == protocol.SUBSCRIPTION_UPDATE:
             world.subs[str(frame.get("channel"))] = int(frame.get("count") or 0)
             world.changed.set()
+    print(
+        f"world {world.client_id} closed: code {ws.close_code}, exception {ws.exception()!r}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def chat_event(seq: int, emitted_ns: int) -> str:

@@ -53,14 +53,17 @@ def aggregate(raw: str, top: int) -> tuple[str, str, int]:
     return render(self_count, "self: function (file:line)"), render(inclusive, "inclusive"), total
 
 
-async def record(relay: Child, seconds: float, out: Path, cpu: int | None) -> asyncio.Task[int]:
-    """Start py-spy on the relay; returns a task that ends with py-spy's exit status."""
+async def record(
+    relay: Child, seconds: float, out: Path, cpu: int | None, nonblocking: bool = False
+) -> asyncio.Task[int]:
+    """Start py-spy on the relay; returns a task that ends with py-spy's exit status.
+    `nonblocking` samples without pausing the relay (less exact stacks, no slowdown)."""
     beside = Path(sys.executable).with_name("py-spy")
     spy = str(beside) if beside.exists() else shutil.which("py-spy")
     if spy is None:
         raise SystemExit(INSTALL_HINT)
     argv = [spy, "record", "-p", str(relay.pid), "-d", str(int(seconds)), "-f", "raw"]
-    argv += ["-r", str(SAMPLE_RATE), "-o", str(out)]
+    argv += ["-r", str(SAMPLE_RATE), "-o", str(out)] + (["--nonblocking"] if nonblocking else [])
     proc = await asyncio.create_subprocess_exec(
         *pin_argv(argv, cpu),
         stdout=asyncio.subprocess.DEVNULL,
@@ -80,7 +83,7 @@ async def run(args: argparse.Namespace) -> None:
         async with Stack(workdir, worlds=worlds, pin=args.pin, relay_args=relay_args) as stack:
             assert stack.relay is not None
             if args.scenario == "subscribe":
-                spy = await record(stack.relay, args.seconds, out, stack.load_cpu)
+                spy = await record(stack.relay, args.seconds, out, stack.load_cpu, True)
                 holders = [
                     await streams_bench.hold(stack, streams_bench.PER_HOLDER, f"hold-{i}")
                     for i in range(streams_bench.IDLE_SUBSCRIBERS // streams_bench.PER_HOLDER)

@@ -16,8 +16,8 @@ import contextlib
 import sys
 from urllib.parse import urlsplit
 
-CONNECT_CONCURRENCY = 200
-CONNECTED_TIMEOUT = 30.0
+CONNECT_CONCURRENCY = 25
+CONNECTED_TIMEOUT = 120.0
 CONNECTED_MARK = b"event: connected"
 
 
