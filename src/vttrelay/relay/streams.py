@@ -70,6 +70,7 @@ class StreamSettings:
     subscriber_queue_size: int = 1000  # undelivered events a subscriber may have before it is cut
     slow_close_grace: float = 5.0  # seconds a cut-off subscriber gets to take its error event
     sweep_interval: float = 1.0  # seconds between checks for SSE clients that went away
+    key_check_interval: float = 5.0  # seconds between checks that open streams' keys still work
     message_memory: int = 2000  # chat messages remembered per world to filter their deletes
 
 
@@ -412,17 +413,23 @@ class EventHub:
             self._sweeper = asyncio.ensure_future(self._sweep())
 
     async def _sweep(self) -> None:
-        """End subscriptions whose HTTP client went away (aiohttp does not always tell)."""
+        """End subscriptions whose HTTP client went away (aiohttp does not always tell), and,
+        every `key_check_interval`, those whose key no longer works."""
+        loop = asyncio.get_running_loop()
+        next_key_check = loop.time() + self.settings.key_check_interval
         while True:
             await asyncio.sleep(self.settings.sweep_interval)
             watched = [(s, s.alive) for s in self.subscribers() if s.alive is not None]
             if not watched:
                 return
+            check_keys = loop.time() >= next_key_check
+            if check_keys:
+                next_key_check = loop.time() + self.settings.key_check_interval
             for sub, alive in watched:
                 if not alive():
                     self.unsubscribe(sub, "gone")
                     sub.mailbox.close()
-                elif sub.refused is not None and (reason := sub.refused()):
+                elif check_keys and sub.refused is not None and (reason := sub.refused()):
                     self.unsubscribe(sub, "refused")
                     sub.mailbox.close(error_frame(sub.kind, reason))
 

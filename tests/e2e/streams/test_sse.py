@@ -533,7 +533,8 @@ async def test_slow_consumer_is_cut_off(
 
 async def test_a_revoked_key_ends_its_open_streams(relay: Any, sse: Any, eventually: Any) -> None:
     await relay.world()
-    relay.state.streams.hub.settings.sweep_interval = 0.05
+    settings = relay.state.streams.hub.settings
+    settings.sweep_interval = settings.key_check_interval = 0.05
     key_id, secret = relay.store.create_key("default", ["events:subscribe"])
     stream = await sse(relay, "/chat/subscribe", secret, clientId="world-1")
     assert (await stream.event()).name == "connected"
