@@ -12,7 +12,7 @@ Scripts run with GM rights, as in the module (it runs in a GM's browser), except
 `userId` is given (and its role is allowed to run code) writes need that user's OWNER permission
 and `game.actors` lists only the actors the user may view.
 
-Limits: the world settings `vttrelay.scriptTimeLimit` (seconds, default 5) and
+Limits: the world settings `vttrelay.scriptTimeLimit` (seconds, default 5, at most 15) and
 `vttrelay.scriptMemoryLimit` (MiB, default 64) apply per script.
 """
 
@@ -41,6 +41,9 @@ NOTICE_CHARS: Final = 100
 DEFAULT_ROLE: Final = 4
 SETTING_TIME_LIMIT: Final = "vttrelay.scriptTimeLimit"
 SETTING_MEMORY_LIMIT: Final = "vttrelay.scriptMemoryLimit"
+# The relay gives execute-js 20 s; a script (plus its process start and the 2 s kill grace) must
+# answer before that.
+MAX_TIME_LIMIT: Final = 15.0
 PROTECTED_NAMESPACES: Final = ("foundry-rest-api.", "vttrelay.")
 # Keys an update may not change: identity, embedded collections (use item.update), bookkeeping.
 FIXED_KEYS: Final = frozenset({"_id", "type", "items", "effects", "_stats"})
@@ -128,7 +131,7 @@ def limits_from(time_limit: Any, memory_mib: Any) -> ScriptLimits:
     """Per-script limits from the world settings (seconds, MiB), defaults when unset/invalid."""
     seconds = DEFAULT_TIME_LIMIT
     if isinstance(time_limit, int | float) and not isinstance(time_limit, bool):
-        seconds = min(max(float(time_limit), 0.01), 60.0)
+        seconds = min(max(float(time_limit), 0.01), MAX_TIME_LIMIT)
     memory = DEFAULT_MEMORY_LIMIT
     if isinstance(memory_mib, int | float) and not isinstance(memory_mib, bool):
         memory = int(min(max(float(memory_mib), 1.0), 1024.0) * 1024 * 1024)

@@ -81,5 +81,5 @@ def test_limits_from_settings() -> None:
     custom = limits_from(2, 16)
     assert (custom.time_limit, custom.memory_limit) == (2.0, 16 * 1024 * 1024)
     clamped = limits_from(10_000, 0)
-    assert (clamped.time_limit, clamped.memory_limit) == (60.0, 1024 * 1024)
+    assert (clamped.time_limit, clamped.memory_limit) == (15.0, 1024 * 1024)
     assert limits_from(True, "64").time_limit == DEFAULT_TIME_LIMIT
