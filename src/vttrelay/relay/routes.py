@@ -252,6 +252,7 @@ DND5E_ROUTES: Final = (
         "Is the actor concentrating, and on what?",
         ACTOR_UUID,
         ACTOR_NAME,
+        SELECTED,
         action="get-concentration",
     ),
     _dnd5e(
@@ -260,6 +261,7 @@ DND5E_ROUTES: Final = (
         "End the actor's concentration.",
         ACTOR_UUID,
         ACTOR_NAME,
+        SELECTED,
     ),
     _dnd5e(
         "POST",
@@ -268,6 +270,7 @@ DND5E_ROUTES: Final = (
         _p("damage", "number", True, description="Damage taken."),
         ACTOR_UUID,
         ACTOR_NAME,
+        SELECTED,
         *ROLL_OPTIONS,
     ),
     _dnd5e(
