@@ -489,3 +489,25 @@ async def test_an_engine_crash_costs_only_the_child(runner: ScriptRunner) -> Non
         "the script engine stopped unexpectedly"
     )
     assert await run(runner, "return 'the world is fine'") == "the world is fine"
+
+
+async def test_proto_pollution_stays_inside_the_script(runner: ScriptRunner) -> None:
+    host = FakeHost()
+    script = """
+      ({}).__proto__.then = function (resolve) { resolve('forged'); };   // every object thenable
+      game.actors.__proto__.get = () => 'hijacked';                      // Collection.prototype
+      try { Object.prototype.__proto__ = Array.prototype } catch (e) { /* immutable */ }
+      const hijacked = [game.actors.get('actor1'), game.scenes.get('scene1')];
+      delete Object.prototype.then;
+      return hijacked;
+    """
+    assert await run(runner, script, host) == ["hijacked", "hijacked"]
+    assert host.calls == []
+    script = """
+      Object.prototype.then = function (resolve) { resolve('forged'); };
+      const msg = ChatMessage.create({content: 'x'});
+      delete Object.prototype.then;
+      return typeof (await msg);
+    """
+    await run(runner, script, host)  # whatever the script believes, the world saw one valid call
+    assert host.calls == [("chat.create", {"data": {"content": "x"}})]
