@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -327,11 +326,14 @@ def _reply(call: Any, host: HostCall) -> dict[str, Any]:
 
 
 def _child_env() -> dict[str, str]:
-    """The child finds this very package first, whatever the parent's sys.path tricks."""
-    env = dict(os.environ)
-    package_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    return env
+    """A minimal environment (none of the parent's variables, so no secrets in the child) in
+    which the child finds this very package, whatever the parent's sys.path tricks."""
+    return {
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LC_ALL": "C.UTF-8",
+    }
 
 
 class ScriptRunner:
@@ -381,6 +383,7 @@ class ScriptRunner:
         loop = asyncio.get_running_loop()
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
+            "-P",  # no current directory on sys.path
             "-m",
             "vttrelay.world.scripts",
             stdin=asyncio.subprocess.PIPE,
