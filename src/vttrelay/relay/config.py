@@ -47,6 +47,7 @@ class RelayConfig:
     event_buffer_size: int = 1000
     max_streams_per_channel: int = 10
     subscriber_queue_size: int = 1000
+    subscription_linger: float = 30.0  # seconds a channel stays on after its last subscriber
     # Identity
     instance_id: str = field(default_factory=lambda: "relay-" + secrets.token_hex(4))
 
