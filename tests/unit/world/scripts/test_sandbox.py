@@ -511,3 +511,31 @@ async def test_proto_pollution_stays_inside_the_script(runner: ScriptRunner) -> 
     """
     await run(runner, script, host)  # whatever the script believes, the world saw one valid call
     assert host.calls == [("chat.create", {"data": {"content": "x"}})]
+
+
+async def test_a_flood_of_world_calls_does_not_starve_the_loop(runner: ScriptRunner) -> None:
+    def slow_host(op: str, args: dict[str, Any]) -> Any:
+        time.sleep(0.002)  # like a small transaction
+        return {"id": "m"}
+
+    gaps: list[float] = []
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        last = time.monotonic()
+        while not stop.is_set():
+            await asyncio.sleep(0.005)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    tick = asyncio.create_task(ticker())
+    script = "for (let i = 0; i < 300; i++) ChatMessage.create({content: 'x' + i}); return 'sent'"
+    assert await run(runner, script, slow_host, time_limit=5.0) == "sent"
+    stop.set()
+    await tick
+    assert max(gaps) < 0.1
+    message = await error_of(
+        runner, "for (let i = 0; i < 1001; i++) ChatMessage.create({content: 'x'})", time_limit=5.0
+    )
+    assert message == "the script made more than 1000 world calls"
