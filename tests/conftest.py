@@ -26,7 +26,8 @@ frames (those with a `requestId`) go to `.requests` (an asyncio.Queue; `await ne
 and are answered by `handler(frame)` (sync or async) which returns a dict (sent as JSON), a
 str/bytes (sent verbatim as a text frame) or None (no reply). The default handler echoes
 `{"type": "<type>-result", "requestId": ..., "data": {"echo": <frame>}}`. `await emit(frame)`
-sends any frame (e.g. events); `await close()`; `await wait_closed()` -> close code.
+sends any frame (e.g. events); `await close()`; `await wait_closed()` -> close code (the reason
+text is then in `.close_reason`).
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ class WorldDouble:
         self.ws: aiohttp.ClientWebSocketResponse | None = None
         self._reader: asyncio.Task[None] | None = None
         self.closed = asyncio.Event()
+        self.close_reason: str | None = None  # the relay's close reason, once closed
 
     async def open_socket(self) -> aiohttp.ClientWebSocketResponse:
         """Open the socket without authenticating (for handshake tests)."""
@@ -143,7 +145,13 @@ class WorldDouble:
     async def _read(self) -> None:
         assert self.ws is not None
         try:
-            async for msg in self.ws:
+            while True:
+                msg = await self.ws.receive()
+                if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING):
+                    self.close_reason = str(msg.extra or "")
+                    break
+                if msg.type in (aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+                    break
                 if msg.type != aiohttp.WSMsgType.TEXT:
                     continue
                 frame = orjson.loads(msg.data)

@@ -1,4 +1,4 @@
-"""The `vttrelay` command: serve, pair, keys (create/list/revoke), and the world's subcommands.
+"""The `vttrelay` command: serve, pair, keys and tokens (list/revoke), the world's subcommands.
 
 Every command takes `--data-dir` (default `$VTTRELAY_DATA_DIR`, else `./data`). Results a script
 may capture (a new key, a pairing code) go to stdout alone on their line; everything else goes
@@ -161,9 +161,7 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
                 ",".join(key.scopes),
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
+    _table(rows)
     return 0
 
 
@@ -181,6 +179,60 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
         _err(f"API key {args.key_id} was already revoked.")
         return 0
     _err(f"Revoked API key {args.key_id}; running relays stop accepting it within seconds.")
+    return 0
+
+
+def _table(rows: Sequence[tuple[str, ...]]) -> None:
+    """Print rows as left-aligned columns (the last column is not padded)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
+
+
+def cmd_tokens_list(args: argparse.Namespace) -> int:
+    store = _open_store(args)
+    try:
+        tokens = store.list_tokens(args.account)
+    finally:
+        store.close()
+    if not tokens:
+        _err("No connection tokens.")
+        return 0
+    rows = [("ID", "ACCOUNT", "CLIENT", "STATE", "CREATED", "REVOKED", "IP ALLOW", "NAME")]
+    for token in tokens:
+        rows.append(
+            (
+                token.id,
+                token.account,
+                token.client_id,
+                "revoked" if token.revoked_at is not None else "active",
+                _iso(token.created_at),
+                _iso(token.revoked_at),
+                token.ip_allow or "*",
+                token.name or "-",
+            )
+        )
+    _table(rows)
+    return 0
+
+
+def cmd_tokens_revoke(args: argparse.Namespace) -> int:
+    store = _open_store(args)
+    try:
+        token = store.get_token(args.token_id)
+        revoked = store.revoke_token_id(args.token_id)
+    finally:
+        store.close()
+    if token is None:
+        _err(f"No connection token {args.token_id!r}.")
+        return 1
+    if not revoked:
+        _err(f"Connection token {args.token_id} was already revoked.")
+        return 0
+    _err(
+        f"Revoked connection token {args.token_id} (world {token.client_id}); a running relay "
+        "closes its socket (4002 Connection token revoked) at its next token check (30 s)."
+    )
     return 0
 
 
@@ -324,6 +376,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = key_commands.add_parser("revoke", parents=[common], help="revoke a key by its id")
     p.add_argument("key_id")
     p.set_defaults(func=cmd_keys_revoke)
+
+    tokens = commands.add_parser("tokens", help="manage world connection tokens")
+    token_commands = tokens.add_subparsers(dest="tokens_command", required=True, metavar="ACTION")
+    p = token_commands.add_parser("list", parents=[common], help="list connection tokens")
+    p.add_argument("--account", default=None)
+    p.set_defaults(func=cmd_tokens_list)
+    p = token_commands.add_parser(
+        "revoke", parents=[common], help="revoke a token by its id; its world is disconnected"
+    )
+    p.add_argument("token_id")
+    p.set_defaults(func=cmd_tokens_revoke)
 
     _register_world_commands(commands, common)
     return parser

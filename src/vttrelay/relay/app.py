@@ -144,11 +144,7 @@ async def h_clients(request: web.Request, route: Route, state: RelayState) -> we
     for known in state.store.known_clients(key.account):
         if known.client_id in live_ids or (allowed and known.client_id not in allowed):
             continue
-        entry = {
-            "clientId": known.client_id,
-            "lastSeen": int(known.last_seen * 1000),
-            "connectedSince": 0,
-        }
+        entry = {"clientId": known.client_id, "lastSeen": 0, "connectedSince": 0}  # as §4.10
         entry.update({k: known.metadata[k] for k in CLIENT_FIELDS if known.metadata.get(k)})
         if known.token_name:
             entry["tokenName"] = known.token_name
@@ -171,6 +167,9 @@ async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.R
     code = body.get("code")
     if not isinstance(code, str) or not code.strip():
         raise error(400, "Code is required")
+    world_id = body.get("worldId")
+    if not isinstance(world_id, str) or not world_id.strip():
+        raise error(400, "worldId is required")
     existing = body.get("existingClientId")
     if not isinstance(existing, str) or not existing.strip() or len(existing) > 128:
         existing = None

@@ -19,6 +19,8 @@ import orjson
 from vttrelay.relay.routes import MISSING, Param, Route
 
 FORBIDDEN_SCRIPT = "Script contains forbidden patterns"
+# A decimal number as the reference relay's parser accepts it: no spaces, no `_`, no hex.
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 class ParamError(Exception):
@@ -67,11 +69,8 @@ def _number(name: str, value: Any) -> int | float:
         return value
     if isinstance(value, float):
         number = value
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            raise ParamError(f"'{name}' must be a valid number") from None
+    elif isinstance(value, str) and _DECIMAL.fullmatch(value):
+        number = float(value)
     else:
         raise ParamError(f"'{name}' must be a valid number")
     if not math.isfinite(number):

@@ -573,7 +573,7 @@ RELAY_ROUTES: Final = (
         "Auth",
         params=(
             Param("code", "string", B, required=True, description="6-character code."),
-            Param("worldId", "string", B, description="The world's id."),
+            Param("worldId", "string", B, required=True, description="The world's id."),
             Param("worldTitle", "string", B, description="The world's title."),
             Param(
                 "existingClientId", "string", B, description="Keep this client id when re-pairing."

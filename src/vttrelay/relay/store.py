@@ -293,7 +293,14 @@ class RelayStore:
                     "UPDATE pairing_codes SET used_at = ? WHERE code = ?", (now, row["code"])
                 )
                 account = row["account"]
-                client_id = existing_client_id or "fvtt_" + secrets.token_hex(8)
+                client_id = existing_client_id
+                if client_id is not None:
+                    owner = self._db.execute(
+                        "SELECT account FROM known_clients WHERE client_id = ?", (client_id,)
+                    ).fetchone()
+                    if owner is not None and owner["account"] != account:
+                        client_id = None  # another account's world: never take its id over
+                client_id = client_id or "fvtt_" + secrets.token_hex(8)
                 meta = dict(metadata or {})
                 name = str(meta.get("worldTitle") or "")
                 token = self._insert_token(account, client_id, name, now)
@@ -356,6 +363,31 @@ class RelayStore:
             "UPDATE connection_tokens SET revoked_at = ? WHERE id = ?", (time.time(), record.id)
         )
         return record
+
+    def list_tokens(self, account: str | None = None) -> list[TokenRecord]:
+        """Connection tokens (never their secrets), oldest first, revoked ones included."""
+        if account is None:
+            rows = self._all("SELECT * FROM connection_tokens ORDER BY created_at, id")
+        else:
+            rows = self._all(
+                "SELECT * FROM connection_tokens WHERE account = ? ORDER BY created_at, id",
+                (account,),
+            )
+        return [_token_row(r) for r in rows]
+
+    def get_token(self, token_id: str) -> TokenRecord | None:
+        row = self._one("SELECT * FROM connection_tokens WHERE id = ?", (token_id,))
+        return _token_row(row) if row else None
+
+    def revoke_token_id(self, token_id: str) -> bool:
+        """Revoke a connection token by its id. True if it existed and was live."""
+        return (
+            self._run(
+                "UPDATE connection_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                (time.time(), token_id),
+            )
+            > 0
+        )
 
     def revoke_tokens_named(self, account: str, name: str) -> int:
         """Revoke every live token of an account with this name (used by `serve`)."""

@@ -348,7 +348,14 @@ class WorldGateway:
         if token is None:
             await refuse(Close.AUTH_PROTOCOL, "Invalid auth message")
             return None
-        record = self.store.token_by_secret(token)
+        try:
+            record = self.store.token_by_secret(token)
+        except Exception:
+            # Transient (e.g. the database is locked): never 1008/4002, the module would
+            # forget its token. 1011 makes it reconnect with backoff.
+            log.exception("world %s: token lookup failed", client_id)
+            await refuse(Close.INTERNAL_ERROR, "Server error, try again")
+            return None
         if record is None:
             await refuse(Close.AUTH_FAILED, "Authentication failed")
             return None

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
 
+from vttrelay.protocol import Close
 from vttrelay.relay.store import RelayStore
 
 
@@ -137,7 +142,8 @@ def test_serve_no_world(tmp_path: Path) -> None:
     finally:
         logs = _stop(proc)
     assert proc.returncode == 0
-    assert "GET /clients 200" in logs and "GET /world-info 404" in logs
+    assert re.search(r"vttrelay\.access: GET /clients 200 \d+\.\dms$", logs, re.M), logs
+    assert re.search(r"GET /world-info 404 \d+\.\dms$", logs, re.M)
 
     # A second start revokes the key the first one printed.
     proc, port = _serve(tmp_path, "--no-world")
@@ -166,3 +172,58 @@ def test_serve_with_world_or_a_clear_message(tmp_path: Path) -> None:
         assert "world connected" in logs
     else:
         assert "embedded world is not available" in logs
+
+
+async def _cli(*args: str) -> tuple[int, str, str]:
+    """Run `vttrelay ARGS` as a subprocess without blocking the loop (a relay runs in it)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "vttrelay", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def test_tokens_list_and_revoke_disconnect_a_live_world(
+    relay_factory: Any, tmp_path: Path, world_double: Any
+) -> None:
+    data = tmp_path / "shared"
+    relay = await relay_factory(data_dir=data, token_check_interval=0.1)
+    doomed = await relay.world("w-doomed")
+    kept = await relay.world("w-kept", account="other")
+    code, out, err = await _cli("tokens", "list", "--data-dir", str(data))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "ID", "ACCOUNT", "CLIENT", "STATE", "CREATED", "REVOKED", "IP", "ALLOW", "NAME",
+    ]  # fmt: skip
+    rows = {ln.split()[2]: ln.split() for ln in lines[1:]}
+    assert set(rows) == {"w-doomed", "w-kept"}
+    assert rows["w-doomed"][1] == "default" and rows["w-doomed"][3] == "active"
+    assert doomed.token not in out and kept.token not in out
+    code, out, _ = await _cli("tokens", "list", "--account", "other", "--data-dir", str(data))
+    assert [ln.split()[2] for ln in out.splitlines()[1:]] == ["w-kept"]
+
+    token_id = rows["w-doomed"][0]
+    code, out, err = await _cli("tokens", "revoke", token_id, "--data-dir", str(data))
+    assert (code, out) == (0, "") and token_id in err
+    assert await doomed.wait_closed() == Close.AUTH_PROTOCOL
+    assert doomed.close_reason == "Connection token revoked"
+    assert relay.state.registry.get("w-doomed") is None
+    assert relay.state.registry.get("w-kept") is not None and not kept.closed.is_set()
+    code, out, _ = await _cli("tokens", "list", "--data-dir", str(data))
+    assert "revoked" in next(ln for ln in out.splitlines() if token_id in ln)
+
+    code, _, err = await _cli("tokens", "revoke", token_id, "--data-dir", str(data))
+    assert code == 0 and "already revoked" in err
+    code, _, err = await _cli("tokens", "revoke", "tok_nope", "--data-dir", str(data))
+    assert code == 1 and "tok_nope" in err
+    again = world_double(relay.ws_url, "w-doomed", doomed.token)
+    with pytest.raises(world_double.Refused) as info:  # the token no longer authenticates
+        await again.connect()
+    assert info.value.code == Close.AUTH_FAILED

@@ -325,8 +325,32 @@ async def test_key_of_account_a_never_reaches_account_b(relay: Any) -> None:
     assert len(a_world.received) == 1 and b_world.received == []
 
 
-async def test_errors_carry_cors_headers(relay: Any) -> None:
-    got = await relay.call("GET", WORLD_INFO, headers={"Origin": "http://foundry.local"})
-    assert got.status == 401
-    assert got.headers["Access-Control-Allow-Origin"] == "*"
-    assert got.headers["Content-Type"].startswith("application/json")
+async def test_body_limit_comes_before_auth(relay_factory: Any) -> None:
+    relay = await relay_factory(max_body_mb=0.01)
+    got = await relay.call("POST", "/chat", json={"content": "x" * 20000})  # no key at all
+    assert (got.status, got.json()) == (413, {"error": "Request body too large"})
+
+
+async def test_errors_carry_cors_headers(relay_factory: Any) -> None:
+    relay = await relay_factory(rate_per_minute=1, timeout_override=0.1)
+    await relay.world(handler=None)
+    key = relay.key()
+    origin = {"Origin": "http://foundry.local"}
+    cases = [
+        ("GET", WORLD_INFO, None, None, 401),
+        ("GET", WORLD_INFO, key, None, 408),
+        ("GET", WORLD_INFO, key, None, 429),
+        ("POST", "/chat", relay.key(), None, 403),
+        ("GET", "/dnd5e/concentration", relay.key(), {"clientId": "ghost"}, 404),
+        ("GET", "/no-such-path", None, None, 404),
+        ("PUT", "/chat", None, None, 405),
+        ("POST", "/auth/pair", None, None, 400),
+    ]
+    for method, path, with_key, params, status in cases:
+        got = await relay.call(method, path, key=with_key, params=params, headers=origin)
+        assert got.status == status, (path, got.body)
+        assert got.headers["Access-Control-Allow-Origin"] == "*"
+        assert got.headers["Access-Control-Allow-Credentials"] == "true"
+        assert got.headers["Access-Control-Expose-Headers"] == (
+            "Content-Disposition, Content-Type, X-Image-Width, X-Image-Height"
+        )

@@ -256,3 +256,76 @@ async def test_error_rule_needs_a_string(relay: Any) -> None:
     key = relay.key()
     statuses = [(await relay.call("GET", "/world-info", key=key)).status for _ in range(4)]
     assert statuses == [400, 200, 200, 200]
+
+
+async def test_parameter_sources_on_the_wire(relay: Any) -> None:
+    """wire-protocol §4.2 as the world sees it: JSON arrays and coercion from the query, empty
+    query values and JSON nulls absent, the first query value wins, clientId only from the
+    query (never the body or an `x-client-id` header), userId query first then body."""
+    world = await relay.world("w1")
+    await relay.world("w2")
+    key = relay.key()
+
+    async def frame(method: str, path: str, **kw: Any) -> dict[str, Any]:
+        got = await relay.call(method, path, key=key, **kw)
+        assert got.status == 200, got.body
+        sent = dict(world.received[-1])
+        sent.pop("requestId")
+        sent.pop("_scopes")
+        return sent
+
+    query = [
+        ("clientId", "w1"),
+        ("actorUuid", "Actor.first"),
+        ("actorUuid", "Actor.second"),
+        ("details", '["items","spells"]'),
+        ("userId", ""),
+    ]
+    assert await frame("GET", "/dnd5e/get-actor-details", params=query) == {
+        "type": "get-actor-details",
+        "actorUuid": "Actor.first",
+        "details": ["items", "spells"],
+    }
+    body = {"amount": "-5", "actorUuid": None, "selected": "TRUE", "clientId": "w2", "x": 1}
+    got = await frame(
+        "POST",
+        "/dnd5e/modify-experience",
+        params={"clientId": "w1", "actorUuid": "Actor.q", "userId": "from-query"},
+        json={**body, "userId": "from-body"},
+    )
+    assert got == {
+        "type": "modify-experience",
+        "amount": -5,
+        "actorUuid": "Actor.q",
+        "selected": True,
+        "userId": "from-query",
+    }
+    got = await frame(
+        "POST",
+        "/dnd5e/short-rest",
+        params={"clientId": "w1", "autoHDThreshold": "0.5", "autoHD": ""},
+        json={"actorUuid": "Actor.a", "userId": "from-body"},
+    )
+    assert got == {
+        "type": "short-rest",
+        "actorUuid": "Actor.a",
+        "autoHDThreshold": 0.5,
+        "userId": "from-body",
+    }
+    # A body clientId or an x-client-id header names no world: two are live, so 400.
+    got = await relay.call(
+        "POST",
+        "/dnd5e/modify-experience",
+        key=key,
+        json={"amount": 1, "clientId": "w1"},
+        headers={"x-client-id": "w1"},
+    )
+    assert got.status == 400 and got.json()["connectedClients"] == ["w1", "w2"]
+
+
+@pytest.mark.parametrize("text", [" 10", "1_000", "0x10", "1e999", "NaN", "10px"])
+async def test_number_text_the_reference_parser_refuses(relay: Any, text: str) -> None:
+    world = await relay.world()
+    got = await relay.call("GET", "/chat", key=relay.key(), params={"limit": text})
+    assert (got.status, got.json()) == (400, {"error": "'limit' must be a valid number"})
+    assert world.received == []

@@ -36,14 +36,43 @@ async def test_pair_flow(relay: Any, world_double: Any) -> None:
     await world.connect()
     got = await relay.call("GET", f"/api/clients/{body['clientId']}/active")
     assert (got.status, got.json()) == (200, {"active": True})
-    got = await relay.call("POST", "/auth/pair", json={"code": code})
+    got = await relay.call("POST", "/auth/pair", json={"code": code, "worldId": "w"})
     assert (got.status, got.json()) == (410, {"error": "Pairing code has already been used"})
+    assert len(relay.store.list_tokens()) == 1  # single use: one token minted
 
 
 async def test_pair_keeps_existing_client_id(relay: Any) -> None:
     code = relay.store.create_pairing_code()
-    got = await relay.call("POST", "/auth/pair", json={"code": code, "existingClientId": "fvtt_1"})
-    assert got.json()["clientId"] == "fvtt_1"
+    body = {"code": code, "worldId": "w", "existingClientId": "fvtt_1"}
+    got = await relay.call("POST", "/auth/pair", json=body)
+    assert (got.status, got.json()["clientId"]) == (200, "fvtt_1")
+    # Re-pairing with a code of the same account keeps the id again.
+    body["code"] = relay.store.create_pairing_code()
+    assert (await relay.call("POST", "/auth/pair", json=body)).json()["clientId"] == "fvtt_1"
+
+
+async def test_pair_never_takes_over_another_accounts_client_id(relay: Any) -> None:
+    await relay.world("fvtt_alice", account="alice")
+    code = relay.store.create_pairing_code("mallory")
+    body = {"code": code, "worldId": "w", "existingClientId": "fvtt_alice"}
+    got = await relay.call("POST", "/auth/pair", json=body)
+    assert got.status == 200
+    assert re.fullmatch("fvtt_[0-9a-f]{16}", got.json()["clientId"])  # a fresh id instead
+    assert relay.store.known_client("fvtt_alice").account == "alice"
+    alice_key = relay.key(account="alice")
+    got = await relay.call("GET", "/clients", key=alice_key)
+    assert [c["clientId"] for c in got.json()["clients"]] == ["fvtt_alice"]
+
+
+async def test_relay_url_follows_forwarded_proto(relay: Any) -> None:
+    code = relay.store.create_pairing_code()
+    got = await relay.call(
+        "POST",
+        "/auth/pair",
+        json={"code": code, "worldId": "w"},
+        headers={"Host": "relay.example", "X-Forwarded-Proto": "https"},
+    )
+    assert got.json()["relayUrl"] == "wss://relay.example/relay"
 
 
 @pytest.mark.parametrize(
@@ -51,8 +80,11 @@ async def test_pair_keeps_existing_client_id(relay: Any) -> None:
     [
         ({}, 400, "Code is required"),
         ({"code": ""}, 400, "Code is required"),
-        ({"code": 123456}, 400, "Code is required"),
-        ({"code": "ZZZZZZ"}, 404, "Invalid pairing code"),
+        ({"code": 123456, "worldId": "w"}, 400, "Code is required"),
+        ({"code": "ZZZZZZ"}, 400, "worldId is required"),
+        ({"code": "ZZZZZZ", "worldId": ""}, 400, "worldId is required"),
+        ({"code": "ZZZZZZ", "worldId": 7}, 400, "worldId is required"),
+        ({"code": "ZZZZZZ", "worldId": "w"}, 404, "Invalid pairing code"),
     ],
 )
 async def test_pair_errors(relay: Any, body: dict, status: int, message: str) -> None:
@@ -62,18 +94,20 @@ async def test_pair_errors(relay: Any, body: dict, status: int, message: str) ->
 
 async def test_pair_expired_and_bad_json(relay: Any) -> None:
     code = relay.store.create_pairing_code(ttl=-1)
-    got = await relay.call("POST", "/auth/pair", json={"code": code})
+    got = await relay.call("POST", "/auth/pair", json={"code": code, "worldId": "w"})
     assert (got.status, got.json()) == (410, {"error": "Pairing code has expired"})
+    assert relay.store.list_tokens() == []  # a refused code mints nothing
     got = await relay.call("POST", "/auth/pair", data=b"{not json")
     assert (got.status, got.json()) == (400, {"error": "Code is required"})
 
 
 async def test_pair_rate_limit(relay_factory: Any) -> None:
     relay = await relay_factory(pair_rate_limit=3)
-    statuses = [
-        (await relay.call("POST", "/auth/pair", json={"code": "ZZZZZZ"})).status for _ in range(4)
-    ]
+    body = {"code": "ZZZZZZ", "worldId": "w"}
+    statuses = [(await relay.call("POST", "/auth/pair", json=body)).status for _ in range(4)]
     assert statuses == [404, 404, 404, 429]
+    got = await relay.call("POST", "/auth/pair", json=body)
+    assert got.json() == {"error": "Too many pairing attempts, please try again later"}
 
 
 async def test_client_active_404_only_for_unknown(relay: Any) -> None:
@@ -155,6 +189,16 @@ async def test_clients_lists_live_then_known(relay: Any) -> None:
     assert 0 < live["connectedSince"] <= before + 1000
     assert offline["clientId"] == "gone-1" and offline["isOnline"] is False
     assert "" not in live.values()
+    meta = {"worldId", "worldTitle", "foundryVersion", "systemId", "systemTitle", "systemVersion"}
+    assert set(live) == meta | {
+        "clientId", "instanceId", "lastSeen", "connectedSince", "customName", "ipAddress",
+        "tokenName", "isOnline",
+    }  # fmt: skip
+    assert before - 5000 < live["lastSeen"] <= before + 1000
+    assert set(offline) == meta | {
+        "clientId", "lastSeen", "connectedSince", "ipAddress", "tokenName", "isOnline",
+    }  # fmt: skip
+    assert (offline["lastSeen"], offline["connectedSince"]) == (0, 0)  # wire-protocol §4.10
     bound = relay.key(client_ids=["gone-1"])
     got = await relay.call("GET", "/clients", key=bound)
     assert [c["clientId"] for c in got.json()["clients"]] == ["gone-1"]

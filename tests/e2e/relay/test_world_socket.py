@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
+import sqlite3
 from typing import Any
 
 import aiohttp
 import orjson
 import pytest
 
-from vttrelay.protocol import Close
+from vttrelay.protocol import PERMANENT_CLOSE_CODES, Close
+from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.worlds import MISSING_ID, TOKEN_IN_URL
 
 
@@ -113,6 +117,7 @@ async def test_same_host_duplicate_replaces_old_with_1000(relay: Any) -> None:
     old = await relay.world("dup")
     new = await relay.world("dup")
     assert await old.wait_closed() == Close.NORMAL
+    assert old.close_reason == "Replaced by reconnect"
     assert relay.state.registry.get("dup") is not None
     assert relay.state.registry.get("dup").ws is not None
     key = relay.key()
@@ -182,7 +187,14 @@ async def test_ws_ping_frames_and_drop_without_pong(relay_factory: Any) -> None:
         ws = await session.ws_connect(relay.ws_url, params={"id": "mute"}, autoping=False)
         await ws.send_str(orjson.dumps({"type": "auth", "token": token}).decode())
         assert (await ws.receive(timeout=5)).json() == {"type": "auth-success"}
-        pings = 0
+
+        async def app_pings() -> None:  # application messages do not extend the deadline
+            while not ws.closed:
+                await ws.send_str('{"type":"ping"}')
+                await asyncio.sleep(0.05)
+
+        chatter = asyncio.ensure_future(app_pings())
+        pings = pongs = 0
         loop = asyncio.get_running_loop()
         started = loop.time()
         while True:
@@ -191,27 +203,35 @@ async def test_ws_ping_frames_and_drop_without_pong(relay_factory: Any) -> None:
                 assert msg.data == b"keepalive"
                 pings += 1
                 continue
+            if msg.type == aiohttp.WSMsgType.TEXT:
+                assert msg.json() == {"type": "pong"}
+                pongs += 1
+                continue
             break
         elapsed = loop.time() - started
+        chatter.cancel()
         assert msg.type == aiohttp.WSMsgType.CLOSE
         assert ws.close_code == Close.GOING_AWAY  # transient: the module reconnects
-        assert pings >= 3
+        assert msg.extra == "Keepalive timeout"
+        assert pings >= 3 and pongs >= 3
         assert 0.4 < elapsed < 2.0
     assert relay.state.registry.get("mute") is None
     assert relay.state.registry.get("alive") is not None and not alive.closed.is_set()
 
 
-async def test_large_frames_are_accepted(relay: Any) -> None:
-    assert relay.config.max_frame_bytes >= 64 * 1024 * 1024
-    blob = "x" * (6 * 1024 * 1024)  # over aiohttp's 4 MiB default
+async def test_64_mib_frames_are_accepted(relay: Any) -> None:
+    blob = "x" * (64 * 1024 * 1024)  # the reply frame is a little over 64 MiB
 
-    def big(frame: dict) -> dict:
-        return {"type": "world-info-result", "requestId": frame["requestId"], "data": blob}
+    def big(frame: dict) -> str:
+        rid = frame["requestId"]
+        return '{"type":"world-info-result","requestId":"' + rid + '","data":"' + blob + '"}'
 
     await relay.world(handler=big)
     answer = await relay.call("GET", "/world-info", key=relay.key())
     assert answer.status == 200
-    assert answer.json()["data"] == blob
+    assert len(answer.body) > 64 * 1024 * 1024
+    reply = answer.json()
+    assert reply["type"] == "world-info-result" and reply["data"] == blob
 
 
 @pytest.mark.parametrize("path", ["/relay", "/relay/", "/"])
@@ -238,8 +258,10 @@ async def test_shutdown_closes_worlds_with_1001(relay_factory: Any) -> None:
 async def test_self_unpair_closes_live_socket_with_4002(relay: Any, world_double: Any) -> None:
     world = await relay.world()
     answer = await relay.call("POST", "/api/self-unpair", json={"token": world.token})
-    assert answer.status == 200 and answer.json()["success"] is True
+    assert answer.status == 200
+    assert answer.json() == {"success": True, "message": "Connection token revoked"}
     assert await world.wait_closed() == Close.AUTH_PROTOCOL
+    assert world.close_reason == "Unpaired by owner"
     assert world.ws is not None
     assert relay.state.registry.get("world-1") is None
     # The token is gone for good.
@@ -259,6 +281,7 @@ async def test_token_revoked_elsewhere_closes_4002(relay_factory: Any) -> None:
     kept = await relay.world("w-kept")
     relay.store.revoke_token(revoked.token)  # as another process (the CLI) would
     assert await revoked.wait_closed() == Close.AUTH_PROTOCOL
+    assert revoked.close_reason == "Connection token revoked"
     assert relay.state.registry.get("w-revoked") is None
     assert relay.state.registry.get("w-kept") is not None and not kept.closed.is_set()
 
@@ -273,3 +296,39 @@ async def test_replaced_world_fails_its_pending_requests(relay: Any) -> None:
     assert await old.wait_closed() == Close.NORMAL
     assert (await relay.call("GET", "/world-info", key=relay.key())).status == 200
     assert len(new.received) == 1
+
+
+async def test_store_failure_during_auth_is_transient_1011(relay: Any) -> None:
+    """A database problem must not make the module forget its token (never 1008/4002)."""
+
+    def locked(secret: str) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    relay.store.token_by_secret = locked
+    auth = orjson.dumps({"type": "auth", "token": "a" * 64}).decode()
+    code, reason, frames = await _raw_auth(relay, {"id": "w"}, auth)
+    assert (code, reason, frames) == (Close.INTERNAL_ERROR, "Server error, try again", [])
+    assert code not in PERMANENT_CLOSE_CODES
+    assert relay.state.registry.get("w") is None
+
+
+async def test_auth_and_keepalive_defaults() -> None:
+    config = RelayConfig()
+    assert config.auth_timeout == 10.0
+    assert (config.ping_interval, config.effective_pong_timeout) == (20.0, 40.0)
+    assert config.max_frame_bytes >= 64 * 1024 * 1024
+
+
+async def test_one_log_line_per_connect_disconnect_and_request(
+    relay: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="vttrelay")
+    world = await relay.world("logged", customName="x")
+    await relay.call("GET", "/world-info", key=relay.key())
+    await world.close()
+    await asyncio.wait_for(_until(lambda: relay.state.registry.get("logged") is None), 5)
+    lines = [r.getMessage() for r in caplog.records]
+    assert sum(ln.startswith("world connected: logged ") for ln in lines) == 1
+    assert sum(ln.startswith("world disconnected: logged ") for ln in lines) == 1
+    requests = [r.getMessage() for r in caplog.records if r.name == "vttrelay.access"]
+    assert any(re.fullmatch(r"GET /world-info 200 \d+\.\dms", ln) for ln in requests), requests

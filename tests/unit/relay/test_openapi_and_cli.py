@@ -58,3 +58,19 @@ def test_parser() -> None:
     args = parser.parse_args(["serve"])
     assert (args.host, args.port, args.no_world) == ("127.0.0.1", 3010, False)
     assert set(DEFAULT_SCOPES) < set(SERVE_SCOPES) and "execute-js" in SERVE_SCOPES
+
+
+def test_tokens_parser() -> None:
+    parser = build_parser()
+    args = parser.parse_args(["tokens", "list", "--account", "a", "--data-dir", "d"])
+    assert (args.account, args.data_dir) == ("a", "d")
+    args = parser.parse_args(["tokens", "revoke", "tok_1"])
+    assert args.token_id == "tok_1"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["tokens"])
+
+
+def test_openapi_pair_requires_code_and_world_id() -> None:
+    pair = build_document()["paths"]["/auth/pair"]["post"]
+    schema = pair["requestBody"]["content"]["application/json"]["schema"]
+    assert schema["required"] == ["code", "worldId"] and pair["security"] == []

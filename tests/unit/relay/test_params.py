@@ -159,3 +159,17 @@ def test_allowed_scripts() -> None:
     for script in ("return game.actors.size", "", "return 1 + 1"):
         assert extract(SCRIPT, {}, {"script": script}, {}) == {"script": script}
     assert extract(SCRIPT, {}, {}, {}) == {}
+
+
+@pytest.mark.parametrize("text", [" 10", "10 ", "1_000", "0x10", "1e999", "NaN", "", "+", "."])
+def test_number_text_is_as_strict_as_the_reference(text: str) -> None:
+    with pytest.raises(ParamError) as info:
+        coerce(p("number"), text, True)
+    assert info.value.message == "'x' must be a valid number"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("+5", 5), (".5", 0.5), ("5.", 5), ("-1E2", -100), ("007", 7)]
+)
+def test_number_text_accepted(text: str, expected: float) -> None:
+    assert coerce(p("number"), text, True) == expected

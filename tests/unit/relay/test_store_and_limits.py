@@ -104,3 +104,50 @@ def test_usage_counter_flushes_in_batches(tmp_path: Path) -> None:
     assert record is not None and record.request_count == 5
     assert record.last_used_at is not None and record.last_used_at <= time.time()
     store.close()
+
+
+def test_pairing_code_lives_ten_minutes(tmp_path: Path) -> None:
+    store = RelayStore(tmp_path / "r.db")
+    code = store.create_pairing_code("acct")
+    row = sqlite3.connect(tmp_path / "r.db").execute(
+        "SELECT expires_at - created_at FROM pairing_codes WHERE code = ?", (code,)
+    )
+    assert row.fetchone()[0] == 600.0
+    store.close()
+
+
+def test_pairing_keeps_only_an_own_existing_client_id(tmp_path: Path) -> None:
+    store = RelayStore(tmp_path / "r.db")
+    store.create_connection_token("alice", "fvtt_alice")
+    mine = store.redeem_pairing_code(store.create_pairing_code("alice"), "fvtt_alice")
+    assert not isinstance(mine, PairingError) and mine.client_id == "fvtt_alice"
+    theirs = store.redeem_pairing_code(store.create_pairing_code("bob"), "fvtt_alice")
+    assert not isinstance(theirs, PairingError)
+    assert theirs.client_id != "fvtt_alice" and theirs.account == "bob"
+    assert store.known_client("fvtt_alice").account == "alice"  # type: ignore[union-attr]
+    new = store.redeem_pairing_code(store.create_pairing_code("bob"), "fvtt_new")
+    assert not isinstance(new, PairingError) and new.client_id == "fvtt_new"
+    store.close()
+
+
+def test_tokens_listed_and_revoked_by_id(tmp_path: Path) -> None:
+    store = RelayStore(tmp_path / "r.db")
+    first = store.create_connection_token("a", "w1", name="one", ip_allow="10.0.0.0/8")
+    second = store.create_connection_token("b", "w2", name="two")
+    tokens = store.list_tokens()
+    assert [(t.account, t.client_id, t.name) for t in tokens] == [
+        ("a", "w1", "one"),
+        ("b", "w2", "two"),
+    ]
+    assert tokens[0].ip_allow == "10.0.0.0/8" and tokens[0].revoked_at is None
+    assert [t.client_id for t in store.list_tokens("b")] == ["w2"]
+    assert first not in repr(tokens) and sha256_hex(first) not in repr(tokens)
+    one = tokens[0].id
+    assert store.get_token(one) == tokens[0]
+    assert store.live_token_ids({one, tokens[1].id}) == {one, tokens[1].id}
+    assert store.revoke_token_id(one) and not store.revoke_token_id(one)
+    assert not store.revoke_token_id("tok_nope")
+    assert store.token_by_secret(first) is None and store.token_by_secret(second) is not None
+    assert store.live_token_ids({one, tokens[1].id}) == {tokens[1].id}
+    assert store.get_token(one).revoked_at is not None  # type: ignore[union-attr]
+    store.close()

@@ -1,0 +1,79 @@
+"""The route table against the spec: every endpoint of relay-api.md §4 and the relay's own,
+with the scope, world action and timeout of wire-protocol §4.7-4.10 and §7.2."""
+
+from __future__ import annotations
+
+from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES, ROUTES
+
+DND5E_GET = {"get-actor-details": "get-actor-details", "concentration": "get-concentration"}
+DND5E_POST = (
+    "modify-item-charges", "use-ability", "use-feature", "use-spell", "use-item", "short-rest",
+    "long-rest", "skill-check", "ability-save", "ability-check", "death-save",
+    "modify-experience", "break-concentration", "concentration-save", "equip-item",
+    "attune-item", "transfer-currency", "modify-currency", "prepare-spell",
+)  # fmt: skip
+USE = {"use-ability", "use-feature", "use-spell", "use-item"}
+
+# (method, path) -> (scope, action, timeout); None where the relay answers itself.
+EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
+    **{("GET", f"/dnd5e/{n}"): ("dnd5e", a, 10.0) for n, a in DND5E_GET.items()},
+    **{("POST", f"/dnd5e/{n}"): ("dnd5e", n, 30.0 if n in USE else 10.0) for n in DND5E_POST},
+    ("GET", "/chat"): ("chat:read", "chat-messages", 10.0),
+    ("POST", "/chat"): ("chat:write", "chat-send", 10.0),
+    ("DELETE", "/chat/{messageId}"): ("chat:write", "chat-delete", 10.0),
+    ("DELETE", "/chat"): ("chat:write", "chat-flush", 10.0),
+    ("POST", "/select"): ("entity:read", "select", 10.0),
+    ("GET", "/selected"): ("entity:read", "selected", 10.0),
+    ("GET", "/players"): ("entity:read", "players", 10.0),
+    ("GET", "/world-info"): ("world:info", "world-info", 10.0),
+    ("POST", "/execute-js"): ("execute-js", "execute-js", 20.0),
+    **{
+        ("GET", f"/{s}/subscribe"): ("events:subscribe", None, None)
+        for s in ("chat", "rolls", "hooks", "encounters", "actor", "scene")
+    },
+    ("GET", "/clients"): ("clients:read", None, None),
+    ("GET", "/api/health"): (None, None, None),
+    ("GET", "/health"): (None, None, None),
+    ("GET", "/api/status"): (None, None, None),
+    ("POST", "/auth/pair"): (None, None, None),
+    ("GET", "/api/clients/{clientId}/active"): (None, None, None),
+    ("POST", "/api/self-unpair"): (None, None, None),
+    ("GET", "/openapi.json"): (None, None, None),
+    ("GET", "/docs"): (None, None, None),
+}
+
+
+def test_every_endpoint_once_with_scope_action_and_timeout() -> None:
+    table = {(r.method, r.path): r for r in ROUTES}
+    assert len(table) == len(ROUTES)  # no duplicates
+    assert set(table) == set(EXPECTED)
+    for where, (scope, action, timeout) in EXPECTED.items():
+        route = table[where]
+        assert route.scope == scope, where
+        assert route.action == action, where
+        if timeout is not None:
+            assert route.timeout == timeout, where
+    counts = {"DnD5e": 21, "Chat": 4, "Utility": 5, "Events": 6}
+    for group, n in counts.items():
+        assert sum(r.group == group for r in ROUTES) == n, group
+
+
+def test_every_forward_route_takes_client_id_from_the_query_only() -> None:
+    for route in ROUTES:
+        if route.mode == "local":
+            continue
+        client = [p for p in route.params if p.name == "clientId"]
+        assert len(client) == 1 and client[0].sources == ("query",), route.path
+        if route.mode == "forward":
+            user = [p for p in route.params if p.name == "userId"]
+            assert len(user) == 1 and user[0].sources == ("query", "body"), route.path
+        if route.system:
+            assert route.path.startswith("/dnd5e/") and route.system == "dnd5e"
+
+
+def test_scopes_are_the_reference_list() -> None:
+    assert len(ALL_SCOPES) == len(set(ALL_SCOPES)) == 32
+    assert set(DEFAULT_SCOPES) <= set(ALL_SCOPES)
+    writes = {s for s in ALL_SCOPES if s.endswith((":write", ":execute", ":manage"))}
+    assert not writes & set(DEFAULT_SCOPES) and "execute-js" not in DEFAULT_SCOPES
+    assert {r.scope for r in ROUTES if r.scope} <= set(ALL_SCOPES)
