@@ -56,6 +56,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quick", action="store_true", help="short runs and fewer idle subscribers (< 2 min)"
     )
     parser.add_argument("--json", type=Path, help="also write every measurement to this file")
+    parser.add_argument(
+        "--relay-log-level",
+        default="INFO",
+        help="the relay's log level (INFO, as `vttrelay serve`: one line per request)",
+    )
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
@@ -104,7 +109,9 @@ def targets(results: dict[str, Any]) -> list[list[str]]:
     if 20 in forwarded:
         lv = forwarded[20]
         rps, p99 = lv.spread("rps").median, lv.spread("p99_ms").median
-        rows.append(["forwarded >= 5,000 req/s at 20", f"{rps:,.0f}", verdict(rps >= 5000)])
+        ceiling = 1000 / lv.spread("cpu_per_1k").median
+        measured = f"{rps:,.0f} (1-core ceiling {ceiling:,.0f})"
+        rows.append(["forwarded >= 5,000 req/s at 20", measured, verdict(rps >= 5000)])
         rows.append(["forwarded p99 <= 10 ms at 20", f"{p99:.2f} ms", verdict(p99 <= 10)])
     if 200 in forwarded:
         lv = forwarded[200]
@@ -156,14 +163,18 @@ async def run(args: argparse.Namespace) -> int:
     print(
         f"# scenarios {', '.join(chosen)}; runs {args.runs}; {args.duration:g} s per wrk run;"
         f" pin {'relay on core 0, rest on core 1' if args.pin else 'off'};"
-        f" open-files limit {fds}"
+        f" relay log level {args.relay_log_level}; open-files limit {fds}"
     )
     print("# cells: median (min-max) over the runs; error columns: totals over the runs\n")
     started = time.monotonic()
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="vttrelay-bench-") as tmp:
         opts = scenarios.Options(
-            workdir=Path(tmp), runs=args.runs, duration=args.duration, pin=args.pin
+            workdir=Path(tmp),
+            runs=args.runs,
+            duration=args.duration,
+            pin=args.pin,
+            relay_args=("--log-level", args.relay_log_level),
         )
         for name in chosen:
             t0 = time.monotonic()

@@ -34,6 +34,7 @@ class Options:
     levels: tuple[int, ...] = (20, 200)
     rss_runs: int = 5
     rss_level: int = 200
+    relay_args: tuple[str, ...] = ()  # extra arguments of bench.relay_server
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def requests_for(scenario: str, client_ids: Sequence[str]) -> list[Request]:
 async def run_level(opts: Options, scenario: str, connections: int, worlds: int) -> Level:
     """A fresh stack, a warm-up, then `opts.runs` measured runs."""
     workdir = opts.workdir / f"{scenario}-{connections}"
-    async with Stack(workdir, worlds=worlds, pin=opts.pin) as stack:
+    async with Stack(workdir, worlds=worlds, pin=opts.pin, relay_args=opts.relay_args) as stack:
         requests_file = mixes.write(
             workdir / "requests.txt", requests_for(scenario, stack.client_ids)
         )
@@ -137,7 +138,7 @@ class RssFlat:
 async def rss_flat(opts: Options) -> RssFlat:
     """One relay, a warm-up, then `opts.rss_runs` runs of the forwarded mix."""
     workdir = opts.workdir / "rss"
-    async with Stack(workdir, worlds=1, pin=opts.pin) as stack:
+    async with Stack(workdir, worlds=1, pin=opts.pin, relay_args=opts.relay_args) as stack:
         requests_file = mixes.write(
             workdir / "requests.txt", requests_for("forwarded", stack.client_ids)
         )
@@ -158,6 +159,7 @@ LOAD_HEADERS = (
     "p50 ms",
     "p99 ms",
     "CPU s/1k req",
+    "1-core ceiling req/s",
     "RSS before MiB",
     "RSS after MiB",
     "non-2xx",
@@ -177,6 +179,7 @@ def load_rows(levels: Sequence[Level]) -> list[list[str]]:
                 fmt_spread(lv.spread("p50_ms"), 2),
                 fmt_spread(lv.spread("p99_ms"), 2),
                 fmt_spread(lv.spread("cpu_per_1k"), 3),
+                fmt_number(1000 / lv.spread("cpu_per_1k").median, 0),
                 fmt_spread(Spread.of([mib(r.rss_before) for r in lv.runs]), 1),
                 fmt_spread(Spread.of([mib(r.rss_after) for r in lv.runs]), 1),
                 str(sum(r.load.non_2xx for r in lv.runs)),
@@ -188,7 +191,9 @@ def load_rows(levels: Sequence[Level]) -> list[list[str]]:
 
 
 def load_table(levels: Sequence[Level]) -> str:
-    """Median (min-max) over the runs; error columns are totals over the runs."""
+    """Median (min-max) over the runs; error columns are totals over the runs. The 1-core
+    ceiling is 1,000 / (median CPU s per 1k requests): what the relay would serve with a whole
+    core to itself, however busy the machine was during the run."""
     return table(LOAD_HEADERS, load_rows(levels))
 
 

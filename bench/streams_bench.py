@@ -113,7 +113,7 @@ async def subscriber_count(stack: Stack, want: int, timeout: float) -> int:
 async def idle_run(opts: Options, index: int, subscribers: int) -> IdleRun:
     workdir = opts.workdir / f"idle-{index}"
     holders: list[Child] = []
-    async with Stack(workdir, worlds=1, pin=opts.pin) as stack:
+    async with Stack(workdir, worlds=1, pin=opts.pin, relay_args=opts.relay_args) as stack:
         assert stack.relay is not None
         try:
             warm = await hold(stack, WARM_SUBSCRIBERS, "warm")
