@@ -8,6 +8,13 @@ implements the registry's `WorldListener`: a world's event frame is unwrapped an
 subscriber that does not keep up overflows its mailbox and is cut off with an error event, so the
 relay's memory stays bounded.
 
+Lingering: when the last subscriber of a channel leaves, the world is not told `count: 0` at once.
+The channel stays on for `subscription_linger` seconds (the world keeps seeing `count: 1`, and the
+hub keeps logging its events), so a client that reconnects with `Last-Event-ID` within that time
+gets what it missed. A subscriber that comes back cancels the pending 0; the world always sees
+the real count when there are subscribers. In short, the world is told `max(real, 1)` while a
+channel lingers, `real` otherwise.
+
 `Streams` adds the HTTP side: `handle_sse` serves the six `*/subscribe` routes and
 `handle_client_ws` hands `/ws/api` to `client_ws.ClientSocket`.
 """
@@ -68,6 +75,7 @@ class StreamSettings:
     history_retention: float = 600.0  # seconds a gone world's history is kept for its return
     max_streams_per_channel: int = 10  # per world, channel and kind (SSE or /ws/api)
     subscriber_queue_size: int = 1000  # undelivered events a subscriber may have before it is cut
+    subscription_linger: float = 30.0  # seconds a channel stays on after its last sub; 0: off
     slow_close_grace: float = 5.0  # seconds a cut-off subscriber gets to take its error event
     sweep_interval: float = 1.0  # seconds between checks for SSE clients that went away
     key_check_interval: float = 5.0  # seconds between checks that open streams' keys still work
@@ -208,8 +216,11 @@ class EventHub:
         self._messages: dict[str, MessageIndex] = {}
         self._sending: dict[str, asyncio.Future[None]] = {}
         self._sweeper: asyncio.Task[None] | None = None
-        self._timers: set[asyncio.TimerHandle] = set()
+        self._timers: set[asyncio.TimerHandle] = set()  # abort timers of cut-off subscribers
         self._forgetting: dict[str, asyncio.TimerHandle] = {}  # gone worlds' history, by id
+        self._lingering: dict[tuple[str, str], asyncio.TimerHandle] = {}  # pending `count: 0`s
+        self._told: dict[tuple[str, str], int] = {}  # the count each connected world last got
+        self._closing = False
 
     # Inspection ---------------------------------------------------------------------------------
 
@@ -217,6 +228,15 @@ class EventHub:
         """Subscribers of a world's channel (of one kind, or all)."""
         subs = self._subs.get((client_id, channel), ())
         return len(subs) if kind is None else sum(1 for s in subs if s.kind == kind)
+
+    def announced_count(self, client_id: str, channel: str) -> int:
+        """The count the world is told: the real one, or 1 while the channel lingers."""
+        real = self.count(client_id, channel)
+        return 1 if real == 0 and (client_id, channel) in self._lingering else real
+
+    def lingering(self, client_id: str, channel: str) -> bool:
+        """Whether a channel without subscribers is still kept on for a returning one."""
+        return (client_id, channel) in self._lingering
 
     def subscribers(self, client_id: str | None = None) -> list[Subscriber]:
         return [
@@ -251,13 +271,17 @@ class EventHub:
             cursor, gap, replay = event_log.since(last_seen)
             resume = Resume(cursor, gap, [e for e in replay if sub.filter.matches(e.event)])
         self._subs.setdefault((sub.client_id, sub.channel), []).append(sub)
+        self._stop_lingering((sub.client_id, sub.channel))
         self._announce(sub.client_id, sub.channel)
         if sub.alive is not None:
             self._ensure_sweeper()
         return resume
 
     def unsubscribe(self, sub: Subscriber, reason: str = "gone") -> bool:
-        """Remove a subscriber (idempotent); announces the new count when it changed."""
+        """Remove a subscriber (idempotent); announces the new count when it changed.
+
+        The last subscriber's leaving starts the channel's linger instead of announcing 0.
+        """
         key = (sub.client_id, sub.channel)
         subs = self._subs.get(key)
         if not subs or sub not in subs:
@@ -265,6 +289,7 @@ class EventHub:
         subs.remove(sub)
         if not subs:
             del self._subs[key]
+            self._start_lingering(key)
         sub.dropped = True
         sub.reason = sub.reason or reason
         self._announce(sub.client_id, sub.channel)
@@ -273,14 +298,35 @@ class EventHub:
     # Counting -----------------------------------------------------------------------------------
 
     def _announce(self, client_id: str, channel: str) -> None:
+        """Tell the world its channel's count if it differs from what the world was last told."""
         world = self.registry.get(client_id)
-        if world is not None:
-            frame = {
-                "type": protocol.SUBSCRIPTION_UPDATE,
-                "channel": channel,
-                "count": self.count(client_id, channel),
-            }
-            self._send(world, frame)
+        if world is None:
+            return
+        key = (client_id, channel)
+        count = self.announced_count(client_id, channel)
+        if self._told.get(key, 0) == count:
+            return
+        self._told[key] = count
+        self._send(
+            world, {"type": protocol.SUBSCRIPTION_UPDATE, "channel": channel, "count": count}
+        )
+
+    def _start_lingering(self, key: tuple[str, str]) -> None:
+        linger = self.settings.subscription_linger
+        if linger <= 0 or self._closing or key in self._lingering:
+            return
+        loop = asyncio.get_running_loop()
+        self._lingering[key] = loop.call_later(linger, self._linger_over, key)
+
+    def _stop_lingering(self, key: tuple[str, str]) -> None:
+        handle = self._lingering.pop(key, None)
+        if handle is not None:
+            handle.cancel()
+
+    def _linger_over(self, key: tuple[str, str]) -> None:
+        """Nobody came back in time: the world is told the real count (0)."""
+        self._lingering.pop(key, None)
+        self._announce(*key)
 
     def _send(self, world: WorldLike, frame: dict[str, Any]) -> None:
         """Send a frame to a world after the ones sent before it (counts must not reorder)."""
@@ -303,14 +349,10 @@ class EventHub:
     # WorldListener ------------------------------------------------------------------------------
 
     def world_connected(self, world: Any) -> None:
-        """Tell a (re)connected world which of its channels have subscribers."""
+        """Tell a (re)connected world which of its channels are on (it starts with all off)."""
+        self._forget_told(world.client_id)
         for channel in protocol.CHANNELS:
-            count = self.count(world.client_id, channel)
-            if count > 0:
-                self._send(
-                    world,
-                    {"type": protocol.SUBSCRIPTION_UPDATE, "channel": channel, "count": count},
-                )
+            self._announce(world.client_id, channel)
 
     def world_disconnected(self, world: Any) -> None:
         """End the SSE streams of a world that went away (they end after what is queued).
@@ -320,9 +362,9 @@ class EventHub:
         current = self.registry.get(world.client_id)
         if current is not None and current is not world:
             return  # replaced by a reconnect: its streams live on
+        self._forget_told(world.client_id)
         for sub in self.subscribers(world.client_id):
             if sub.kind == "sse":
-                sub.reason = "world-gone"
                 self.unsubscribe(sub, "world-gone")
                 sub.mailbox.close()
         previous = self._forgetting.pop(world.client_id, None)
@@ -332,6 +374,10 @@ class EventHub:
         self._forgetting[world.client_id] = loop.call_later(
             self.settings.history_retention, self._forget, world.client_id
         )
+
+    def _forget_told(self, client_id: str) -> None:
+        for key in [k for k in self._told if k[0] == client_id]:
+            del self._told[key]
 
     def _forget(self, client_id: str) -> None:
         """Drop the history of a world that did not come back (nor kept any subscriber)."""
@@ -378,7 +424,6 @@ class EventHub:
             sub.channel,
             len(sub.mailbox),
         )
-        sub.reason = "fell-behind"
         self.unsubscribe(sub, "fell-behind")
         if sub.on_overflow is not None:
             sub.on_overflow(sub)
@@ -434,10 +479,14 @@ class EventHub:
                     sub.mailbox.close(error_frame(sub.kind, reason))
 
     async def close(self) -> None:
-        """Stop the sweeper and timers; end every stream (relay shutdown)."""
+        """Stop the sweeper and timers; end every stream; tell the worlds 0 (relay shutdown)."""
+        self._closing = True
         for sub in self.subscribers():
             self.unsubscribe(sub, "shutdown")
             sub.mailbox.close()
+        for key in list(self._lingering):
+            self._stop_lingering(key)
+            self._announce(*key)
         for handle in [*self._timers, *self._forgetting.values()]:
             handle.cancel()
         self._timers.clear()

@@ -30,7 +30,7 @@ async def test_auth_and_connected(relay: Any, api_ws: Any) -> None:
 async def test_auth_failures_close_the_socket(relay: Any, api_ws: Any) -> None:
     await relay.world()
     await relay.world("world-2")
-    cases = [
+    cases: list[tuple[dict[str, Any], int, str]] = [
         ({"key": "wrong"}, 1008, "Invalid API key"),
         ({"key": None}, 4002, "Invalid auth message"),
         ({"key": relay.key(), "clientId": "ghost"}, 1008, "Invalid client ID"),
@@ -117,6 +117,7 @@ async def test_subscriptions_events_and_counts(
     relay: Any, api_ws: Any, sse: Any, eventually: Any, sub_counts: Any
 ) -> None:
     world = await relay.world()
+    relay.state.streams.hub.settings.subscription_linger = 0.1  # the world hears 0 soon after
     key = relay.key()
     socket = await api_ws(relay, key)
     await socket.send({"type": "subscribe", "channel": "chat-events"})

@@ -294,7 +294,7 @@ async def test_filters_of_the_other_streams(
             assert (await stream.event()).name == "connected"
     for channel in CHANNEL_OF.values():
         if channel != protocol.CHAT_CHANNEL:
-            await eventually(lambda c=channel: sub_counts(world, c) == [1])  # type: ignore[misc]
+            await eventually(lambda c=channel: sub_counts(world, c) == [1])
 
     frames = [
         {"type": "roll-data", "data": {"id": "r-bob", "user": {"id": "bob", "name": "Bob"}}},
@@ -452,7 +452,9 @@ async def test_client_going_away_is_uncounted(
     relay: Any, sse: Any, eventually: Any, sub_counts: Any
 ) -> None:
     world = await relay.world()
-    relay.state.streams.hub.settings.sweep_interval = 0.05
+    settings = relay.state.streams.hub.settings
+    settings.sweep_interval = 0.05
+    settings.subscription_linger = 0.1  # 0 comes once the grace period is over
     stream = await sse(relay, "/hooks/subscribe", relay.key(), clientId="world-1")
     await stream.event()
     stream.close()
@@ -490,6 +492,7 @@ async def test_slow_consumer_is_cut_off(
 ) -> None:
     relay = await relay_factory(subscriber_queue_size=4)
     relay.state.streams.hub.settings.slow_close_grace = 30.0
+    relay.state.streams.hub.settings.subscription_linger = 0  # the cut-off shows as count 0
     world = await relay.world()
     key = relay.key()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -93,4 +93,40 @@ async def test_world_actions_reach_filtered_streams(
     # the world stops emitting a channel once nobody listens
     rolls.close()
     relay.state.streams.hub.settings.sweep_interval = 0.05
+    relay.state.streams.hub.settings.subscription_linger = 0.1
     await eventually(lambda: world.world.subscriptions.get("roll-events") == 0)
+
+
+async def test_the_world_keeps_emitting_for_a_client_that_reconnects_in_time(
+    relay: Any, world: EmbeddedWorld, sse: Any, eventually: Any
+) -> None:
+    """The real world emits only while its channel is on: the grace period after the last
+    subscriber leaves keeps it on, so a reconnect with Last-Event-ID loses nothing."""
+    key = relay.key((*DEFAULT_SCOPES, "chat:write"), rate_per_minute=0)
+    hub = relay.state.streams.hub
+    hub.settings.sweep_interval = 0.05
+    first = await sse(relay, "/chat/subscribe", key, clientId=CID)
+    assert (await first.event()).id == "0"
+    await eventually(lambda: world.world.subscriptions.get("chat-events") == 1)
+    first.close()
+    await eventually(lambda: hub.count(CID, "chat-events") == 0)
+
+    async def say(text: str) -> str:
+        answer = await relay.call(
+            "POST", "/chat", key=key, json={"content": text}, params={"clientId": CID}
+        )
+        assert answer.status == 200, answer.body
+        message_id: str = orjson.loads(answer.body)["data"]["id"]
+        return message_id
+
+    said = [await say(f"while away {i}") for i in range(3)]
+    await eventually(lambda: hub.log(CID, "chat-events").last_seq == 3)
+    back = await sse(relay, "/chat/subscribe", key, headers={"Last-Event-ID": "0"}, clientId=CID)
+    assert (await back.event()).name == "connected"
+    assert [e.data["id"] for e in await back.events(3)] == said
+
+    hub.settings.subscription_linger = 0.1
+    back.close()
+    await eventually(lambda: world.world.subscriptions.get("chat-events") == 0)
+    await say("nobody listens")
+    assert hub.log(CID, "chat-events").last_seq == 3  # the world did not emit it

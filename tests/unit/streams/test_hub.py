@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 
 from vttrelay import protocol
+from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.events import EventFilter, Gap
 from vttrelay.relay.streams import (
     FELL_BEHIND,
@@ -16,6 +17,7 @@ from vttrelay.relay.streams import (
     StreamSettings,
     Subscriber,
     error_frame,
+    settings_from,
 )
 
 
@@ -79,7 +81,7 @@ async def test_mailbox_batches_timeouts_and_close() -> None:
 
 
 async def test_counts_are_announced_in_order_on_every_change() -> None:
-    hub, _, world = hub_with_world()
+    hub, _, world = hub_with_world(subscription_linger=0)  # no grace: 0 is told at once
     a, b = sub(), sub(kind="ws")
     r = sub(protocol.ROLL_CHANNEL)
     assert hub.subscribe(a) is not None
@@ -255,3 +257,108 @@ async def test_history_of_a_world_that_stays_away_is_forgotten() -> None:
     await asyncio.sleep(0.1)
     assert hub.log("w1", protocol.CHAT_CHANNEL).last_seq == 0  # gone for good: forgotten
     await hub.close()
+
+
+async def test_last_subscriber_leaving_keeps_the_channel_on_for_the_grace_period() -> None:
+    hub, _, world = hub_with_world(subscription_linger=0.1)
+    first = sub()
+    hub.subscribe(first)
+    hub.finished(first)
+    assert hub.count("w1", protocol.CHAT_CHANNEL) == 0
+    assert hub.lingering("w1", protocol.CHAT_CHANNEL)
+    assert hub.announced_count("w1", protocol.CHAT_CHANNEL) == 1
+    for i in range(1, 4):  # the world keeps emitting; the hub keeps logging
+        hub.world_event(world, chat_frame(i))
+    back = sub()
+    resume = hub.subscribe(back, last_seen=0)
+    assert resume is not None and [e.seq for e in resume.replay] == [1, 2, 3]
+    assert not hub.lingering("w1", protocol.CHAT_CHANNEL)
+    await asyncio.sleep(0.15)  # the cancelled 0 never comes
+    await hub.flush()
+    assert world.counts() == [("chat-events", 1)]  # the world saw 1 all along, told once
+
+    hub.finished(back)
+    await hub.flush()
+    assert world.counts() == [("chat-events", 1)]
+    await asyncio.sleep(0.15)
+    await hub.flush()
+    assert world.counts() == [("chat-events", 1), ("chat-events", 0)]
+    assert not hub.lingering("w1", protocol.CHAT_CHANNEL)
+    assert hub.announced_count("w1", protocol.CHAT_CHANNEL) == 0
+
+
+async def test_real_counts_above_one_are_told_while_lingering_is_only_at_zero() -> None:
+    hub, _, world = hub_with_world(subscription_linger=0.05)
+    a, b, c = sub(), sub(kind="ws"), sub()
+    hub.subscribe(a)
+    hub.subscribe(b)
+    hub.finished(a)
+    hub.finished(b)  # lingers at 1
+    hub.subscribe(c)  # real 1: nothing new to tell
+    hub.subscribe(a := sub())  # real 2
+    hub.finished(a)
+    hub.finished(c)
+    await asyncio.sleep(0.1)
+    await hub.flush()
+    assert [n for _, n in world.counts()] == [1, 2, 1, 2, 1, 0]
+
+
+async def test_a_world_reconnecting_while_a_channel_lingers_hears_1_then_0() -> None:
+    hub, registry, world = hub_with_world(subscription_linger=0.1)
+    only = sub(protocol.SCENE_CHANNEL)
+    hub.subscribe(only)
+    hub.finished(only)
+    del registry.worlds["w1"]
+    hub.world_disconnected(world)
+    fresh = registry.worlds["w1"] = FakeWorld()
+    hub.world_connected(fresh)
+    await hub.flush()
+    assert fresh.counts() == [("scene-events", 1)]
+    await asyncio.sleep(0.15)
+    await hub.flush()
+    assert fresh.counts() == [("scene-events", 1), ("scene-events", 0)]
+    await hub.close()
+
+
+async def test_world_disconnect_lingers_its_sse_channels_for_their_clients_return() -> None:
+    hub, registry, world = hub_with_world(subscription_linger=5)
+    stream = sub()
+    hub.subscribe(stream)
+    del registry.worlds["w1"]
+    hub.world_disconnected(world)
+    assert stream.reason == "world-gone" and hub.lingering("w1", protocol.CHAT_CHANNEL)
+    fresh = registry.worlds["w1"] = FakeWorld()
+    hub.world_connected(fresh)  # the world is back before its SSE client: the channel is on
+    await hub.flush()
+    assert fresh.counts() == [("chat-events", 1)]
+    await hub.close()
+
+
+async def test_no_linger_when_disabled_and_shutdown_ends_lingering_with_0() -> None:
+    hub, _, world = hub_with_world(subscription_linger=0)
+    s = sub()
+    hub.subscribe(s)
+    hub.finished(s)
+    assert not hub.lingering("w1", protocol.CHAT_CHANNEL)
+    await hub.flush()
+    assert world.counts() == [("chat-events", 1), ("chat-events", 0)]
+
+    hub, _, world = hub_with_world(subscription_linger=60)
+    s, r = sub(), sub(protocol.ROLL_CHANNEL)
+    hub.subscribe(s)
+    hub.subscribe(r)
+    hub.finished(s)  # lingers
+    await hub.close()  # r ends too; no channel may stay on for a relay that stops
+    assert world.counts() == [
+        ("chat-events", 1),
+        ("roll-events", 1),
+        ("roll-events", 0),
+        ("chat-events", 0),
+    ]
+    assert not hub.lingering("w1", protocol.CHAT_CHANNEL)
+
+
+def test_linger_comes_from_the_relay_config() -> None:
+    assert settings_from(RelayConfig()).subscription_linger == 30.0
+    assert settings_from(RelayConfig(subscription_linger=2.5)).subscription_linger == 2.5
+    assert StreamSettings().subscription_linger == 30.0
