@@ -8,6 +8,7 @@ own cost, whatever else the machine is doing.
 
 from __future__ import annotations
 
+import resource
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,7 @@ class Run:
     cpu_s: float
     rss_before: int
     rss_after: int
+    load_side_cores: float = float("nan")  # wrk + fake world CPU seconds per second of load
 
     @property
     def cpu_per_1k(self) -> float:
@@ -74,6 +76,8 @@ async def measured_run(stack: Stack, requests_file: Path, connections: int, seco
     relay = stack.relay
     assert relay is not None
     cpu0, rss0 = relay.cpu_seconds(), relay.rss_bytes()
+    world0 = stack.world.cpu_seconds() if stack.world is not None else 0.0
+    wrk0 = children_cpu_seconds()
     load = await run_wrk(
         stack.url,
         requests_file,
@@ -83,7 +87,16 @@ async def measured_run(stack: Stack, requests_file: Path, connections: int, seco
         cpu=stack.load_cpu,
         timeout=WRK_TIMEOUT,
     )
-    return Run(load, relay.cpu_seconds() - cpu0, rss0, relay.rss_bytes())
+    cpu_s = relay.cpu_seconds() - cpu0
+    world_s = (stack.world.cpu_seconds() - world0) if stack.world is not None else 0.0
+    load_side = (children_cpu_seconds() - wrk0 + world_s) / max(load.duration_s, 1e-9)
+    return Run(load, cpu_s, rss0, relay.rss_bytes(), load_side)
+
+
+def children_cpu_seconds() -> float:
+    """CPU seconds of this process's reaped children (only wrk is reaped during a run)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def requests_for(scenario: str, client_ids: Sequence[str]) -> list[Request]:
@@ -165,6 +178,7 @@ LOAD_HEADERS = (
     "non-2xx",
     "timeouts",
     "sock err",
+    "wrk+world core %",
 )
 
 
@@ -185,6 +199,7 @@ def load_rows(levels: Sequence[Level]) -> list[list[str]]:
                 str(sum(r.load.non_2xx for r in lv.runs)),
                 str(sum(r.load.timeouts for r in lv.runs)),
                 str(sum(r.load.socket_errors for r in lv.runs)),
+                fmt_spread(Spread.of([r.load_side_cores * 100 for r in lv.runs]), 0),
             ]
         )
     return rows
