@@ -143,6 +143,7 @@ async def test_events_flow_only_for_subscribed_channels(
         assert data == body["data"]
         assert handle.agent.sent["chat-event"] == 1
         assert handle.agent.sent["roll-data"] == 0  # no roll subscribers
+        relay.state.streams.hub.settings.subscription_linger = 0  # no grace for a reconnect
         resp.close()
     await eventually(lambda: not handle.world.subscribed("chat-events"))
     await api(relay, "POST", "/chat", {"content": "gone again"})
