@@ -62,6 +62,7 @@ DEFAULT_STACK_LIMIT: Final = 4 * 1024 * 1024  # bytes of JavaScript stack (~5000
 DEFAULT_WORKERS: Final = 4  # scripts running at the same time
 MAX_HOST_CALLS: Final = 1_000  # world calls per script
 KILL_GRACE: Final = 2.0  # seconds after the time limit before the parent kills the child
+STARTUP_TIMEOUT: Final = 10.0  # seconds for a child to start (not part of the time limit)
 ADDRESS_SPACE_MARGIN: Final = 512 * 1024 * 1024  # the child's RLIMIT_AS above the memory limit
 
 PRELUDE_RESOURCE: Final = "prelude.js"
@@ -287,6 +288,7 @@ def worker_main() -> int:
         stdout.write(orjson.dumps(message) + b"\n")
         stdout.flush()
 
+    send({"ready": True})  # the parent starts the script's clock now, not at process start
     job = orjson.loads(stdin.readline() or b"null")
     if not isinstance(job, dict):
         return 2
@@ -394,8 +396,15 @@ class ScriptRunner:
         )
         self._children.add(proc)
         assert proc.stdin is not None and proc.stdout is not None
-        deadline = loop.time() + limits.time_limit + KILL_GRACE
         try:
+            try:
+                ready = await asyncio.wait_for(proc.stdout.readline(), STARTUP_TIMEOUT)
+            except TimeoutError:
+                raise ScriptError("the script engine did not start in time") from None
+            if not ready:
+                code = await proc.wait()
+                raise ScriptError(f"the script engine did not start (exit status {code})")
+            deadline = loop.time() + limits.time_limit + KILL_GRACE
             job = {"script": script, "init": init, "limits": asdict(limits)}
             proc.stdin.write(orjson.dumps(job) + b"\n")
             await proc.stdin.drain()

@@ -166,6 +166,8 @@ async def test_limits_stop_a_script_and_the_world_carries_on(
         400,
         "Error executing script: the script exceeded its time limit of 0.5 s",
     )
+    with world.world.store.transaction() as tx:
+        documents.set_setting(tx, "vttrelay.scriptTimeLimit", 5)
     status, body = await api(
         "POST",
         "/execute-js",
