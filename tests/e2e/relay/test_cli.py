@@ -227,3 +227,24 @@ async def test_tokens_list_and_revoke_disconnect_a_live_world(
     with pytest.raises(world_double.Refused) as info:  # the token no longer authenticates
         await again.connect()
     assert info.value.code == Close.AUTH_FAILED
+
+
+async def test_cli_keys_reach_a_running_relay(relay_factory: Any, tmp_path: Path) -> None:
+    """Keys made by the CLI work at once on a relay sharing the data dir; `--expires` in the
+    past gives 401 expired, and `keys revoke` is seen within the key cache's lifetime."""
+    data = tmp_path / "shared"
+    relay = await relay_factory(data_dir=data, key_cache_ttl=0.2)
+    await relay.world()
+    code, out, err = await _cli("keys", "create", "--scope", "world:info", "--data-dir", str(data))
+    assert code == 0, err
+    key = out.strip()
+    assert (await relay.call("GET", "/world-info", key=key)).status == 200
+    code, out, _ = await _cli("keys", "create", "--expires", "2001-01-01", "--data-dir", str(data))
+    got = await relay.call("GET", "/world-info", key=out.strip())
+    assert (got.status, got.json()) == (401, {"error": "API key has expired"})
+    key_id = next(k.id for k in relay.store.list_keys() if k.scopes == ("world:info",))
+    code, _, err = await _cli("keys", "revoke", key_id, "--data-dir", str(data))
+    assert code == 0, err
+    await asyncio.sleep(0.3)
+    got = await relay.call("GET", "/world-info", key=key)
+    assert (got.status, got.json()) == (401, {"error": "API key is disabled"})

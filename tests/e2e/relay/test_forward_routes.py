@@ -312,6 +312,20 @@ async def test_parameter_sources_on_the_wire(relay: Any) -> None:
         "autoHDThreshold": 0.5,
         "userId": "from-body",
     }
+    # The body is JSON whatever its Content-Type; a body that is not an object counts as empty.
+    got = await frame(
+        "POST",
+        "/dnd5e/modify-experience",
+        params={"clientId": "w1"},
+        data=b'{"amount": 2}',
+        headers={"Content-Type": "text/plain"},
+    )
+    assert got == {"type": "modify-experience", "amount": 2}
+    for raw in (b"[1]", b"2", b"{bad", b"\xff"):
+        answer = await relay.call(
+            "POST", "/dnd5e/modify-experience", key=key, params={"clientId": "w1"}, data=raw
+        )
+        assert (answer.status, answer.json()) == (400, {"error": "'amount' is required"})
     # A body clientId or an x-client-id header names no world: two are live, so 400.
     got = await relay.call(
         "POST",

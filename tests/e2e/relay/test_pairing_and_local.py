@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from typing import Any
@@ -39,6 +40,14 @@ async def test_pair_flow(relay: Any, world_double: Any) -> None:
     got = await relay.call("POST", "/auth/pair", json={"code": code, "worldId": "w"})
     assert (got.status, got.json()) == (410, {"error": "Pairing code has already been used"})
     assert len(relay.store.list_tokens()) == 1  # single use: one token minted
+
+
+async def test_pair_code_works_once_under_concurrency(relay: Any) -> None:
+    code = relay.store.create_pairing_code()
+    body = {"code": code, "worldId": "w"}
+    got = await asyncio.gather(*(relay.call("POST", "/auth/pair", json=body) for _ in range(8)))
+    assert sorted(g.status for g in got) == [200] + [410] * 7
+    assert len(relay.store.list_tokens()) == 1
 
 
 async def test_pair_keeps_existing_client_id(relay: Any) -> None:

@@ -54,7 +54,10 @@ async def test_token_in_url_is_http_400(relay: Any) -> None:
 
 async def test_auth_timeout_closes_4002(relay_factory: Any) -> None:
     relay = await relay_factory(auth_timeout=0.3)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     code, reason, frames = await _raw_auth(relay, {"id": "w"}, None)
+    assert 0.25 < loop.time() - started < 2.0
     assert (code, reason, frames) == (Close.AUTH_PROTOCOL, "Authentication timeout", [])
 
 
@@ -312,11 +315,15 @@ async def test_store_failure_during_auth_is_transient_1011(relay: Any) -> None:
     assert relay.state.registry.get("w") is None
 
 
-async def test_auth_and_keepalive_defaults() -> None:
+async def test_defaults_are_the_reference_relays() -> None:
     config = RelayConfig()
+    assert (config.host, config.port) == ("127.0.0.1", 3010)
     assert config.auth_timeout == 10.0
     assert (config.ping_interval, config.effective_pong_timeout) == (20.0, 40.0)
     assert config.max_frame_bytes >= 64 * 1024 * 1024
+    assert config.rate_per_minute == 300 and config.max_body_bytes == 250 * 1024 * 1024
+    assert (config.pair_rate_limit, config.probe_rate_limit) == (10, 60)
+    assert config.token_check_interval == 30.0
 
 
 async def test_one_log_line_per_connect_disconnect_and_request(
