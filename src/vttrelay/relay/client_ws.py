@@ -1,19 +1,25 @@
 """`/ws/api`: the client WebSocket (wire-protocol §8), with scopes enforced.
 
 A client connects, sends `{"type":"auth","token":"<api key>","clientId"?}` first and gets
-`{"type":"connected","clientId","supportedTypes","eventChannels"}`. After that:
+`{"type":"connected","clientId","supportedTypes","eventChannels"}` (or an error frame and a close:
+4002 for a missing or malformed auth frame, 1008 for a refused key or world). After that:
 
 - `{type:<action>, requestId, ...params}` is a request by world action name (`skill-check`,
   `chat-messages`, ...): it needs the scope of the route with that action, its parameters are
   checked as the route declares them (from the frame's top level), and it is forwarded to the
   world with the core's machinery; the world's reply comes back with the caller's `requestId`
-  and an added `clientId`. Relay-side failures answer `{type:"<action>-result", requestId,
-  clientId, error, status}`.
+  and an added `clientId`. Requests run concurrently and may be answered in any order. Relay-side
+  failures answer `{type:"<action>-result", requestId, clientId, error, status}`; among them, a
+  request beyond `MAX_IN_FLIGHT` (64) unanswered ones on the same socket is refused at once with
+  status 429 and `TOO_MANY_IN_FLIGHT`, and is not forwarded.
 - `{type:"subscribe", channel, ...filters, lastEventId?}` (scope `events:subscribe`) subscribes to
   one of the six channels with the filters of its SSE route (the chat `type` filter is named
   `chatType` here), and answers `subscribed`, then replays what came after `lastEventId`; events
   then arrive as `{type:"chat-event", event:"chat-create", id, data}` and so on.
   `{type:"unsubscribe", channel}` answers `unsubscribed`. `{type:"ping"}` answers `pong`.
+- Anything else (not JSON, binary, an unknown type) answers `{type:"error", error}` and the
+  socket stays open. A socket that does not read its events fast enough gets a final error frame
+  and is closed with 1013 (`streams.EventHub` bounds what it may have queued).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from vttrelay import protocol
-from vttrelay.relay.auth import ApiError, check_system, resolve_world
+from vttrelay.relay.auth import ApiError, check_system, error, resolve_world
 from vttrelay.relay.events import dumps
 from vttrelay.relay.forward import build_frame, send_request
 from vttrelay.relay.params import ParamError, extract
@@ -51,7 +57,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("vttrelay.relay.client_ws")
 
 SUBSCRIBE_SCOPE: Final = "events:subscribe"
-MAX_IN_FLIGHT: Final = 64  # concurrent requests per socket
+MAX_IN_FLIGHT: Final = 64  # unanswered requests per socket; more are refused with 429
+TOO_MANY_IN_FLIGHT: Final = "Too many requests in flight on this socket"
 
 
 def _flat(route: Route) -> Route:
@@ -68,7 +75,11 @@ SUPPORTED_TYPES: Final = sorted(ACTION_ROUTES) + list(CONTROL_TYPES)
 
 
 class ClientSocket:
-    """One `/ws/api` connection."""
+    """One `/ws/api` connection: `run` authenticates, then reads frames until the socket closes.
+
+    Replies are sent as they come; events go through `outbox`, a bounded mailbox drained by
+    `_write_events`, shared by all of this socket's subscriptions (one per channel, in `subs`).
+    """
 
     def __init__(self, streams: Streams, request: web.Request) -> None:
         self.streams = streams
@@ -186,7 +197,7 @@ class ClientSocket:
         elif kind == "unsubscribe":
             await self._unsubscribe(frame)
         elif isinstance(kind, str) and kind in ACTION_ROUTES:
-            if len(self.tasks) >= MAX_IN_FLIGHT:
+            if len(self.tasks) >= MAX_IN_FLIGHT:  # refused before any check, never forwarded
                 await self._send(self._failure(kind, frame, 429, TOO_MANY_IN_FLIGHT))
                 return
             task = asyncio.ensure_future(self._request(ACTION_ROUTES[kind], frame))
@@ -378,9 +389,6 @@ class ClientSocket:
                 await self.ws.close(code=1013, message=b"Fell behind")
 
 
-TOO_MANY_IN_FLIGHT: Final = "Too many requests in flight on this socket"
-
-
 def subscription_params(frame: dict[str, Any], client_id: str) -> dict[str, Any]:
     """A subscribe frame's filters as its SSE route names them (`chatType` is the chat `type`,
     since `type` names the frame itself)."""
@@ -389,10 +397,6 @@ def subscription_params(frame: dict[str, Any], client_id: str) -> dict[str, Any]
         params["type"] = params.pop("chatType")
     params["clientId"] = client_id
     return params
-
-
-def error(status: int, message: str) -> ApiError:
-    return ApiError(status, {"error": message})
 
 
 def _parse(data: Any) -> dict[str, Any] | None:

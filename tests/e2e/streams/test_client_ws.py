@@ -8,6 +8,7 @@ from typing import Any
 import aiohttp
 
 from vttrelay import protocol
+from vttrelay.relay.client_ws import MAX_IN_FLIGHT, TOO_MANY_IN_FLIGHT
 
 
 def chat_event(kind: str, message_id: str, **msg: Any) -> dict[str, Any]:
@@ -276,3 +277,50 @@ async def test_a_revoked_key_stops_working_on_an_open_socket(relay: Any, api_ws:
     await socket.send({"type": "world-info", "requestId": "2"})
     refused = await socket.recv()
     assert (refused["error"], refused["status"]) == ("API key is disabled", 401)
+
+
+async def test_requests_in_flight_per_socket_are_limited(
+    relay: Any, api_ws: Any, eventually: Any
+) -> None:
+    gate = asyncio.Event()
+
+    async def held(frame: dict[str, Any]) -> dict[str, Any]:
+        await gate.wait()
+        return {"type": "world-info-result", "requestId": frame["requestId"], "data": {"ok": 1}}
+
+    world = await relay.world(handler=held)
+    key = relay.key(rate_per_minute=0)
+    socket = await api_ws(relay, key)
+    for i in range(MAX_IN_FLIGHT):
+        await socket.send({"type": "world-info", "requestId": f"r{i}"})
+    await eventually(lambda: world.requests.qsize() == MAX_IN_FLIGHT)
+
+    # one more is refused at once, with the caller's requestId, and never reaches the world
+    await socket.send({"type": "world-info", "requestId": "one-too-many"})
+    assert await socket.recv() == {
+        "type": "world-info-result",
+        "requestId": "one-too-many",
+        "clientId": "world-1",
+        "error": TOO_MANY_IN_FLIGHT,
+        "status": 429,
+    }
+    assert TOO_MANY_IN_FLIGHT == "Too many requests in flight on this socket"
+    await socket.send({"type": "ping"})  # control frames are not requests
+    assert await socket.recv() == {"type": "pong"}
+    other = await api_ws(relay, key)  # the limit is per socket
+    await other.send({"type": "world-info", "requestId": "elsewhere"})
+    await eventually(lambda: world.requests.qsize() == MAX_IN_FLIGHT + 1)
+
+    gate.set()
+    answered = [await socket.recv() for _ in range(MAX_IN_FLIGHT)]
+    assert sorted(a["requestId"] for a in answered) == sorted(f"r{i}" for i in range(MAX_IN_FLIGHT))
+    assert all(a["data"] == {"ok": 1} and "error" not in a for a in answered)
+    assert (await other.recv())["requestId"] == "elsewhere"
+    await socket.send({"type": "world-info", "requestId": "after"})  # room again
+    assert await socket.recv() == {
+        "type": "world-info-result",
+        "requestId": "after",
+        "data": {"ok": 1},
+        "clientId": "world-1",
+    }
+    assert world.requests.qsize() == MAX_IN_FLIGHT + 2  # the refused one was never forwarded
