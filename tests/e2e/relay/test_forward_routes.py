@@ -335,6 +335,8 @@ async def test_parameter_sources_on_the_wire(relay: Any) -> None:
         headers={"x-client-id": "w1"},
     )
     assert got.status == 400 and got.json()["connectedClients"] == ["w1", "w2"]
+    got = await relay.call("GET", "/world-info", key=key, params={"clientId": ""})
+    assert got.status == 400 and got.json()["connectedClients"] == ["w1", "w2"]  # "" is absent
 
 
 @pytest.mark.parametrize("text", [" 10", "1_000", "0x10", "1e999", "NaN", "10px"])
