@@ -23,29 +23,34 @@ this project's 2-core machine:
   Array(1000).fill(1))` under a 16 MiB limit is a deterministic segmentation fault).
 
 So quickjs, and each script runs in a fresh child process (`python -m vttrelay.world.scripts`,
-about 0.1 s to start): an engine crash, a runaway allocation or a wedged engine costs only that
-child, never the world's process. The child also gets OS backstops (address space = memory limit
-+ 512 MiB, CPU seconds = time limit + 2, no core files, no file writes) and the parent kills it
-2 s after its time limit in any case. The script never calls into Python: the world API
-(`js/prelude.js`) queues host calls (writes, uuid lookups) that return Promises; between turns of
-the JavaScript job queue the child sends the queue to the parent as one JSON line, the parent
-runs each call through `host` on its event loop (so every store transaction runs there, one per
-call) and answers with one JSON line. Reads are synchronous in the script: they come from a
-snapshot (`init`) taken before the run and refreshed by each write's answer. Only JSON crosses
-the process boundary and only JSON strings cross into the engine.
+0.1-0.3 s to start, not counted as script time): an engine crash, a runaway allocation or a
+wedged engine costs only that child, never the world's process. The child gets a minimal
+environment and OS backstops (address space = memory limit + 512 MiB, CPU seconds = time limit
++ 3, no core files, no file writes), and the parent kills it 2 s after its time limit in any
+case.
+
+The script never calls into Python: the world API (`js/prelude.js`) queues host calls (writes,
+uuid lookups) that return Promises; between turns of the JavaScript job queue the child sends
+the queue to the parent as one JSON line, the parent runs each call through `host` on its event
+loop (so every store transaction runs there, one per call, with a yield to other requests in
+between; at most 1000 calls per script) and answers with one JSON line. Reads are synchronous
+in the script: they come from a snapshot (`init`) taken before the run and refreshed by each
+write's answer. Only JSON crosses the process boundary and only JSON strings cross into the
+engine.
 
 Limits inside the child: every piece of JavaScript runs with the engine's interrupt deadline set
 to the time left of the script's wall-clock budget (default 5 s), also checked between pieces
-and while host calls and timers are waited for; memory is capped per runtime (default 64 MiB);
-the JavaScript stack at 4 MiB (at most half the
-child's C stack). A script over a limit ends with `ScriptError("the script exceeded
-its time limit of 5 s")` / `("out of memory (the script's memory limit is 64 MiB)")`.
+and while timers are waited for; memory is capped per runtime (default 64 MiB); the JavaScript
+stack at 4 MiB (at most half the child's C stack). A script over a limit ends with
+`ScriptError("the script exceeded its time limit of 5 s")` / `("out of memory (the script's
+memory limit is 64 MiB)")`. Up to 4 scripts run at the same time; more wait their turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import sys
 import time
 from collections.abc import Callable
@@ -120,11 +125,8 @@ def load_prelude() -> str:
 
 
 def engine_available() -> bool:
-    try:
-        import quickjs  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """True if the engine is installed (the parent never imports it; only the child does)."""
+    return importlib.util.find_spec("quickjs") is not None
 
 
 # The child: one script, start to finish -----------------------------------------------------------
