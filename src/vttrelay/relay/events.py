@@ -319,12 +319,14 @@ class LoggedEvent:
 
     @property
     def data_json(self) -> bytes:
+        """The event's data as single-line JSON."""
         if self._data is None:
             self._data = dumps(self.event.data)
         return self._data
 
     @property
     def sse(self) -> bytes:
+        """The SSE frame: `id:`, `event:`, `data:` lines and a blank line."""
         if self._sse is None:
             self._sse = sse_frame(self.event.name, self.data_json, self.seq)
         return self._sse

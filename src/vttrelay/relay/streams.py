@@ -67,7 +67,11 @@ Kind = Literal["sse", "ws"]
 
 @dataclass
 class StreamSettings:
-    """Limits and intervals of the event streams (RelayConfig carries the same fields)."""
+    """Limits and intervals of the event streams.
+
+    `settings_from` takes the fields a RelayConfig carries (keepalive, buffer size, stream limit,
+    queue size, linger); the others keep these defaults (tests change them on `hub.settings`).
+    """
 
     keepalive_interval: float = 15.0  # seconds between `: keepalive` comments
     event_buffer_size: int = 1000  # events kept per world and channel for Last-Event-ID replay
@@ -188,7 +192,8 @@ class Subscriber:
     # socket keeps up; False sends the event through the mailbox instead
     direct: Callable[[LoggedEvent], bool] | None = None
     dropped: bool = False
-    reason: str | None = None  # why the hub dropped it: "world-gone", "fell-behind", "gone"
+    # why the hub dropped it: "gone", "world-gone", "fell-behind", "refused" or "shutdown"
+    reason: str | None = None
     done: bool = False  # its consumer has returned
     abort_timer: asyncio.TimerHandle | None = field(default=None, repr=False)
 
@@ -239,11 +244,13 @@ class EventHub:
         return (client_id, channel) in self._lingering
 
     def subscribers(self, client_id: str | None = None) -> list[Subscriber]:
+        """Every subscriber (of one world, or of all)."""
         return [
             s for (cid, _), subs in self._subs.items() if client_id in (None, cid) for s in subs
         ]
 
     def log(self, client_id: str, channel: str) -> EventLog:
+        """The replay log of a world's channel (created empty on first use)."""
         key = (client_id, channel)
         found = self._logs.get(key)
         if found is None:
@@ -312,6 +319,7 @@ class EventHub:
         )
 
     def _start_lingering(self, key: tuple[str, str]) -> None:
+        """Keep a channel that just lost its last subscriber on for `subscription_linger`."""
         linger = self.settings.subscription_linger
         if linger <= 0 or self._closing or key in self._lingering:
             return
@@ -547,6 +555,15 @@ def settings_from(config: Any) -> StreamSettings:
     )
 
 
+class FilterError(Exception):
+    """A stream's filter cannot be built: `status` and `message` of the JSON error."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 def build_filter(
     channel: str, params: dict[str, Any], forced_user: str | None, users: Any
 ) -> EventFilter:
@@ -577,15 +594,6 @@ def build_filter(
         actor_uuid=params.get("actorUuid") or None,
         scene_id=params.get("sceneId") or None,
     )
-
-
-class FilterError(Exception):
-    """A stream's filter cannot be built: `status` and `message` of the JSON error."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def connected_data(route_channel: str, client_id: str, params: dict[str, Any]) -> dict[str, Any]:
