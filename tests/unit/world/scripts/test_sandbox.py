@@ -539,3 +539,26 @@ async def test_a_flood_of_world_calls_does_not_starve_the_loop(runner: ScriptRun
         runner, "for (let i = 0; i < 1001; i++) ChatMessage.create({content: 'x'})", time_limit=5.0
     )
     assert message == "the script made more than 1000 world calls"
+
+
+async def test_without_the_engine_installed_the_error_says_so(
+    runner: ScriptRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "quickjs" else real(name, *a)
+    )
+    assert await error_of(runner, "return 1") == (
+        "the JavaScript engine is not installed (pip install 'vttrelay[scripts]')"
+    )
+
+
+def test_the_child_gets_none_of_the_parent_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vttrelay.world.scripts import _child_env
+
+    monkeypatch.setenv("VTTRELAY_TEST_SECRET", "hunter2")
+    env = _child_env()
+    assert "VTTRELAY_TEST_SECRET" not in env
+    assert set(env) == {"PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE", "LC_ALL"}
