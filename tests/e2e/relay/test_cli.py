@@ -71,6 +71,9 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
     bad = run("keys", "create", "--scope", "root", "--data-dir", data)
     assert bad.returncode == 2 and bad.stdout == "" and "unknown scope" in bad.stderr
 
+    none = run("tokens", "list", "--data-dir", data)
+    assert (none.returncode, none.stdout) == (0, "") and "No connection tokens." in none.stderr
+
 
 def test_pair_prints_a_code_and_env_data_dir(tmp_path: Path) -> None:
     data = tmp_path / "env-data"

@@ -121,7 +121,7 @@ async def test_pair_rate_limit(relay_factory: Any) -> None:
 
 async def test_client_active_404_only_for_unknown(relay: Any) -> None:
     got = await relay.call("GET", "/api/clients/never-seen/active")
-    assert got.status == 404
+    assert (got.status, got.json()) == (404, {"error": "Client not found"})
     world = await relay.world("seen")
     await world.close()
     got = await relay.call("GET", "/api/clients/seen/active")
@@ -129,10 +129,14 @@ async def test_client_active_404_only_for_unknown(relay: Any) -> None:
 
 
 async def test_self_unpair_errors(relay: Any) -> None:
-    got = await relay.call("POST", "/api/self-unpair", data=b"nope")
-    assert (got.status, got.json()) == (400, {"error": "Missing token"})
+    for bad in (b"nope", b"{}", b'{"token": ""}', b'{"token": 5}', b'["t"]', b""):
+        got = await relay.call("POST", "/api/self-unpair", data=bad)
+        assert (got.status, got.json()) == (400, {"error": "Missing token"}), bad
     got = await relay.call("POST", "/api/self-unpair", json={"token": "f" * 64})
-    assert got.status == 200 and got.json()["success"] is True
+    assert (got.status, got.json()) == (
+        200,
+        {"success": True, "message": "Token not found or already revoked"},
+    )
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=[f"{r.method} {r.path}" for r in ROUTES])
