@@ -373,7 +373,7 @@ class ScriptRunner:
         """
         if not engine_available():
             raise ScriptError(
-                "the JavaScript engine is not installed (pip install 'vttrelay[scripts]')"
+                "the JavaScript engine is not installed (pip install quickjs)"
             )
         limits = limits or self.limits
         if self._slots is None:

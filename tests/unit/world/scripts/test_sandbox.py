@@ -551,7 +551,7 @@ async def test_without_the_engine_installed_the_error_says_so(
         importlib.util, "find_spec", lambda name, *a: None if name == "quickjs" else real(name, *a)
     )
     assert await error_of(runner, "return 1") == (
-        "the JavaScript engine is not installed (pip install 'vttrelay[scripts]')"
+        "the JavaScript engine is not installed (pip install quickjs)"
     )
 
 
