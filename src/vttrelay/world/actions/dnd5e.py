@@ -1,6 +1,7 @@
 """The `/dnd5e/*` actions that read actors and roll (world-behaviour §3.1-3.10):
 get-actor-details, modify-item-charges, skill checks, ability checks and saves, death saves,
-experience and concentration. Equipment, currency and spell preparation live in
+experience and concentration (which, like rests and experience, can act on the selected
+token's actor). Equipment, currency and spell preparation live in
 `dnd5e_inventory.py`, rests in `dnd5e_rest.py`, using items in `dnd5e_use.py`; the shared
 parameter and resolution helpers in `dnd5e_common.py`.
 
@@ -254,7 +255,7 @@ def modify_experience(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, An
 
 @action("get-concentration")
 def get_concentration(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    actor = resolve_actor(ctx, frame)
+    actor = resolve_actor(ctx, frame, allow_selected=True)
     assert_can_view(ctx, actor)
     effect = conc.concentration_effect(actor)
     data: dict[str, Any] = {
@@ -287,7 +288,7 @@ def _concentrating(actor: dict[str, Any]) -> dict[str, Any]:
 
 @action("break-concentration")
 def break_concentration(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    actor = resolve_actor(ctx, frame)
+    actor = resolve_actor(ctx, frame, allow_selected=True)
     assert_owner(ctx, actor, "break concentration on")
     effect = _concentrating(actor)
     conc.remove_effect(actor, effect["_id"])
@@ -299,7 +300,7 @@ def break_concentration(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, 
 
 @action("concentration-save")
 def concentration_save(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    actor = resolve_actor(ctx, frame)
+    actor = resolve_actor(ctx, frame, allow_selected=True)
     assert_owner(ctx, actor, "roll concentration saves for")
     effect = _concentrating(actor)
     damage = number(frame, "damage")

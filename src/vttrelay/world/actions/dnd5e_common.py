@@ -82,14 +82,20 @@ def actor_or_selected(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, An
         if actor is None:
             raise ActionError("Actor not found")
         return actor
+    actor = selected_actor(ctx)
+    if actor is None:
+        raise ActionError("Actor not found")
+    return actor
+
+
+def selected_actor(ctx: ActionContext) -> dict[str, Any] | None:
+    """The actor of the GM's first controlled token (`No token selected` when none is); None
+    if that token's actor is gone."""
     tokens = ctx.selected_tokens()
     if not tokens:
         raise ActionError("No token selected")
     actor_id = tokens[0].get("actorId")
-    actor = ctx.tx.get("Actor", actor_id) if isinstance(actor_id, str) else None
-    if actor is None:
-        raise ActionError("Actor not found")
-    return actor
+    return ctx.tx.get("Actor", actor_id) if isinstance(actor_id, str) else None
 
 
 def resolve_actor(
@@ -97,10 +103,19 @@ def resolve_actor(
     frame: dict[str, Any],
     uuid_key: str = "actorUuid",
     name_key: str = "actorName",
+    *,
+    allow_selected: bool = False,
 ) -> dict[str, Any]:
-    """`resolveActor`: uuid (an Actor, or a Token's actor) else a world actor by name."""
+    """`resolveActor`: uuid (an Actor, or a Token's actor) else a world actor by name; with
+    `allow_selected` and `selected: true`, the selected token's actor when neither is given
+    (spec §4.0: `actorUuid` is optional if `selected` is true)."""
     uuid, name = text(frame, uuid_key), text(frame, name_key)
     if uuid is None and name is None:
+        if allow_selected and frame.get("selected") is True:
+            selected = selected_actor(ctx)
+            if selected is None:
+                raise ActionError("Actor not found: selected token")
+            return selected
         raise ActionError(f"{uuid_key} or {name_key} is required")
     actor = (
         actor_from_uuid(ctx, uuid)

@@ -5,6 +5,10 @@ dnd5e RestResult (keys and order as the system returns them), the actor after th
 the chat summary says. Hit dice spent by `autoHD` are rolled and applied at once (they show in
 `deltas`, not in `updateData`); everything else is listed in `updateData` (dotted paths, `_id`
 last) and `updateItems` and applied to the returned actor.
+
+A long rest also lowers exhaustion by one level (2024 rules; the SRD 5.1 rule is the same for a
+creature that has eaten and drunk, which we assume). Each rest records its type in the actor's
+`flags.vttrelay.lastRest`: features usable only after a short rest (Arcane Recovery) read it.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ CLONE_KEYS: Final = (
 # Share of the total hit dice a long rest restores (dnd5e `CONFIG.DND5E.rest`).
 HIT_DICE_RECOVERY: Final = {"modern": 1.0, "legacy": 0.5}
 NEW_DAY_PERIODS: Final = ("day", "dawn", "dusk")
+LAST_REST_FLAG: Final = "flags.vttrelay.lastRest"  # "short" or "long": the latest rest taken
 
 
 @dataclass
@@ -249,6 +254,7 @@ def short_rest(
     update_data["_id"] = actor.get("_id")
     apply_update(after, update_data)
     _apply_item_updates(after, update_items)
+    set_path(after, LAST_REST_FLAG, "short")
 
     deltas = {"hitPoints": hp_gained, "hitDice": -dice_spent}
     result = {
@@ -277,8 +283,9 @@ def short_rest(
 def long_rest(
     actor: dict[str, Any], dice: Dice, *, new_day: bool = True, rules: str = "modern"
 ) -> RestOutcome:
-    """A long rest: full HP, hit dice back (all of them under the 2024 rules), every spell slot,
-    long-rest resources and item uses."""
+    """A long rest: full HP, one level of exhaustion less, hit dice back (all of them under the
+    2024 rules, half under the 2014 ones), every spell slot, long-rest resources and item
+    uses."""
     clone = clone_of(actor)
     after = copy.deepcopy(actor)
     name = str(actor.get("name", ""))
@@ -289,6 +296,9 @@ def long_rest(
     hp = as_int(get_path(after, "system.attributes.hp.value"), 0)
     hp_gained = max(0, eff_max - hp)
     update_data["system.attributes.hp.value"] = eff_max
+    exhaustion = as_int(get_path(after, "system.attributes.exhaustion"), 0)
+    if exhaustion > 0:
+        update_data["system.attributes.exhaustion"] = exhaustion - 1
 
     fraction = HIT_DICE_RECOVERY.get(rules, 1.0)
     recovered_total = 0
@@ -321,6 +331,7 @@ def long_rest(
     update_data["_id"] = actor.get("_id")
     apply_update(after, update_data)
     _apply_item_updates(after, update_items)
+    set_path(after, LAST_REST_FLAG, "long")
 
     deltas = {"hitPoints": hp_gained, "hitDice": recovered_total}
     result = {
@@ -340,6 +351,8 @@ def long_rest(
         gains.append(_plural(hp_gained, "hit point", "hit points"))
     if recovered_total:
         gains.append(_plural(recovered_total, "hit die", "hit dice"))
+    if exhaustion > 0:
+        gains.append("a level of exhaustion")
     content = f"{name} takes a long rest"
     content += f" and recovers {' and '.join(gains)}." if gains else "."
     flavor = "Long Rest (8 hours, new day)" if new_day else "Long Rest (8 hours)"

@@ -7,6 +7,9 @@ it was the last, is destroyed if `autoDestroy`), activity uses, or an actor attr
 `resources.primary.value` (ki points). Nothing is spent unless everything can be: the caller
 gets an error and the actor is unchanged.
 
+Arcane Recovery (once per long rest through its uses) works only after a short rest, the actor's
+latest rest, and only when a slot it can regain is expended; otherwise nothing is spent.
+
 Attack activities roll to hit (d20 + ability modifier + proficiency + bonuses; a Champion
 scores a critical on 19-20) and damage; healing activities heal; damage activities roll damage.
 """
@@ -30,6 +33,7 @@ from vttrelay.world.rules.abilities import (
 from vttrelay.world.rules.armor import armor_class
 from vttrelay.world.rules.items import UsesError, spend_uses, uses_max, uses_value
 from vttrelay.world.rules.paths import as_int, get_path, set_path
+from vttrelay.world.rules.rests import LAST_REST_FLAG
 
 RANGED_WEAPONS: Final = ("simpleR", "martialR")
 # Features and spells whose effect is more than their activity (by item identifier).
@@ -260,6 +264,7 @@ def use_item(
     item = next(i for i in after.get("items") or [] if i.get("_id") == item_id)
     _, activity = first_activity(item)
     out = UseOutcome(actor=after, item=item, activity_type=(activity or {}).get("type"))
+    _check_preconditions(after, item)
     if item.get("type") == "spell":
         try:
             spent = spell_rules.spend_slot_for(after, item)
@@ -279,15 +284,32 @@ def use_item(
     return out
 
 
+def _arcane_recovery_budget(actor: dict[str, Any]) -> int:
+    """Slot levels Arcane Recovery regains: half the wizard level, rounded up."""
+    wizard = sum(
+        as_int(get_path(c, "system.levels"), 0)
+        for c in class_items(actor)
+        if get_path(c, "system.identifier") == "wizard"
+    )
+    return -(-wizard // 2)
+
+
+def _check_preconditions(actor: dict[str, Any], item: dict[str, Any]) -> None:
+    """Features with a condition of their own (before anything is spent)."""
+    if get_path(item, "system.identifier") != ARCANE_RECOVERY:
+        return
+    name = item.get("name", "")
+    if get_path(actor, LAST_REST_FLAG) != "short":
+        raise UseError(f"{name} can only be used after a short rest")
+    probe = copy.deepcopy(actor)
+    if not spell_rules.recover_slots(probe, _arcane_recovery_budget(actor)):
+        raise UseError(f"{name}: {actor.get('name', '')} has no expended spell slots to recover")
+
+
 def _special_effects(after: dict[str, Any], item: dict[str, Any], out: UseOutcome) -> None:
     identifier = get_path(item, "system.identifier")
     if identifier == ARCANE_RECOVERY:
-        wizard = sum(
-            as_int(get_path(c, "system.levels"), 0)
-            for c in class_items(after)
-            if get_path(c, "system.identifier") == "wizard"
-        )
-        regained = spell_rules.recover_slots(after, -(-wizard // 2))
+        regained = spell_rules.recover_slots(after, _arcane_recovery_budget(after))
         levels = ", ".join(spell_rules.ordinal(n) for n in regained) or "none"
         out.notes.append(f"regained spell slots: {levels}")
     elif identifier in TEMP_HP_PER_LEVEL:

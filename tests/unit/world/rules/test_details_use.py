@@ -8,6 +8,7 @@ import pytest
 
 from vttrelay.world.dice import Dice, ScriptedRandom
 from vttrelay.world.rules.details import DETAIL_NAMES, actor_details
+from vttrelay.world.rules.rests import long_rest, short_rest
 from vttrelay.world.rules.use import UseError, apply_healing, use_item
 
 ITEM_KEYS = {
@@ -188,14 +189,43 @@ def test_apply_healing_caps_and_resets_death_saves(pip: dict[str, Any]) -> None:
 def test_arcane_recovery_regains_slots_up_to_half_wizard_level(elara: dict[str, Any]) -> None:
     elara["system"]["spells"]["spell1"]["value"] = 1
     elara["system"]["spells"]["spell2"]["value"] = 0
-    out = use_item(elara, named(elara, "Arcane Recovery")["_id"], Dice())
+    rested = short_rest(elara, Dice()).actor
+    out = use_item(rested, named(elara, "Arcane Recovery")["_id"], Dice())
     # budget ceil(3 / 2) = 2: one 2nd-level slot, highest first
     assert out.actor["system"]["spells"]["spell2"]["value"] == 1
     assert out.actor["system"]["spells"]["spell1"]["value"] == 1
     assert "regained spell slots: 2nd" in out.notes
     assert named(out.actor, "Arcane Recovery")["system"]["uses"]["spent"] == 1
-    with pytest.raises(UseError, match="no uses remaining"):
-        use_item(out.actor, named(elara, "Arcane Recovery")["_id"], Dice())
+    # once per long rest: another short rest does not give it back
+    again = short_rest(out.actor, Dice()).actor
+    with pytest.raises(UseError, match=r"^Arcane Recovery has no uses remaining \(0 of 1\)$"):
+        use_item(again, named(elara, "Arcane Recovery")["_id"], Dice())
+
+
+def test_arcane_recovery_only_after_a_short_rest(elara: dict[str, Any]) -> None:
+    feature = named(elara, "Arcane Recovery")["_id"]
+    elara["system"]["spells"]["spell1"]["value"] = 0
+    with pytest.raises(UseError, match="^Arcane Recovery can only be used after a short rest$"):
+        use_item(elara, feature, Dice())
+    # a long rest refills its use but it still waits for a short rest
+    after_long = long_rest(elara, Dice()).actor
+    after_long["system"]["spells"]["spell1"]["value"] = 0
+    with pytest.raises(UseError, match="only be used after a short rest"):
+        use_item(after_long, feature, Dice())
+    rested = short_rest(after_long, Dice()).actor
+    out = use_item(rested, feature, Dice())
+    assert out.actor["system"]["spells"]["spell1"]["value"] == 2  # two 1st-level slots back
+    assert "regained spell slots: 1st, 1st" in out.notes
+
+
+def test_arcane_recovery_with_nothing_to_recover_spends_nothing(elara: dict[str, Any]) -> None:
+    rested = short_rest(elara, Dice()).actor  # every slot is full
+    with pytest.raises(
+        UseError,
+        match="^Arcane Recovery: Elara Quill has no expended spell slots to recover$",
+    ):
+        use_item(rested, named(elara, "Arcane Recovery")["_id"], Dice())
+    assert named(rested, "Arcane Recovery")["system"]["uses"]["spent"] == 0
 
 
 def test_armor_of_agathys_grants_temp_hp_by_pact_level(corvin: dict[str, Any]) -> None:

@@ -196,3 +196,35 @@ def test_npc_spends_its_own_hit_dice(goblin: dict[str, Any]) -> None:
     assert out.result["deltas"] == {"hitPoints": 3, "hitDice": -2}
     assert [r.formula for r in out.hit_die_rolls] == ["1d6 + 0", "1d6 + 0"]
     assert out.actor["system"]["attributes"]["hd"]["spent"] == 2
+
+
+def test_long_rest_lowers_exhaustion_by_one(brann: dict[str, Any]) -> None:
+    brann["system"]["attributes"]["exhaustion"] = 2
+    brann["system"]["attributes"]["hp"]["value"] = 20
+    for rules in ("modern", "legacy"):
+        out = long_rest(brann, Dice(), rules=rules)
+        update = out.result["updateData"]
+        assert list(update)[:2] == ["system.attributes.hp.value", "system.attributes.exhaustion"]
+        assert update["system.attributes.exhaustion"] == 1
+        assert out.actor["system"]["attributes"]["exhaustion"] == 1
+        assert out.content == (
+            "Brann Stoneheart takes a long rest and recovers 14 hit points and a level of "
+            "exhaustion."
+        )
+    once = long_rest(brann, Dice()).actor
+    twice = long_rest(once, Dice())
+    assert twice.actor["system"]["attributes"]["exhaustion"] == 0
+    # at 0 nothing is written
+    thrice = long_rest(twice.actor, Dice())
+    assert "system.attributes.exhaustion" not in thrice.result["updateData"]
+    assert thrice.actor["system"]["attributes"]["exhaustion"] == 0
+    # a short rest leaves exhaustion alone
+    brann["system"]["attributes"]["exhaustion"] = 2
+    assert short_rest(brann, Dice()).actor["system"]["attributes"]["exhaustion"] == 2
+
+
+def test_rests_record_the_latest_rest(elara: dict[str, Any]) -> None:
+    short = short_rest(elara, Dice())
+    assert short.actor["flags"]["vttrelay"]["lastRest"] == "short"
+    assert "vttrelay" not in short.result["clone"]["flags"]  # the clone is the actor before
+    assert long_rest(short.actor, Dice()).actor["flags"]["vttrelay"]["lastRest"] == "long"
