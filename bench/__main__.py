@@ -61,6 +61,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="INFO",
         help="the relay's log level (INFO, as `vttrelay serve`: one line per request)",
     )
+    parser.add_argument(
+        "--relay-backlog", type=int, help="the relay's listen backlog (default: serve()'s, 128)"
+    )
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
@@ -71,6 +74,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.pin and (os.cpu_count() or 1) < 2:
         parser.error("--pin needs at least two cores")
     return args
+
+
+def relay_args(args: argparse.Namespace) -> tuple[str, ...]:
+    """Arguments for bench.relay_server from ours."""
+    extra = ("--backlog", str(args.relay_backlog)) if args.relay_backlog else ()
+    return ("--log-level", args.relay_log_level, *extra)
 
 
 def raise_fd_limit(want: int = FD_LIMIT) -> int:
@@ -163,7 +172,8 @@ async def run(args: argparse.Namespace) -> int:
     print(
         f"# scenarios {', '.join(chosen)}; runs {args.runs}; {args.duration:g} s per wrk run;"
         f" pin {'relay on core 0, rest on core 1' if args.pin else 'off'};"
-        f" relay log level {args.relay_log_level}; open-files limit {fds}"
+        f" relay log level {args.relay_log_level};"
+        f" listen backlog {args.relay_backlog or 'default'}; open-files limit {fds}"
     )
     print("# cells: median (min-max) over the runs; error columns: totals over the runs\n")
     started = time.monotonic()
@@ -174,7 +184,7 @@ async def run(args: argparse.Namespace) -> int:
             runs=args.runs,
             duration=args.duration,
             pin=args.pin,
-            relay_args=("--log-level", args.relay_log_level),
+            relay_args=relay_args(args),
         )
         for name in chosen:
             t0 = time.monotonic()

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from aiohttp import web
+
 from vttrelay.cli import serve
 from vttrelay.relay.config import RelayConfig
 
@@ -29,7 +31,12 @@ def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str]:
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--max-streams", type=int, default=BENCH_MAX_STREAMS)
     parser.add_argument("--log-level", default="INFO", help="as `vttrelay --log-level` (INFO)")
+    parser.add_argument(
+        "--backlog", type=int, help="listen backlog (default: serve()'s, aiohttp's 128)"
+    )
     args = parser.parse_args(argv)
+    if args.backlog:
+        listen_backlog(args.backlog)
     config = RelayConfig(
         host="127.0.0.1",
         port=args.port,
@@ -37,6 +44,18 @@ def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str]:
         max_streams_per_channel=args.max_streams,
     )
     return config, args.log_level
+
+
+def listen_backlog(backlog: int) -> None:
+    """Make the TCPSite that serve() creates listen with `backlog` (an experiment switch: it
+    shows what the listen backlog does to a burst of connects, see bench/RESULTS.md)."""
+    original = web.TCPSite.__init__
+
+    def init(self: web.TCPSite, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("backlog", backlog)
+        original(self, *args, **kwargs)
+
+    web.TCPSite.__init__ = init  # type: ignore[method-assign]
 
 
 def main(argv: list[str] | None = None) -> int:
