@@ -292,7 +292,7 @@ GATES = [
     (
         "POST",
         "/dnd5e/use-spell",
-        {"actorUuid": CORVIN, "abilityName": "Hex"},
+        {"actorUuid": CORVIN, "abilityName": "Command"},
         "User 'Aria' does not have permission to use abilities on 'Corvin Ash'",
     ),
     (

@@ -177,14 +177,6 @@ def spend_slot_for(actor: dict[str, Any], spell: dict[str, Any]) -> str | None:
     return f"{ordinal(level)}-level slot"
 
 
-def cast_level(actor: dict[str, Any], spell: dict[str, Any]) -> int:
-    """The level a spell is cast at: pact spells at the pact slot level, others at their own."""
-    level = spell_level(spell)
-    if level > 0 and preparation_mode(spell) == "pact":
-        return max(level, pact_max_and_level(actor)[1])
-    return level
-
-
 def recover_slots(actor: dict[str, Any], budget: int, max_level: int = 5) -> list[int]:
     """Arcane Recovery: regain expended leveled slots whose levels add up to at most `budget`
     (none above `max_level`), highest levels first. Returns the levels regained."""

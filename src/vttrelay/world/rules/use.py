@@ -38,8 +38,6 @@ from vttrelay.world.rules.rests import LAST_REST_FLAG
 RANGED_WEAPONS: Final = ("simpleR", "martialR")
 # Features and spells whose effect is more than their activity (by item identifier).
 ARCANE_RECOVERY: Final = "arcane-recovery"
-# Temporary hit points granted per level the spell is cast at.
-TEMP_HP_PER_LEVEL: Final = {"armor-of-agathys": 5}
 IMPROVED_CRITICAL: Final = "improved-critical"
 MARTIAL_ARTS: Final = "martial-arts"
 
@@ -312,11 +310,6 @@ def _special_effects(after: dict[str, Any], item: dict[str, Any], out: UseOutcom
         regained = spell_rules.recover_slots(after, _arcane_recovery_budget(after))
         levels = ", ".join(spell_rules.ordinal(n) for n in regained) or "none"
         out.notes.append(f"regained spell slots: {levels}")
-    elif identifier in TEMP_HP_PER_LEVEL:
-        temp = TEMP_HP_PER_LEVEL[str(identifier)] * spell_rules.cast_level(after, item)
-        current = as_int(get_path(after, "system.attributes.hp.temp"), 0)
-        set_path(after, "system.attributes.hp.temp", max(current, temp))
-        out.notes.append(f"{temp} temporary hit points")
 
 
 def _resolve_activity(

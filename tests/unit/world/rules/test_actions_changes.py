@@ -273,5 +273,7 @@ async def test_prepare_spell(world: World) -> None:
     )
     reply = await call(world, "prepare-spell", actorUuid=ELARA, spellName="Wish", prepared=True)
     assert reply["error"] == "Spell not found: Wish"
-    reply = await call(world, "prepare-spell", actorUuid=CORVIN, spellName="Hex", prepared=False)
+    reply = await call(
+        world, "prepare-spell", actorUuid=CORVIN, spellName="Command", prepared=False
+    )
     assert reply["error"] == "Actor 'Corvin Ash' does not prepare spells"

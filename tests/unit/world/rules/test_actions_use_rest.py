@@ -62,9 +62,11 @@ async def test_use_spell_spends_slots_then_fails(world: World) -> None:
 
 async def test_pact_spells_and_short_rest(world: World) -> None:
     for _ in range(2):
-        assert "error" not in await call(world, "use-spell", actorUuid=CORVIN, abilityName="Hex")
-    reply = await call(world, "use-spell", actorUuid=CORVIN, abilityName="Armor of Agathys")
-    assert reply["error"] == "No pact slots remaining to cast Armor of Agathys"
+        assert "error" not in await call(
+            world, "use-spell", actorUuid=CORVIN, abilityName="Command"
+        )
+    reply = await call(world, "use-spell", actorUuid=CORVIN, abilityName="Expeditious Retreat")
+    assert reply["error"] == "No pact slots remaining to cast Expeditious Retreat"
     reply = await call(world, "short-rest", actorUuid=CORVIN, userId="Ben")
     result = reply["data"]["result"]
     assert result["updateData"] == {"system.spells.pact.value": 2, "_id": "corvinWarlock001"}

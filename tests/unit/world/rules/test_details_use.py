@@ -175,7 +175,7 @@ def test_waterskin_keeps_when_empty(brann: dict[str, Any]) -> None:
 
 
 def test_concentration_spell_flag(corvin: dict[str, Any]) -> None:
-    out = use_item(corvin, named(corvin, "Hex")["_id"], Dice())
+    out = use_item(corvin, named(corvin, "Expeditious Retreat")["_id"], Dice())
     assert out.concentration and out.actor["system"]["spells"]["pact"]["value"] == 1
 
 
@@ -228,9 +228,11 @@ def test_arcane_recovery_with_nothing_to_recover_spends_nothing(elara: dict[str,
     assert named(rested, "Arcane Recovery")["system"]["uses"]["spent"] == 0
 
 
-def test_armor_of_agathys_grants_temp_hp_by_pact_level(corvin: dict[str, Any]) -> None:
-    out = use_item(corvin, named(corvin, "Armor of Agathys")["_id"], Dice())
-    assert out.actor["system"]["attributes"]["hp"]["temp"] == 10  # 5 x 2nd-level pact slot
+def test_command_is_a_wisdom_save_against_the_pact_dc(corvin: dict[str, Any]) -> None:
+    out = use_item(corvin, named(corvin, "Command")["_id"], Dice())
+    # 8 + proficiency 2 + Charisma 3
+    assert out.activity_type == "save" and "DC 13 Wisdom saving throw" in out.notes
+    assert out.rolls == [] and not out.concentration
     assert out.actor["system"]["spells"]["pact"]["value"] == 1
 
 

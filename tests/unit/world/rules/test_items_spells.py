@@ -66,11 +66,11 @@ def test_unprepared_spell_cannot_be_cast(elara: dict[str, Any]) -> None:
 
 
 def test_pact_spells_use_pact_slots(corvin: dict[str, Any]) -> None:
-    hex_ = named(corvin, "Hex")
-    assert spells.spend_slot_for(corvin, hex_) == "pact slot (2nd level)"
-    spells.spend_slot_for(corvin, hex_)
+    retreat = named(corvin, "Expeditious Retreat")
+    assert spells.spend_slot_for(corvin, retreat) == "pact slot (2nd level)"
+    spells.spend_slot_for(corvin, retreat)
     with pytest.raises(spells.SpellError, match="No pact slots remaining"):
-        spells.spend_slot_for(corvin, hex_)
+        spells.spend_slot_for(corvin, retreat)
 
 
 def test_preparation(elara: dict[str, Any], corvin: dict[str, Any]) -> None:
