@@ -44,6 +44,17 @@ def rss_bytes(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for pid {pid}")
 
 
+def listen_overflows() -> int:
+    """The kernel's count of connections dropped because a listen queue was full
+    (`TcpExt: ListenOverflows` of /proc/net/netstat; for the whole network namespace)."""
+    lines = Path("/proc/net/netstat").read_text().splitlines()
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        if names.startswith("TcpExt:"):
+            table = dict(zip(names.split()[1:], values.split()[1:], strict=True))
+            return int(table.get("ListenOverflows", 0))
+    return 0
+
+
 def alive(pid: int) -> bool:
     """Whether `pid` still exists and is not a zombie."""
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from bench import mixes
 from bench.harness import Stack
 from bench.mixes import Request
+from bench.procs import listen_overflows
 from bench.stats import Spread, fmt_number, fmt_spread, mib, table
 from bench.wrkload import LoadResult, run_wrk
 
@@ -47,6 +48,7 @@ class Run:
     rss_before: int
     rss_after: int
     load_side_cores: float = float("nan")  # wrk + fake world CPU seconds per second of load
+    listen_overflows: int = 0  # connects the kernel dropped: the relay's accept queue was full
 
     @property
     def cpu_per_1k(self) -> float:
@@ -78,6 +80,7 @@ async def measured_run(stack: Stack, requests_file: Path, connections: int, seco
     cpu0, rss0 = relay.cpu_seconds(), relay.rss_bytes()
     world0 = stack.world.cpu_seconds() if stack.world is not None else 0.0
     wrk0 = children_cpu_seconds()
+    overflows0 = listen_overflows()
     load = await run_wrk(
         stack.url,
         requests_file,
@@ -90,7 +93,8 @@ async def measured_run(stack: Stack, requests_file: Path, connections: int, seco
     cpu_s = relay.cpu_seconds() - cpu0
     world_s = (stack.world.cpu_seconds() - world0) if stack.world is not None else 0.0
     load_side = (children_cpu_seconds() - wrk0 + world_s) / max(load.duration_s, 1e-9)
-    return Run(load, cpu_s, rss0, relay.rss_bytes(), load_side)
+    overflows = listen_overflows() - overflows0
+    return Run(load, cpu_s, rss0, relay.rss_bytes(), load_side, overflows)
 
 
 def children_cpu_seconds() -> float:
@@ -178,6 +182,7 @@ LOAD_HEADERS = (
     "non-2xx",
     "timeouts",
     "sock err",
+    "listen overflows",
     "wrk+world core %",
 )
 
@@ -199,6 +204,7 @@ def load_rows(levels: Sequence[Level]) -> list[list[str]]:
                 str(sum(r.load.non_2xx for r in lv.runs)),
                 str(sum(r.load.timeouts for r in lv.runs)),
                 str(sum(r.load.socket_errors for r in lv.runs)),
+                str(sum(r.listen_overflows for r in lv.runs)),
                 fmt_spread(Spread.of([r.load_side_cores * 100 for r in lv.runs]), 0),
             ]
         )
