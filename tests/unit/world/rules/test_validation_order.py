@@ -346,7 +346,7 @@ async def test_concentration_save_checks_damage_after_concentration(world: World
     assert "error" not in await call(world, "use-spell", actorUuid=ELARA, abilityName="Hold Person")
     before = _state(world)
     for damage in (None, "12", True):
-        params = {"actorUuid": ELARA, "userId": "Aria"}
+        params: dict[str, Any] = {"actorUuid": ELARA, "userId": "Aria"}
         if damage is not None:
             params["damage"] = damage
         reply = await call(world, "concentration-save", **params)
