@@ -20,7 +20,7 @@ from vttrelay.world.embedded import EmbeddedWorld, start
 
 CLIENT_ID = "vttrelay-demo"
 FAST = {"base_delay": 0.05, "max_delay": 0.2, "duplicate_retry": 0.2, "connect_timeout": 2.0}
-SCOPES = (*DEFAULT_SCOPES, "dnd5e")
+SCOPES = (*DEFAULT_SCOPES, "dnd5e", "chat:write")
 
 
 @pytest.fixture

@@ -398,3 +398,67 @@ async def test_unknown_user_and_limited_view(world: Any, api: Any) -> None:
         "GET", "/dnd5e/get-actor-details", actorUuid=PIP, details=["stats"], userId="Aria"
     )
     assert status == 200 and body["data"]["stats"]["name"] == "Pip Tealeaf"
+
+
+async def test_concentration_of_the_selected_token(world: Any, api: Any) -> None:
+    """`selected=true` in the query (GET) and body (POST) of the concentration endpoints."""
+    status, body = await api("GET", "/dnd5e/concentration", selected=True)
+    failed(status, body, "No token selected")
+    ok(
+        *await api("POST", "/dnd5e/use-spell", {"actorUuid": ELARA, "abilityName": "Hold Person"}),
+        "use-spell",
+    )
+    status, body = await api(
+        "POST",
+        "/select",
+        {"uuids": ["Scene.sceneTavern00001.Token.tokElara00000001"], "overwrite": True},
+    )
+    assert status == 200, body
+    status, body = await api("GET", "/dnd5e/concentration", selected="true")
+    data = ok(status, body, "get-concentration")
+    assert (data["actorUuid"], data["isConcentrating"], data["spell"]) == (
+        ELARA,
+        True,
+        "Hold Person",
+    )
+    status, body = await api("POST", "/dnd5e/concentration-save", {"selected": True, "damage": 40})
+    data = ok(status, body, "concentration-save")
+    assert (data["actorUuid"], data["dc"]) == (ELARA, 20)
+    assert list(data) == ["actorUuid", "dc", "total", "formula", "result", "maintained"]
+    if data["maintained"]:
+        status, body = await api(
+            "POST", "/dnd5e/break-concentration", {"selected": True, "userId": "Aria"}
+        )
+        assert ok(status, body, "break-concentration")["actorUuid"] == ELARA
+    status, body = await api("POST", "/dnd5e/break-concentration", {"selected": True})
+    failed(status, body, "Actor 'Elara Quill' is not concentrating")
+
+
+async def test_rolls_go_to_chat_by_default_with_chat_type_4(world: Any, api: Any) -> None:
+    """DESIGN §6 item 7: createChatMessage defaults to true; roll messages are chat type 4."""
+    await api("POST", "/dnd5e/skill-check", {"actorUuid": ELARA, "skill": "arc"})
+    await api(
+        "POST",
+        "/dnd5e/ability-check",
+        {"actorUuid": ELARA, "ability": "int", "createChatMessage": False},
+    )
+    await api("POST", "/dnd5e/ability-save", {"actorUuid": BRANN, "ability": "con"})
+    status, body = await api("GET", "/chat", chatType=4)
+    assert status == 200, body
+    messages = body["data"]["messages"]
+    assert [m["flavor"] for m in messages] == [
+        "Constitution Saving Throw",
+        "Arcana Skill Check",
+    ]
+    for message in messages:
+        assert message["isRoll"] is True and message["flags"]["vttrelay"]["chatType"] == 4
+        (roll,) = message["rolls"]
+        assert list(roll) == ["formula", "total", "isCritical", "isFumble", "dice"]
+    for number, params in ((0, {}), (2, {"chatType": 2}), (1, {"speaker": "pipMonk000000001"})):
+        status, body = await api("POST", "/chat", {"content": f"type {number}", **params})
+        assert status == 200 and body["data"]["flags"]["vttrelay"]["chatType"] == number
+    for number in range(5):
+        status, body = await api("GET", "/chat", chatType=number)
+        types = {m["flags"]["vttrelay"]["chatType"] for m in body["data"]["messages"]}
+        assert types <= {number}, number
+        assert body["data"]["total"] == (2 if number == 4 else 0 if number == 3 else 1), number
