@@ -5,6 +5,11 @@ A `Tx` buffers every write in memory (as JSON bytes, so each read hands out a pr
 reaches SQLite only when the transaction commits, in one SQLite transaction. An exception inside
 `WorldStore.transaction()` discards the buffer: nothing was written, so nothing needs undoing, and
 a process killed mid-action leaves the database as it was. Only one transaction is open at a time.
+
+Each transaction holds SQLite's write lock from its first read to its commit (`BEGIN
+IMMEDIATE`), so its reads and writes are one atomic step even against another process on the
+same file (a `vttrelay world` command while the world runs): no update is ever lost. Actions are
+short and synchronous, so the lock is held for milliseconds.
 """
 
 from __future__ import annotations
@@ -117,33 +122,25 @@ class Tx:
         return out
 
     def _commit(self) -> None:
-        if not self._writes:
-            return
+        """Write the buffer inside the open SQLite transaction (the caller commits)."""
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for (collection, doc_id), raw in self._writes.items():
-                if raw is None:
-                    conn.execute(
-                        "DELETE FROM documents WHERE collection = ? AND id = ?",
-                        (collection, doc_id),
-                    )
-                else:
-                    conn.execute(
-                        "INSERT INTO documents (collection, id, data) VALUES (?, ?, ?) "
-                        "ON CONFLICT (collection, id) DO UPDATE SET data = excluded.data",
-                        (collection, doc_id, raw),
-                    )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        for (collection, doc_id), raw in self._writes.items():
+            if raw is None:
+                conn.execute(
+                    "DELETE FROM documents WHERE collection = ? AND id = ?", (collection, doc_id)
+                )
+            else:
+                conn.execute(
+                    "INSERT INTO documents (collection, id, data) VALUES (?, ?, ?) "
+                    "ON CONFLICT (collection, id) DO UPDATE SET data = excluded.data",
+                    (collection, doc_id, raw),
+                )
 
 
 class WorldStore:
     """The world's SQLite file. Open it once per process; `transaction()` is the only way in."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, busy_timeout_ms: int = 5000) -> None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         migrate(path)
@@ -151,7 +148,7 @@ class WorldStore:
         self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA busy_timeout=5000")
+        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         self._lock = threading.Lock()
         self._owner: int | None = None
 
@@ -163,9 +160,16 @@ class WorldStore:
         with self._lock:
             self._owner = threading.get_ident()
             try:
-                tx = Tx(self._conn)
-                yield tx
-                tx._commit()
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    tx = Tx(self._conn)
+                    yield tx
+                    tx._commit()
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
             finally:
                 self._owner = None
 

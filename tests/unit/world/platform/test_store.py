@@ -1,8 +1,11 @@
-"""The world store: transactions are all-or-nothing, reads are private copies, data survives."""
+"""The world store: transactions are all-or-nothing, reads are private copies, data survives,
+and no update is lost to another connection on the same file."""
 
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -100,4 +103,56 @@ def test_bad_documents_and_nested_transactions_are_refused(tmp_path: Path) -> No
             pass
     with store.transaction() as tx:
         assert tx.all("Actor") == []
+    store.close()
+
+
+def test_no_lost_update_against_another_process_on_the_same_file(tmp_path: Path) -> None:
+    """A transaction holds the write lock from its first read to its commit: another
+    connection (a `vttrelay world` command, say) waits and then sees the committed value."""
+    path = tmp_path / "w.db"
+    store = WorldStore(path)
+    with store.transaction() as tx:
+        tx.put("Actor", {"_id": "a", "gp": 0})
+    other = WorldStore(path)
+    started = threading.Event()
+
+    def add_one_elsewhere() -> None:
+        started.set()
+        with other.transaction() as tx2:
+            doc = tx2.get("Actor", "a")
+            assert doc is not None
+            doc["gp"] += 1
+            tx2.put("Actor", doc)
+
+    with store.transaction() as tx:
+        doc = tx.get("Actor", "a")
+        assert doc is not None
+        worker = threading.Thread(target=add_one_elsewhere)
+        worker.start()
+        started.wait(5)
+        time.sleep(0.2)  # the other transaction is now waiting for the lock
+        doc["gp"] += 1
+        tx.put("Actor", doc)
+    worker.join(10)
+    assert not worker.is_alive()
+    with store.transaction() as tx:
+        assert tx.get("Actor", "a") == {"_id": "a", "gp": 2}
+    other.close()
+    store.close()
+
+
+def test_a_busy_database_is_an_error_that_leaves_no_transaction_open(tmp_path: Path) -> None:
+    path = tmp_path / "w.db"
+    store = WorldStore(path)
+    other = WorldStore(path, busy_timeout_ms=50)
+    with store.transaction() as tx:
+        tx.put("Actor", {"_id": "a"})
+        with pytest.raises(sqlite3.OperationalError, match="locked"), other.transaction():
+            pass
+    with other.transaction() as tx2:  # usable again once the lock is free
+        assert tx2.get("Actor", "a") == {"_id": "a"}
+        tx2.put("Actor", {"_id": "b"})
+    with store.transaction() as tx:
+        assert [d["_id"] for d in tx.all("Actor")] == ["a", "b"]
+    other.close()
     store.close()
