@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from vttrelay.world.dice import Dice, ScriptedRandom
+from vttrelay.world.rules.concentration import new_concentration_effect
 from vttrelay.world.rules.details import DETAIL_NAMES, actor_details
 from vttrelay.world.rules.rests import long_rest, short_rest
 from vttrelay.world.rules.use import UseError, apply_healing, use_item
@@ -89,7 +90,35 @@ def test_details_sections(elara: dict[str, Any]) -> None:
         "value": 1,
         "passive": 15,
     }
-    assert list(out["details"])[:3] == ["race", "background", "class"]
+    assert list(out["details"]) == [
+        "race",
+        "background",
+        "class",
+        "alignment",
+        "biography",
+        "age",
+        "height",
+        "weight",
+        "eyes",
+        "skin",
+        "hair",
+        "faith",
+        "gender",
+        "trait",
+        "ideal",
+        "bond",
+        "flaw",
+        "notes",
+        "journal",
+        "goals",
+    ]
+    assert all(isinstance(v, str) for v in out["details"].values())
+    assert list(out["abilities"]) == ["str", "dex", "con", "int", "wis", "cha"]
+    assert all(list(a) == ["value", "mod", "save", "proficient"] for a in out["abilities"].values())
+    assert list(out["stats"]["hp"]) == ["value", "max", "temp"]
+    assert list(out["stats"]["deathSaves"]) == ["success", "failure"]
+    assert list(out["stats"]["encumbrance"]) == ["value", "max"]
+    assert list(out["stats"]["currency"]) == ["pp", "gp", "ep", "sp", "cp"]
     assert (out["details"]["race"], out["details"]["class"]) == ("Human", "Wizard")
     assert len(out["details"]) == 20
     assert out["conditions"] == [] and out["concentration"] == {"active": False}
@@ -246,3 +275,19 @@ def test_a_miss_rolls_no_damage(brann: dict[str, Any], actors: dict[str, Any]) -
     assert out.attack is not None and out.attack.total == 10
     assert [r.formula for r in out.rolls] == ["1d20 + 3 + 2"]
     assert "misses Wolf (AC 13)" in out.notes
+
+
+def test_conditions_and_concentration_of_a_concentrating_caster(elara: dict[str, Any]) -> None:
+    elara["effects"].append(
+        new_concentration_effect(
+            "eff0000000000001",
+            spell_name="Hold Person",
+            origin="Actor.elaraWizard00001.Item.x",
+            img="",
+            now_ms=1,
+        )
+    )
+    out = actor_details(elara, "Actor.elaraWizard00001", ["conditions"])
+    assert list(out) == ["uuid", "conditions", "concentration"]
+    assert out["conditions"] == [{"id": "concentrating", "name": "Concentrating"}]
+    assert out["concentration"] == {"active": True, "name": "Concentrating: Hold Person"}
