@@ -83,7 +83,7 @@ async def start_world(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[E
             relay.ws_url,
             token,
             data_dir,
-            wait_connected=5.0 if wait else 0,
+            wait_connected=30.0 if wait else 0,  # returns as soon as connected
             client_id=client_id,
             **{**FAST, **options},
         )

@@ -29,7 +29,7 @@ async def world(relay: Any, tmp_path: Path) -> AsyncIterator[EmbeddedWorld]:
         relay.ws_url,
         relay.token(client_id=CLIENT_ID),
         tmp_path / "world-data",
-        wait_connected=5.0,
+        wait_connected=30.0,  # returns as soon as connected; generous for a loaded machine
         client_id=CLIENT_ID,
         **FAST,
     )

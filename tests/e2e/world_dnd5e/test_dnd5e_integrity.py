@@ -113,7 +113,7 @@ WORLD_SCRIPT = textwrap.dedent(
 
     async def main() -> None:
         await start(sys.argv[1], sys.argv[2], Path(sys.argv[3]), client_id=sys.argv[4],
-                    wait_connected=10.0, base_delay=0.05, max_delay=0.2)
+                    wait_connected=30.0, base_delay=0.05, max_delay=0.2)
         await asyncio.Event().wait()
 
     asyncio.run(main())
