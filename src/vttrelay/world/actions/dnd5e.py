@@ -93,6 +93,8 @@ def modify_item_charges(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, 
     amount = number(frame, "amount")
     if amount is None:
         raise ActionError("amount must be a number")
+    if amount != int(amount):
+        raise ActionError("amount must be a whole number of charges")
     actor = actor_direct_checked(ctx, uuid)
     assert_owner(ctx, actor, "modify item charges on")
     items = actor.get("items") or []

@@ -52,6 +52,10 @@ ORDERS: dict[str, list[tuple[dict[str, Any], str]]] = {
             "amount must be a number",
         ),
         (
+            {"userId": "Aria", "actorUuid": NOPE, "itemName": "Rope", "amount": 0.5},
+            "amount must be a whole number of charges",
+        ),
+        (
             {"userId": "Aria", "actorUuid": NOPE, "itemName": "Rope", "amount": -1},
             f"Actor not found with UUID: {NOPE}",
         ),
