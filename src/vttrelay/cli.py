@@ -19,6 +19,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,9 @@ log = logging.getLogger("vttrelay")
 SERVE_KEY_SETTING = "serve.key_id"
 EMBEDDED_TOKEN_NAME = "embedded world"
 EMBEDDED_CLIENT_ID = "vttrelay-demo"
+# Listen backlog: aiohttp's default (128) drops the SYNs of a burst of connects while the relay
+# is busy, and those clients stall a second or more (bench/RESULTS.md). Linux caps it at somaxconn.
+LISTEN_BACKLOG = 1024
 SERVE_SCOPES = (*DEFAULT_SCOPES, "chat:write", "execute-js")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -85,11 +89,8 @@ def _iso(ts: float | None) -> str:
 
 
 def cmd_pair(args: argparse.Namespace) -> int:
-    store = _open_store(args)
-    try:
+    with closing(_open_store(args)) as store:
         code = store.create_pairing_code(args.account)
-    finally:
-        store.close()
     print(code)
     _err(
         f"Pairing code for account {args.account!r}: single use, valid "
@@ -100,8 +101,7 @@ def cmd_pair(args: argparse.Namespace) -> int:
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
     scopes = tuple(args.scope) if args.scope else DEFAULT_SCOPES
-    store = _open_store(args)
-    try:
+    with closing(_open_store(args)) as store:
         key_id, secret = store.create_key(
             args.account,
             scopes,
@@ -111,8 +111,6 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
             rate_per_minute=args.rate,
             name=args.name,
         )
-    finally:
-        store.close()
     print(secret)
     _err(
         f"Created API key {key_id} (account {args.account!r}, scopes: {', '.join(scopes)}). "
@@ -122,118 +120,114 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_list(args: argparse.Namespace) -> int:
-    store = _open_store(args)
-    try:
+    with closing(_open_store(args)) as store:
         keys = store.list_keys(args.account)
-    finally:
-        store.close()
-    if not keys:
-        _err("No API keys.")
-        return 0
+    header = (
+        "ID",
+        "ACCOUNT",
+        "NAME",
+        "STATE",
+        "RATE",
+        "REQUESTS",
+        "EXPIRES",
+        "CLIENTS",
+        "USER",
+        "SCOPES",
+    )
+    now = time.time()
     rows = [
         (
-            "ID",
-            "ACCOUNT",
-            "NAME",
-            "STATE",
-            "RATE",
-            "REQUESTS",
-            "EXPIRES",
-            "CLIENTS",
-            "USER",
-            "SCOPES",
+            key.id,
+            key.account,
+            key.name or "-",
+            "revoked" if not key.enabled else "expired" if key.expired(now) else "active",
+            str(key.rate_per_minute) if key.rate_per_minute is not None else "default",
+            str(key.request_count),
+            _iso(key.expires_at),
+            ",".join(key.client_ids) or "*",
+            key.user_id or "-",
+            ",".join(key.scopes),
         )
+        for key in keys
     ]
-    now = time.time()
-    for key in keys:
-        state = "revoked" if not key.enabled else "expired" if key.expired(now) else "active"
-        rows.append(
-            (
-                key.id,
-                key.account,
-                key.name or "-",
-                state,
-                str(key.rate_per_minute) if key.rate_per_minute is not None else "default",
-                str(key.request_count),
-                _iso(key.expires_at),
-                ",".join(key.client_ids) or "*",
-                key.user_id or "-",
-                ",".join(key.scopes),
-            )
-        )
-    _table(rows)
+    _table(header, rows, empty="No API keys.")
     return 0
 
 
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
-    store = _open_store(args)
-    try:
+    with closing(_open_store(args)) as store:
         key = store.get_key(args.key_id)
         revoked = store.revoke_key(args.key_id)
-    finally:
-        store.close()
     if key is None:
-        _err(f"No API key {args.key_id!r}.")
-        return 1
-    if not revoked:
-        _err(f"API key {args.key_id} was already revoked.")
-        return 0
-    _err(f"Revoked API key {args.key_id}; running relays stop accepting it within seconds.")
-    return 0
+        return _revoke_outcome("API key", args.key_id, found=False)
+    return _revoke_outcome(
+        "API key",
+        args.key_id,
+        found=True,
+        revoked=revoked,
+        done=f"Revoked API key {args.key_id}; running relays stop accepting it within seconds.",
+    )
 
 
-def _table(rows: Sequence[tuple[str, ...]]) -> None:
-    """Print rows as left-aligned columns (the last column is not padded)."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    for row in rows:
+def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], empty: str) -> None:
+    """Print the rows under their header as left-aligned columns (the last column is not
+    padded), or `empty` on stderr when there are no rows."""
+    if not rows:
+        _err(empty)
+        return
+    lines = [header, *rows]
+    widths = [max(len(r[i]) for r in lines) for i in range(len(header) - 1)]
+    for row in lines:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
 
 
+def _revoke_outcome(
+    noun: str, ident: str, *, found: bool, revoked: bool = False, done: str = ""
+) -> int:
+    """Report a `revoke` command on stderr: exit status 1 if `ident` names no `noun`, else 0
+    (revoked now: `done`; revoked before: said so)."""
+    if not found:
+        _err(f"No {noun} {ident!r}.")
+        return 1
+    _err(done if revoked else f"{noun[0].upper()}{noun[1:]} {ident} was already revoked.")
+    return 0
+
+
 def cmd_tokens_list(args: argparse.Namespace) -> int:
-    store = _open_store(args)
-    try:
+    with closing(_open_store(args)) as store:
         tokens = store.list_tokens(args.account)
-    finally:
-        store.close()
-    if not tokens:
-        _err("No connection tokens.")
-        return 0
-    rows = [("ID", "ACCOUNT", "CLIENT", "STATE", "CREATED", "REVOKED", "IP ALLOW", "NAME")]
-    for token in tokens:
-        rows.append(
-            (
-                token.id,
-                token.account,
-                token.client_id,
-                "revoked" if token.revoked_at is not None else "active",
-                _iso(token.created_at),
-                _iso(token.revoked_at),
-                token.ip_allow or "*",
-                token.name or "-",
-            )
+    header = ("ID", "ACCOUNT", "CLIENT", "STATE", "CREATED", "REVOKED", "IP ALLOW", "NAME")
+    rows = [
+        (
+            token.id,
+            token.account,
+            token.client_id,
+            "revoked" if token.revoked_at is not None else "active",
+            _iso(token.created_at),
+            _iso(token.revoked_at),
+            token.ip_allow or "*",
+            token.name or "-",
         )
-    _table(rows)
+        for token in tokens
+    ]
+    _table(header, rows, empty="No connection tokens.")
     return 0
 
 
 def cmd_tokens_revoke(args: argparse.Namespace) -> int:
-    store = _open_store(args)
-    try:
+    with closing(_open_store(args)) as store:
         token = store.get_token(args.token_id)
         revoked = store.revoke_token_id(args.token_id)
-    finally:
-        store.close()
     if token is None:
-        _err(f"No connection token {args.token_id!r}.")
-        return 1
-    if not revoked:
-        _err(f"Connection token {args.token_id} was already revoked.")
-        return 0
-    _err(
-        f"Revoked connection token {args.token_id} (world {token.client_id}); a running relay "
-        "closes its socket (4002 Connection token revoked) at its next token check (30 s)."
+        return _revoke_outcome("connection token", args.token_id, found=False)
+    return _revoke_outcome(
+        "connection token",
+        args.token_id,
+        found=True,
+        revoked=revoked,
+        done=f"Revoked connection token {args.token_id} (world {token.client_id}); a running "
+        "relay closes its socket (4002 Connection token revoked) at its next token check (30 s).",
     )
-    return 0
 
 
 def mint_serve_key(store: RelayStore) -> str:
@@ -266,7 +260,7 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
     app = create_app(config, store)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=5)
     await runner.setup()
-    site = web.TCPSite(runner, config.host, config.port)
+    site = web.TCPSite(runner, config.host, config.port, backlog=LISTEN_BACKLOG)
     await site.start()
     port = int(runner.addresses[0][1]) if runner.addresses else config.port
     local_host = "127.0.0.1" if config.host in ("0.0.0.0", "", "::") else config.host
