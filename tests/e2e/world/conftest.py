@@ -22,7 +22,6 @@ import pytest
 
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld, start
-from vttrelay.world.world import World
 
 CLIENT_ID = "vttrelay-demo"
 FAST = {"base_delay": 0.05, "max_delay": 0.2, "duplicate_retry": 0.2, "connect_timeout": 2.0}
@@ -35,33 +34,6 @@ async def eventually(predicate: Callable[[], Any], timeout: float = 5.0) -> None
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.02)
-
-
-# The contract's actors. The demo content (written by the rules part) provides the real ones;
-# a minimal stand-in is inserted for any that the content does not have yet.
-CONTRACT_ACTORS = {
-    "elaraWizard00001": ("Elara Quill", "character", "playerAria000001"),
-    "corvinWarlock001": ("Corvin Ash", "character", "playerBen0000001"),
-    "brannFighter0001": ("Brann Stoneheart", "character", "playerAria000001"),
-    "pipMonk000000001": ("Pip Tealeaf", "character", "playerBen0000001"),
-    "goblinNpc0000001": ("Goblin", "npc", None),
-    "banditNpc0000001": ("Bandit", "npc", None),
-    "wolfNpc000000001": ("Wolf", "npc", None),
-}
-
-
-def prepare_world(data_dir: Path) -> None:
-    world = World.open(data_dir)
-    with world.store.transaction() as tx:
-        for actor_id, (name, kind, owner) in CONTRACT_ACTORS.items():
-            if tx.get("Actor", actor_id) is None:
-                ownership = {"default": 0}
-                if owner:
-                    others = {"playerAria000001", "playerBen0000001"} - {owner}
-                    ownership.update({owner: 3, **dict.fromkeys(others, 1)})
-                doc = {"_id": actor_id, "name": name, "type": kind, "system": {}, "items": []}
-                tx.put("Actor", {**doc, "effects": [], "ownership": ownership, "flags": {}})
-    world.close()
 
 
 @pytest.fixture
@@ -78,7 +50,6 @@ async def start_world(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[E
     ) -> EmbeddedWorld:
         token = token or relay.token(client_id=client_id)
         data_dir = data_dir or tmp_path / "world-data"
-        prepare_world(data_dir)
         handle = await start(
             relay.ws_url,
             token,

@@ -23,7 +23,7 @@ from vttrelay.world.agent import Agent, AgentConfig
 from vttrelay.world.connection import Connection, forget_token, load_connection, save_connection
 from vttrelay.world.world import World
 
-from .conftest import CLIENT_ID, FAST, SCOPES, eventually, prepare_world
+from .conftest import CLIENT_ID, FAST, SCOPES, eventually
 
 
 class FixedPortRelay:
@@ -163,7 +163,6 @@ async def test_requests_run_concurrently(relay: Any, start_world: Any, api: Any)
 
 async def test_bad_token_stops_and_forgets_it(relay: Any, tmp_path: Path) -> None:
     data_dir = tmp_path / "bad-token"
-    prepare_world(data_dir)
     save_connection(data_dir, Connection(relay.url, "not-a-token", CLIENT_ID))
     world = World.open(data_dir)
     codes: list[int] = []
