@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from vttrelay import __version__
+from vttrelay import __version__, protocol
 from vttrelay.protocol import Close
 from vttrelay.relay import openapi
 from vttrelay.relay.auth import ApiError, KeyCache, UsageCounter, authenticate, error
@@ -108,14 +108,10 @@ async def h_status(request: web.Request, route: Route, state: RelayState) -> web
     )
 
 
+# The world metadata `/clients` shows: the /relay query keys (but `id`, shown as `clientId`),
+# then what the relay learnt from the connection itself.
 CLIENT_FIELDS = (
-    "worldId",
-    "worldTitle",
-    "foundryVersion",
-    "systemId",
-    "systemTitle",
-    "systemVersion",
-    "customName",
+    *(k for k in protocol.WORLD_QUERY_KEYS if k != "id"),
     "publicUrl",
     "ipAddress",
 )
