@@ -159,14 +159,13 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
         key = store.get_key(args.key_id)
         revoked = store.revoke_key(args.key_id)
     if key is None:
-        return _revoke_outcome("API key", args.key_id, found=False)
-    return _revoke_outcome(
-        "API key",
-        args.key_id,
-        found=True,
-        revoked=revoked,
-        done=f"Revoked API key {args.key_id}; running relays stop accepting it within seconds.",
-    )
+        _err(f"No API key {args.key_id!r}.")
+        return 1
+    if not revoked:
+        _err(f"API key {args.key_id} was already revoked.")
+    else:
+        _err(f"Revoked API key {args.key_id}; running relays stop accepting it within seconds.")
+    return 0
 
 
 def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], empty: str) -> None:
@@ -179,18 +178,6 @@ def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], empty: str)
     widths = [max(len(r[i]) for r in lines) for i in range(len(header) - 1)]
     for row in lines:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
-
-
-def _revoke_outcome(
-    noun: str, ident: str, *, found: bool, revoked: bool = False, done: str = ""
-) -> int:
-    """Report a `revoke` command on stderr: exit status 1 if `ident` names no `noun`, else 0
-    (revoked now: `done`; revoked before: said so)."""
-    if not found:
-        _err(f"No {noun} {ident!r}.")
-        return 1
-    _err(done if revoked else f"{noun[0].upper()}{noun[1:]} {ident} was already revoked.")
-    return 0
 
 
 def cmd_tokens_list(args: argparse.Namespace) -> int:
@@ -219,15 +206,16 @@ def cmd_tokens_revoke(args: argparse.Namespace) -> int:
         token = store.get_token(args.token_id)
         revoked = store.revoke_token_id(args.token_id)
     if token is None:
-        return _revoke_outcome("connection token", args.token_id, found=False)
-    return _revoke_outcome(
-        "connection token",
-        args.token_id,
-        found=True,
-        revoked=revoked,
-        done=f"Revoked connection token {args.token_id} (world {token.client_id}); a running "
-        "relay closes its socket (4002 Connection token revoked) at its next token check (30 s).",
-    )
+        _err(f"No connection token {args.token_id!r}.")
+        return 1
+    if not revoked:
+        _err(f"Connection token {args.token_id} was already revoked.")
+    else:
+        _err(
+            f"Revoked connection token {args.token_id} (world {token.client_id}); a running relay "
+            "closes its socket (4002 Connection token revoked) at its next token check (30 s)."
+        )
+    return 0
 
 
 def mint_serve_key(store: RelayStore) -> str:
