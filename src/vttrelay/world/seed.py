@@ -18,6 +18,7 @@ from vttrelay.world import documents
 from vttrelay.world.store import COLLECTIONS, Tx, WorldStore
 
 CONTENT_DIR: Final = Path(__file__).parent / "content"
+# The keys of every embedded item once `prepare_actor` has filled its defaults.
 ITEM_KEYS: Final = (
     "_id",
     "_stats",

@@ -7,24 +7,13 @@ from typing import Any
 
 import pytest
 
+from vttrelay.world.seed import ITEM_KEYS
+
 ELARA = "Actor.elaraWizard00001"
 CORVIN = "Actor.corvinWarlock001"
 BRANN = "Actor.brannFighter0001"
 PIP = "Actor.pipMonk000000001"
 GOBLIN = "Actor.goblinNpc0000001"
-ITEM_KEYS = {
-    "_id",
-    "_stats",
-    "effects",
-    "flags",
-    "folder",
-    "img",
-    "name",
-    "ownership",
-    "sort",
-    "system",
-    "type",
-}
 ROLL_KEYS = ["actorUuid", "total", "formula", "result"]
 
 
@@ -53,7 +42,7 @@ async def test_reads_and_rolls(world: Any, api: Any) -> None:
     assert list(data) == ["uuid", "resources", "spells", "spellSlots", "items", "features"]
     assert data["uuid"] == ELARA
     assert all(list(r) == ["value", "max", "sr", "lr", "label"] for r in data["resources"].values())
-    assert all(set(i) == ITEM_KEYS for i in data["items"] + data["spells"] + data["features"])
+    assert all(set(i) == set(ITEM_KEYS) for i in data["items"] + data["spells"] + data["features"])
     assert data["spellSlots"] == {
         "spell1": {"value": 4, "max": 4},
         "spell2": {"value": 2, "max": 2},

@@ -11,20 +11,7 @@ from vttrelay.world.rules.concentration import new_concentration_effect
 from vttrelay.world.rules.details import DETAIL_NAMES, actor_details
 from vttrelay.world.rules.rests import long_rest, short_rest
 from vttrelay.world.rules.use import UseError, apply_healing, use_item
-
-ITEM_KEYS = {
-    "_id",
-    "_stats",
-    "effects",
-    "flags",
-    "folder",
-    "img",
-    "name",
-    "ownership",
-    "sort",
-    "system",
-    "type",
-}
+from vttrelay.world.seed import ITEM_KEYS
 
 
 def named(actor: dict[str, Any], name: str) -> dict[str, Any]:
@@ -54,7 +41,7 @@ def test_details_key_order_is_fixed(elara: dict[str, Any]) -> None:
 def test_details_sections(elara: dict[str, Any]) -> None:
     out = actor_details(elara, "Actor.elaraWizard00001", list(DETAIL_NAMES))
     assert list(out["resources"]["primary"]) == ["value", "max", "sr", "lr", "label"]
-    assert all(set(i) == ITEM_KEYS for i in out["spells"] + out["items"] + out["features"])
+    assert all(set(i) == set(ITEM_KEYS) for i in out["spells"] + out["items"] + out["features"])
     assert {i["type"] for i in out["items"]} <= {
         "weapon",
         "equipment",
