@@ -38,6 +38,7 @@ DETAIL_NAMES: Final = (
     "details",
     "conditions",
 )
+# The three custom resources of an actor (`system.resources.<key>`).
 RESOURCE_KEYS: Final = ("primary", "secondary", "tertiary")
 DETAIL_TEXT_KEYS: Final = (
     "alignment",

@@ -25,11 +25,11 @@ from vttrelay.world.rules.abilities import (
     join_formula,
     resolve_formula,
 )
+from vttrelay.world.rules.details import RESOURCE_KEYS
 from vttrelay.world.rules.items import uses_max, uses_spent
 from vttrelay.world.rules.paths import apply_update, as_int, get_path, set_path
 from vttrelay.world.rules.spells import SLOT_KEYS, pact_max_and_level, slot_max
 
-RESOURCE_KEYS: Final = ("primary", "secondary", "tertiary")
 CLONE_KEYS: Final = (
     "effects",
     "img",
