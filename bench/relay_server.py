@@ -32,7 +32,7 @@ def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str]:
     parser.add_argument("--max-streams", type=int, default=BENCH_MAX_STREAMS)
     parser.add_argument("--log-level", default="INFO", help="as `vttrelay --log-level` (INFO)")
     parser.add_argument(
-        "--backlog", type=int, help="listen backlog (default: serve()'s, aiohttp's 128)"
+        "--backlog", type=int, help="listen backlog (default: serve()'s LISTEN_BACKLOG, 1024)"
     )
     args = parser.parse_args(argv)
     if args.backlog:
@@ -52,7 +52,7 @@ def listen_backlog(backlog: int) -> None:
     original = web.TCPSite.__init__
 
     def init(self: web.TCPSite, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("backlog", backlog)
+        kwargs["backlog"] = backlog
         original(self, *args, **kwargs)
 
     web.TCPSite.__init__ = init  # type: ignore[method-assign]
