@@ -109,6 +109,16 @@ def _top_level(em: _Emitter, change: Change, name: str) -> bool:
     return False
 
 
+def _own_changes(change: Change) -> dict[str, Any]:
+    """What changed in an updated document itself (not in its embedded documents, not its
+    `_stats`), with its `_id`; empty if nothing did."""
+    assert change.before is not None and change.after is not None
+    skip = _EMBEDDED_SKIP[change.collection]
+    changes = diff(_without(change.before, skip), _without(change.after, skip))
+    changes.pop("_stats", None)
+    return {**changes, "_id": change.doc_id} if changes else {}
+
+
 def _actor(em: _Emitter, change: Change, wanted: bool) -> None:
     if _top_level(em, change, "Actor"):
         return
@@ -120,11 +130,8 @@ def _actor(em: _Emitter, change: Change, wanted: bool) -> None:
         if wanted:
             em.ctx.emit("actor-event", {"actorUuid": uuid, "eventType": event_type, **fields})
 
-    skip = _EMBEDDED_SKIP["Actor"]
-    changes = diff(_without(before, skip), _without(after, skip))
-    changes.pop("_stats", None)
+    changes = _own_changes(change)
     if changes:
-        changes["_id"] = change.doc_id
         send("update", changes=changes)
         em.hook("updateActor", "Actor", "update", after, changes)
     em.embedded(
@@ -157,11 +164,8 @@ def _scene(em: _Emitter, change: Change, wanted: bool) -> None:
                 "scene-event", {"sceneId": change.doc_id, "eventType": event_type, **fields}
             )
 
-    skip = _EMBEDDED_SKIP["Scene"]
-    changes = diff(_without(before, skip), _without(after, skip))
-    changes.pop("_stats", None)
+    changes = _own_changes(change)
     if changes:
-        changes["_id"] = change.doc_id
         em.hook("updateScene", "Scene", "update", after, changes)
         if after.get("active") and not before.get("active"):
             send("scene-activate", name=after.get("name", ""))
