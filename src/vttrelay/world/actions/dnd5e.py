@@ -21,6 +21,7 @@ from vttrelay.world.actions.dnd5e_common import (
     actor_direct_checked,
     actor_or_selected,
     actor_uuid,
+    check_choice,
     flag,
     is_number,
     number,
@@ -126,8 +127,7 @@ def skill_check(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     skill = text(frame, "skill")
     if skill is None:
         raise ActionError("skill is required")
-    if skill not in ab.SKILLS:
-        raise ActionError(f"Invalid skill '{skill}'. Valid skills: {', '.join(ab.SKILLS)}")
+    check_choice(skill, "skill", ab.SKILLS, "skills")
     actor = actor_direct(ctx, frame)
     assert_can_view(ctx, actor)
     roll = roll_formula(ctx, ab.skill_formula(actor, skill, **roll_options(ctx, frame)))
@@ -143,10 +143,7 @@ def _ability_roll(ctx: ActionContext, frame: dict[str, Any], kind: str) -> dict[
     ability = text(frame, "ability")
     if ability is None:
         raise ActionError("ability is required")
-    if ability not in ab.ABILITIES:
-        raise ActionError(
-            f"Invalid ability '{ability}'. Valid abilities: {', '.join(ab.ABILITIES)}"
-        )
+    check_choice(ability, "ability", ab.ABILITIES, "abilities")
     actor = actor_direct(ctx, frame)
     assert_can_view(ctx, actor)
     build = ab.save_formula if kind == "save" else ab.check_formula

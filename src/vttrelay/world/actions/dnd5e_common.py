@@ -5,6 +5,7 @@ its chat speaker, and rolling d20 tests for a reply and a chat card."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from vttrelay.world import documents
@@ -34,6 +35,12 @@ def number(frame: dict[str, Any], key: str) -> float | None:
 def flag(frame: dict[str, Any], key: str, default: bool = False) -> bool:
     value = frame.get(key)
     return value if isinstance(value, bool) else default
+
+
+def check_choice(value: str, name: str, valid: Iterable[str], plural: str) -> None:
+    """`Invalid <name> '<value>'. Valid <plural>: <valid, joined>` unless `value` is valid."""
+    if value not in valid:
+        raise ActionError(f"Invalid {name} '{value}'. Valid {plural}: {', '.join(valid)}")
 
 
 # Resolution (world-behaviour §2.2, §2.3) ------------------------------------------------------

@@ -11,6 +11,7 @@ from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.dnd5e_common import (
     actor_from_uuid,
     actor_uuid,
+    check_choice,
     is_number,
     resolve_actor,
     resolve_item,
@@ -112,10 +113,7 @@ def modify_currency(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]
     actor = actor_from_uuid(ctx, uuid)
     if actor is None:
         raise ActionError(f"Actor not found: {uuid}")
-    if denom not in coins.DENOMINATIONS:
-        raise ActionError(
-            f"Invalid currency '{denom}'. Valid currencies: {', '.join(coins.DENOMINATIONS)}"
-        )
+    check_choice(denom, "currency", coins.DENOMINATIONS, "currencies")
     balance = coins.balance(actor)
     previous = balance[denom]
     current = coins.modify(previous, int(amount))
