@@ -71,11 +71,17 @@ def _stream_request(path: str, filters: dict[str, Any]) -> PreparedRequest:
     return prepare(route, filters)
 
 
+def _stream_kwargs(req: PreparedRequest, last_id: str) -> dict[str, Any]:
+    """How to (re)open a stream: its filters, `Last-Event-ID` to resume, no read timeout."""
+    headers = {"last-event-id": last_id} if last_id else {}
+    return {"params": req.query, "headers": headers, "timeout": httpx.Timeout(None, connect=10.0)}
+
+
 def _backoff(failures: int) -> float:
     return min(30.0, 0.5 * 2**failures)
 
 
-def _kwargs(req: PreparedRequest) -> dict[str, Any]:
+def _call_kwargs(req: PreparedRequest) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"params": req.query}
     if req.body is not None:
         kwargs["content"] = orjson.dumps(req.body)
@@ -93,22 +99,16 @@ class Client:
 
     def call(self, endpoint: str, **params: Any) -> Any:
         req = prepare(find_route(endpoint), params)
-        return _result(self._http.request(req.method, req.path, **_kwargs(req)))
+        return _result(self._http.request(req.method, req.path, **_call_kwargs(req)))
 
     def subscribe(self, path: str, *, retries: int = 5, **filters: Any) -> Iterator[Event]:
         req = _stream_request(path, filters)
         last_id = ""
         failures = 0
         while True:
-            headers = {"last-event-id": last_id} if last_id else {}
             try:
                 with connect_sse(
-                    self._http,
-                    "GET",
-                    req.path,
-                    params=req.query,
-                    headers=headers,
-                    timeout=httpx.Timeout(None, connect=10.0),
+                    self._http, "GET", req.path, **_stream_kwargs(req, last_id)
                 ) as source:
                     if source.response.status_code != 200:
                         source.response.read()
@@ -144,7 +144,7 @@ class AsyncClient:
 
     async def call(self, endpoint: str, **params: Any) -> Any:
         req = prepare(find_route(endpoint), params)
-        return _result(await self._http.request(req.method, req.path, **_kwargs(req)))
+        return _result(await self._http.request(req.method, req.path, **_call_kwargs(req)))
 
     async def subscribe(
         self, path: str, *, retries: int = 5, **filters: Any
@@ -153,15 +153,9 @@ class AsyncClient:
         last_id = ""
         failures = 0
         while True:
-            headers = {"last-event-id": last_id} if last_id else {}
             try:
                 async with aconnect_sse(
-                    self._http,
-                    "GET",
-                    req.path,
-                    params=req.query,
-                    headers=headers,
-                    timeout=httpx.Timeout(None, connect=10.0),
+                    self._http, "GET", req.path, **_stream_kwargs(req, last_id)
                 ) as source:
                     if source.response.status_code != 200:
                         await source.response.aread()
