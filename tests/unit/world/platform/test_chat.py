@@ -6,7 +6,7 @@ from typing import Any
 
 from vttrelay.world.world import World
 
-from .conftest import Clock, call
+from ..conftest import Clock, call
 
 MESSAGE_KEYS = [
     "id",

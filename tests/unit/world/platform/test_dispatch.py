@@ -8,7 +8,7 @@ from vttrelay.world.actions import ActionError, action
 from vttrelay.world.context import ActionContext
 from vttrelay.world.world import World
 
-from .conftest import call
+from ..conftest import call
 
 
 @action("test-hp")

@@ -9,7 +9,7 @@ from vttrelay.world.context import ActionContext
 from vttrelay.world.events import diff
 from vttrelay.world.world import World
 
-from .conftest import call
+from ..conftest import call
 
 ACTOR = "elaraWizard00001"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from vttrelay.world.world import World
 
-from .conftest import call
+from ..conftest import call
 
 SCENE = "Scene.sceneTavern00001"
 USER_KEYS = ["id", "name", "role", "isGM", "active", "color", "avatar"]

@@ -8,7 +8,8 @@ from typing import Any
 
 from vttrelay.world.world import World
 
-from .conftest import call, get_actor, item_of
+from ..conftest import call, get_actor
+from .conftest import item_of
 
 ELARA = "Actor.elaraWizard00001"
 BRANN = "Actor.brannFighter0001"

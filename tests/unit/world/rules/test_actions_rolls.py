@@ -6,7 +6,7 @@ from __future__ import annotations
 from vttrelay.world.dice import ScriptedRandom
 from vttrelay.world.world import World
 
-from .conftest import call, chat, get_actor
+from ..conftest import call, chat, get_actor
 
 ELARA = "Actor.elaraWizard00001"
 PIP = "Actor.pipMonk000000001"

@@ -12,7 +12,8 @@ from pathlib import Path
 from vttrelay.world.dice import ScriptedRandom
 from vttrelay.world.world import World
 
-from .conftest import call, chat, get_actor, item_of
+from ..conftest import call, chat, get_actor
+from .conftest import item_of
 
 ELARA = "Actor.elaraWizard00001"
 BRANN = "Actor.brannFighter0001"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from vttrelay.world.dice import ScriptedRandom
 from vttrelay.world.world import World
 
-from .conftest import call, get_actor
+from ..conftest import call, get_actor
 
 ELARA = "Actor.elaraWizard00001"
 BRANN = "Actor.brannFighter0001"

@@ -13,9 +13,7 @@ from vttrelay.world.rules.rests import long_rest, short_rest
 from vttrelay.world.rules.use import UseError, apply_healing, use_item
 from vttrelay.world.seed import ITEM_KEYS
 
-
-def named(actor: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(i for i in actor["items"] if i["name"] == name)
+from .conftest import item_of
 
 
 def test_details_key_order_is_fixed(elara: dict[str, Any]) -> None:
@@ -112,7 +110,7 @@ def test_details_sections(elara: dict[str, Any]) -> None:
 
 
 def test_spell_spends_slot_and_fails_without(elara: dict[str, Any]) -> None:
-    item_id = named(elara, "Misty Step")["_id"]
+    item_id = item_of(elara, "Misty Step")["_id"]
     actor = elara
     for left in (1, 0):
         out = use_item(actor, item_id, Dice())
@@ -127,7 +125,7 @@ def test_attack_cantrip_rolls_to_hit_with_dice(
 ) -> None:
     goblin = actors["goblinNpc0000001"]
     out = use_item(
-        elara, named(elara, "Fire Bolt")["_id"], Dice(ScriptedRandom([20, 7, 3])), target=goblin
+        elara, item_of(elara, "Fire Bolt")["_id"], Dice(ScriptedRandom([20, 7, 3])), target=goblin
     )
     assert out.attack is not None
     assert out.attack.formula == "1d20 + 3 + 2" and out.attack.total == 25
@@ -138,7 +136,7 @@ def test_attack_cantrip_rolls_to_hit_with_dice(
 
 
 def test_champion_crits_on_19(brann: dict[str, Any]) -> None:
-    out = use_item(brann, named(brann, "Longsword")["_id"], Dice(ScriptedRandom([19, 5, 5])))
+    out = use_item(brann, item_of(brann, "Longsword")["_id"], Dice(ScriptedRandom([19, 5, 5])))
     assert out.attack is not None and out.attack.is_critical
     assert out.attack.formula == "1d20 + 3 + 2"
     assert out.rolls[1].formula == "2d8 + 3"
@@ -146,7 +144,7 @@ def test_champion_crits_on_19(brann: dict[str, Any]) -> None:
 
 def test_limited_use_feature_spends_and_fails(brann: dict[str, Any]) -> None:
     brann["system"]["attributes"]["hp"]["value"] = 20
-    sw = named(brann, "Second Wind")["_id"]
+    sw = item_of(brann, "Second Wind")["_id"]
     out = use_item(brann, sw, Dice(ScriptedRandom([6])))
     assert out.healing == 9  # 1d10 + fighter level 3
     assert out.rolls[0].formula == "1d10 + 3"
@@ -157,41 +155,41 @@ def test_limited_use_feature_spends_and_fails(brann: dict[str, Any]) -> None:
 def test_ki_feature_spends_resource(pip: dict[str, Any]) -> None:
     actor = pip
     for _ in range(3):
-        actor = use_item(actor, named(pip, "Patient Defense")["_id"], Dice()).actor
+        actor = use_item(actor, item_of(pip, "Patient Defense")["_id"], Dice()).actor
     assert actor["system"]["resources"]["primary"]["value"] == 0
     with pytest.raises(UseError, match="Not enough Ki Points"):
-        use_item(actor, named(pip, "Step of the Wind")["_id"], Dice())
+        use_item(actor, item_of(pip, "Step of the Wind")["_id"], Dice())
 
 
 def test_consumable_stack_and_destroy(brann: dict[str, Any]) -> None:
-    potion_id = named(brann, "Potion of Healing")["_id"]
+    potion_id = item_of(brann, "Potion of Healing")["_id"]
     out = use_item(brann, potion_id, Dice(ScriptedRandom([2, 3])))
     assert out.healing == 7 and out.rolls[0].formula == "2d4 + 2"
-    assert named(out.actor, "Potion of Healing")["system"]["quantity"] == 1
+    assert item_of(out.actor, "Potion of Healing")["system"]["quantity"] == 1
     out = use_item(out.actor, potion_id, Dice())
     assert out.destroyed and out.item is None
     assert all(i["_id"] != potion_id for i in out.actor["items"])
 
 
 def test_charged_item_spends_a_charge(elara: dict[str, Any]) -> None:
-    wand_id = named(elara, "Wand of Magic Missiles")["_id"]
+    wand_id = item_of(elara, "Wand of Magic Missiles")["_id"]
     out = use_item(elara, wand_id, Dice(ScriptedRandom([1, 2, 3])))
-    assert named(out.actor, "Wand of Magic Missiles")["system"]["uses"]["spent"] == 1
+    assert item_of(out.actor, "Wand of Magic Missiles")["system"]["uses"]["spent"] == 1
     assert out.rolls[0].formula == "3d4 + 3" and out.rolls[0].total == 9
 
 
 def test_waterskin_keeps_when_empty(brann: dict[str, Any]) -> None:
-    skin_id = named(brann, "Waterskin")["_id"]
+    skin_id = item_of(brann, "Waterskin")["_id"]
     actor = brann
     for _ in range(4):
         actor = use_item(actor, skin_id, Dice()).actor
-    assert named(actor, "Waterskin")["system"]["uses"]["spent"] == 4
+    assert item_of(actor, "Waterskin")["system"]["uses"]["spent"] == 4
     with pytest.raises(UseError, match="no uses remaining"):
         use_item(actor, skin_id, Dice())
 
 
 def test_concentration_spell_flag(corvin: dict[str, Any]) -> None:
-    out = use_item(corvin, named(corvin, "Expeditious Retreat")["_id"], Dice())
+    out = use_item(corvin, item_of(corvin, "Expeditious Retreat")["_id"], Dice())
     assert out.concentration and out.actor["system"]["spells"]["pact"]["value"] == 1
 
 
@@ -206,20 +204,20 @@ def test_arcane_recovery_regains_slots_up_to_half_wizard_level(elara: dict[str, 
     elara["system"]["spells"]["spell1"]["value"] = 1
     elara["system"]["spells"]["spell2"]["value"] = 0
     rested = short_rest(elara, Dice()).actor
-    out = use_item(rested, named(elara, "Arcane Recovery")["_id"], Dice())
+    out = use_item(rested, item_of(elara, "Arcane Recovery")["_id"], Dice())
     # budget ceil(3 / 2) = 2: one 2nd-level slot, highest first
     assert out.actor["system"]["spells"]["spell2"]["value"] == 1
     assert out.actor["system"]["spells"]["spell1"]["value"] == 1
     assert "regained spell slots: 2nd" in out.notes
-    assert named(out.actor, "Arcane Recovery")["system"]["uses"]["spent"] == 1
+    assert item_of(out.actor, "Arcane Recovery")["system"]["uses"]["spent"] == 1
     # once per long rest: another short rest does not give it back
     again = short_rest(out.actor, Dice()).actor
     with pytest.raises(UseError, match=r"^Arcane Recovery has no uses remaining \(0 of 1\)$"):
-        use_item(again, named(elara, "Arcane Recovery")["_id"], Dice())
+        use_item(again, item_of(elara, "Arcane Recovery")["_id"], Dice())
 
 
 def test_arcane_recovery_only_after_a_short_rest(elara: dict[str, Any]) -> None:
-    feature = named(elara, "Arcane Recovery")["_id"]
+    feature = item_of(elara, "Arcane Recovery")["_id"]
     elara["system"]["spells"]["spell1"]["value"] = 0
     with pytest.raises(UseError, match="^Arcane Recovery can only be used after a short rest$"):
         use_item(elara, feature, Dice())
@@ -240,12 +238,12 @@ def test_arcane_recovery_with_nothing_to_recover_spends_nothing(elara: dict[str,
         UseError,
         match="^Arcane Recovery: Elara Quill has no expended spell slots to recover$",
     ):
-        use_item(rested, named(elara, "Arcane Recovery")["_id"], Dice())
-    assert named(rested, "Arcane Recovery")["system"]["uses"]["spent"] == 0
+        use_item(rested, item_of(elara, "Arcane Recovery")["_id"], Dice())
+    assert item_of(rested, "Arcane Recovery")["system"]["uses"]["spent"] == 0
 
 
 def test_command_is_a_wisdom_save_against_the_pact_dc(corvin: dict[str, Any]) -> None:
-    out = use_item(corvin, named(corvin, "Command")["_id"], Dice())
+    out = use_item(corvin, item_of(corvin, "Command")["_id"], Dice())
     # 8 + proficiency 2 + Charisma 3
     assert out.activity_type == "save" and "DC 13 Wisdom saving throw" in out.notes
     assert out.rolls == [] and not out.concentration
@@ -255,7 +253,7 @@ def test_command_is_a_wisdom_save_against_the_pact_dc(corvin: dict[str, Any]) ->
 def test_a_miss_rolls_no_damage(brann: dict[str, Any], actors: dict[str, Any]) -> None:
     out = use_item(
         brann,
-        named(brann, "Longsword")["_id"],
+        item_of(brann, "Longsword")["_id"],
         Dice(ScriptedRandom([5])),
         target=actors["wolfNpc000000001"],
     )

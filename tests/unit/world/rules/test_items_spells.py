@@ -9,13 +9,11 @@ import pytest
 from vttrelay.world.rules import spells
 from vttrelay.world.rules.items import modify_charges, uses_max, uses_value
 
-
-def named(actor: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(i for i in actor["items"] if i["name"] == name)
+from .conftest import item_of
 
 
 def test_charges_clamp_to_zero_and_max(elara: dict[str, Any]) -> None:
-    wand = named(elara, "Wand of Magic Missiles")
+    wand = item_of(elara, "Wand of Magic Missiles")
     assert modify_charges(wand, elara, -1) == (7, 6)
     assert wand["system"]["uses"]["spent"] == 1
     assert modify_charges(wand, elara, -10) == (6, 0)
@@ -25,7 +23,7 @@ def test_charges_clamp_to_zero_and_max(elara: dict[str, Any]) -> None:
 
 
 def test_item_without_uses_reports_zero(elara: dict[str, Any]) -> None:
-    staff = named(elara, "Quarterstaff")
+    staff = item_of(elara, "Quarterstaff")
     assert modify_charges(staff, elara, -1) == (0, 0)
 
 
@@ -42,18 +40,18 @@ def test_slot_tables(elara: dict[str, Any], corvin: dict[str, Any], brann: dict[
     }
     assert spells.slots_view(corvin) == {"pact": {"value": 2, "max": 2, "level": 2}}
     assert spells.slots_view(brann) == {}
-    named(elara, "Wizard")["system"]["levels"] = 5
+    item_of(elara, "Wizard")["system"]["levels"] = 5
     assert spells.slot_max(elara, 3) == 2
     elara["system"]["spells"]["spell3"]["override"] = 1
     assert spells.slot_max(elara, 3) == 1
 
 
 def test_spend_slot_of_the_spells_level(elara: dict[str, Any]) -> None:
-    missile = named(elara, "Magic Missile")
+    missile = item_of(elara, "Magic Missile")
     assert spells.spend_slot_for(elara, missile) == "1st-level slot"
     assert elara["system"]["spells"]["spell1"]["value"] == 3
-    assert spells.spend_slot_for(elara, named(elara, "Fire Bolt")) is None
-    step = named(elara, "Misty Step")
+    assert spells.spend_slot_for(elara, item_of(elara, "Fire Bolt")) is None
+    step = item_of(elara, "Misty Step")
     spells.spend_slot_for(elara, step)
     spells.spend_slot_for(elara, step)
     with pytest.raises(spells.SpellError, match="No spell slots of level 2 remaining"):
@@ -62,11 +60,11 @@ def test_spend_slot_of_the_spells_level(elara: dict[str, Any]) -> None:
 
 def test_unprepared_spell_cannot_be_cast(elara: dict[str, Any]) -> None:
     with pytest.raises(spells.SpellError, match="not prepared"):
-        spells.spend_slot_for(elara, named(elara, "Sleep"))
+        spells.spend_slot_for(elara, item_of(elara, "Sleep"))
 
 
 def test_pact_spells_use_pact_slots(corvin: dict[str, Any]) -> None:
-    retreat = named(corvin, "Expeditious Retreat")
+    retreat = item_of(corvin, "Expeditious Retreat")
     assert spells.spend_slot_for(corvin, retreat) == "pact slot (2nd level)"
     spells.spend_slot_for(corvin, retreat)
     with pytest.raises(spells.SpellError, match="No pact slots remaining"):
@@ -75,6 +73,6 @@ def test_pact_spells_use_pact_slots(corvin: dict[str, Any]) -> None:
 
 def test_preparation(elara: dict[str, Any], corvin: dict[str, Any]) -> None:
     assert spells.prepares_spells(elara) and not spells.prepares_spells(corvin)
-    sleep = named(elara, "Sleep")
+    sleep = item_of(elara, "Sleep")
     spells.set_prepared(sleep, True)
     assert sleep["system"]["preparation"] == {"mode": "prepared", "prepared": True}

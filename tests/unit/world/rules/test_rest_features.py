@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from vttrelay.world.world import World
 
-from .conftest import call, get_actor, item_of
+from ..conftest import call, get_actor
+from .conftest import item_of
 
 ELARA = "Actor.elaraWizard00001"
 BRANN = "Actor.brannFighter0001"

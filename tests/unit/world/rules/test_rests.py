@@ -7,6 +7,8 @@ from typing import Any
 from vttrelay.world.dice import Dice, ScriptedRandom
 from vttrelay.world.rules.rests import long_rest, short_rest
 
+from .conftest import item_of
+
 SHORT_KEYS = [
     "type",
     "deltas",
@@ -48,10 +50,6 @@ CLONE_KEYS = [
 ]
 
 
-def named(actor: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(i for i in actor["items"] if i["name"] == name)
-
-
 def test_short_rest_at_full_health(brann: dict[str, Any]) -> None:
     out = short_rest(brann, Dice(ScriptedRandom([])))
     r = out.result
@@ -69,15 +67,15 @@ def test_short_rest_at_full_health(brann: dict[str, Any]) -> None:
 def test_short_rest_recovers_sr_uses_and_resources(
     brann: dict[str, Any], pip: dict[str, Any]
 ) -> None:
-    named(brann, "Second Wind")["system"]["uses"]["spent"] = 1
-    named(brann, "Action Surge")["system"]["uses"]["spent"] = 1
-    named(brann, "Potion of Healing")["system"]["uses"]["spent"] = 0
+    item_of(brann, "Second Wind")["system"]["uses"]["spent"] = 1
+    item_of(brann, "Action Surge")["system"]["uses"]["spent"] = 1
+    item_of(brann, "Potion of Healing")["system"]["uses"]["spent"] = 0
     out = short_rest(brann, Dice())
-    ids = {named(brann, "Second Wind")["_id"], named(brann, "Action Surge")["_id"]}
+    ids = {item_of(brann, "Second Wind")["_id"], item_of(brann, "Action Surge")["_id"]}
     assert {u["_id"] for u in out.result["updateItems"]} == ids
     assert all(u["system"] == {"uses": {"spent": 0}} for u in out.result["updateItems"])
-    assert named(out.actor, "Second Wind")["system"]["uses"]["spent"] == 0
-    assert named(brann, "Second Wind")["system"]["uses"]["spent"] == 1  # input untouched
+    assert item_of(out.actor, "Second Wind")["system"]["uses"]["spent"] == 0
+    assert item_of(brann, "Second Wind")["system"]["uses"]["spent"] == 1  # input untouched
 
     pip["system"]["resources"]["primary"]["value"] = 0
     out = short_rest(pip, Dice())
@@ -108,7 +106,7 @@ def test_auto_hd_spends_while_below_fraction(brann: dict[str, Any]) -> None:
     assert out.result["deltas"] == {"hitPoints": 14, "hitDice": -2}
     assert (out.result["dhd"], out.result["dhp"]) == (-2, 14)
     assert out.actor["system"]["attributes"]["hp"]["value"] == 24
-    assert named(out.actor, "Fighter")["system"]["hd"]["spent"] == 2
+    assert item_of(out.actor, "Fighter")["system"]["hd"]["spent"] == 2
     assert [r.formula for r in out.hit_die_rolls] == ["1d10 + 3", "1d10 + 3"]
     assert "hitPoints" not in str(out.result["updateData"])
     assert out.content == (
@@ -130,9 +128,9 @@ def test_long_rest_restores_everything(elara: dict[str, Any]) -> None:
     elara["system"]["attributes"]["hp"]["value"] = 0
     elara["system"]["spells"]["spell1"]["value"] = 1
     elara["system"]["spells"]["spell2"]["value"] = 0
-    named(elara, "Wizard")["system"]["hd"]["spent"] = 3
-    named(elara, "Arcane Recovery")["system"]["uses"]["spent"] = 1
-    named(elara, "Wand of Magic Missiles")["system"]["uses"]["spent"] = 7
+    item_of(elara, "Wizard")["system"]["hd"]["spent"] = 3
+    item_of(elara, "Arcane Recovery")["system"]["uses"]["spent"] = 1
+    item_of(elara, "Wand of Magic Missiles")["system"]["uses"]["spent"] = 7
     out = long_rest(elara, Dice(ScriptedRandom([4])))
     r = out.result
     assert list(r) == LONG_KEYS
@@ -146,7 +144,7 @@ def test_long_rest_restores_everything(elara: dict[str, Any]) -> None:
     assert r["updateData"]["system.spells.spell1.value"] == 4
     assert r["updateData"]["system.spells.spell2.value"] == 2
     wizard, recovery, wand = r["updateItems"]
-    assert wizard == {"_id": named(elara, "Wizard")["_id"], "system.hd.spent": 0}
+    assert wizard == {"_id": item_of(elara, "Wizard")["_id"], "system.hd.spent": 0}
     assert recovery["system"] == {"uses": {"spent": 0}}
     # the wand regains 1d6 + 1 at dawn: a 4 -> 5 charges back, 2 still spent
     assert wand["system"] == {"uses": {"spent": 2}}
@@ -157,17 +155,17 @@ def test_long_rest_restores_everything(elara: dict[str, Any]) -> None:
 
 
 def test_long_rest_without_new_day_skips_dawn_recovery(elara: dict[str, Any]) -> None:
-    named(elara, "Wand of Magic Missiles")["system"]["uses"]["spent"] = 7
+    item_of(elara, "Wand of Magic Missiles")["system"]["uses"]["spent"] = 7
     out = long_rest(elara, Dice(), new_day=False)
     assert out.result["newDay"] is False and out.result["rolls"] == []
-    assert named(out.actor, "Wand of Magic Missiles")["system"]["uses"]["spent"] == 7
+    assert item_of(out.actor, "Wand of Magic Missiles")["system"]["uses"]["spent"] == 7
 
 
 def test_long_rest_legacy_rules_recover_half_hit_dice(brann: dict[str, Any]) -> None:
-    named(brann, "Fighter")["system"]["hd"]["spent"] = 3
+    item_of(brann, "Fighter")["system"]["hd"]["spent"] = 3
     out = long_rest(brann, Dice(), rules="legacy")
     assert out.result["deltas"]["hitDice"] == 1
-    assert named(out.actor, "Fighter")["system"]["hd"]["spent"] == 2
+    assert item_of(out.actor, "Fighter")["system"]["hd"]["spent"] == 2
 
 
 def test_long_rest_refills_only_lr_resources(pip: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ import pytest
 from vttrelay.world.actions import load_actions
 from vttrelay.world.world import World
 
-from .conftest import call
+from ..conftest import call
 
 ELARA = "Actor.elaraWizard00001"
 PIP = "Actor.pipMonk000000001"

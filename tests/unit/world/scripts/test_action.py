@@ -4,14 +4,14 @@ order, the GM notice, reads and writes through the world's transactions, permiss
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from vttrelay.world import documents
 from vttrelay.world.world import World
+
+from ..conftest import chat, get_actor
 
 ELARA = "elaraWizard00001"
 CORVIN = "corvinWarlock001"
@@ -20,15 +20,6 @@ DISABLED = (
     "execute-js is disabled in REST API module settings. "
     "A GM must enable it to allow JavaScript execution."
 )
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    w = World.open(tmp_path / "data")
-    w.sent = []  # type: ignore[attr-defined]
-    w.sink = w.sent.append  # type: ignore[attr-defined]
-    yield w
-    w.close()
 
 
 def set_setting(world: World, key: str, value: Any) -> None:
@@ -54,18 +45,6 @@ async def execute(world: World, script: Any = None, **params: Any) -> dict[str, 
     return await world.handle({**frame, **params})
 
 
-def messages(world: World) -> list[dict[str, Any]]:
-    with world.store.transaction() as tx:
-        return tx.all("ChatMessage")
-
-
-def actor(world: World, actor_id: str) -> dict[str, Any]:
-    with world.store.transaction() as tx:
-        doc = tx.get("Actor", actor_id)
-    assert doc is not None
-    return doc
-
-
 # The module's rules, in order --------------------------------------------------------------------
 
 
@@ -78,7 +57,7 @@ async def test_off_by_default(world: World) -> None:
         "success": False,
         "error": DISABLED,
     }
-    assert messages(world) == []
+    assert chat(world) == []
 
 
 async def test_unknown_user_comes_first(world: World) -> None:
@@ -125,14 +104,14 @@ async def test_invalid_script(enabled: World, script: Any) -> None:
         "success": False,
         "error": "Invalid script provided",
     }
-    assert messages(enabled) == []
+    assert chat(enabled) == []
 
 
 async def test_module_settings_cannot_be_changed(enabled: World) -> None:
     script = 'await game.settings.set("foundry-rest-api", "allowExecuteJs", false)'
     reply = await execute(enabled, script)
     assert reply["error"] == "Scripts cannot modify REST API module settings"
-    assert messages(enabled) == []
+    assert chat(enabled) == []
     # the text check is easy to dodge; the world refuses the call itself
     sneaky = 'const ns = "foundry-" + "rest-api"; await game.settings.set(ns, "allowExecuteJs", 0)'
     reply = await execute(enabled, sneaky)
@@ -166,7 +145,7 @@ async def test_thrown_error(enabled: World) -> None:
 
 async def test_each_run_posts_the_gm_notice(enabled: World) -> None:
     await execute(enabled, "return 1 < 2")
-    [notice] = messages(enabled)
+    [notice] = chat(enabled)
     assert notice["content"] == "<b>⚠ REST API execute-js:</b> <code>return 1 &lt; 2</code>"
     assert notice["speaker"] == {
         "scene": None,
@@ -179,11 +158,11 @@ async def test_each_run_posts_the_gm_notice(enabled: World) -> None:
     assert documents.chat_type_of(notice) == 3
     long_script = "return '" + "x" * 150 + "'"
     await execute(enabled, long_script)
-    notice = max(messages(enabled), key=lambda m: m["timestamp"])
+    notice = max(chat(enabled), key=lambda m: m["timestamp"])
     assert notice["content"] == (f"<b>⚠ REST API execute-js:</b> <code>{long_script[:100]}</code>…")
     enabled.online = {GM}
     await execute(enabled, "throw new Error('x')")  # failing scripts are announced too
-    assert len(messages(enabled)) == 3
+    assert len(chat(enabled)) == 3
 
 
 async def test_notice_is_visible_to_gms_only(enabled: World) -> None:
@@ -223,7 +202,7 @@ async def test_reads_match_the_rest_api(enabled: World) -> None:
     assert result["scene"] == info["data"]["activeScene"]["name"]
     assert result["tokens"] == 7
     assert f"Actor.{ELARA}" in result["actors"]
-    assert result["elara"] == actor(enabled, ELARA)
+    assert result["elara"] == get_actor(enabled, ELARA)
 
 
 async def test_actor_update_is_stored_and_emitted(enabled: World) -> None:
@@ -235,7 +214,7 @@ async def test_actor_update_is_stored_and_emitted(enabled: World) -> None:
     """
     reply = await execute(enabled, script)
     assert reply["result"] == [7, "hi"]
-    stored = actor(enabled, ELARA)
+    stored = get_actor(enabled, ELARA)
     assert stored["system"]["attributes"]["hp"]["value"] == 7
     assert stored["system"]["attributes"]["hp"]["max"] == 20  # merged, not replaced
     assert stored["flags"]["demo"] == {"note": "hi"}
@@ -247,7 +226,7 @@ async def test_actor_update_is_stored_and_emitted(enabled: World) -> None:
 
 
 async def test_item_update(enabled: World) -> None:
-    item = next(i for i in actor(enabled, ELARA)["items"] if i["type"] == "weapon")
+    item = next(i for i in get_actor(enabled, ELARA)["items"] if i["type"] == "weapon")
     script = f"""
       const item = game.actors.get('{ELARA}').items.get('{item["_id"]}');
       const same = await item.update({{name: 'Staff of Testing'}});
@@ -255,7 +234,7 @@ async def test_item_update(enabled: World) -> None:
     """
     result = (await execute(enabled, script))["result"]
     assert result == [True, "Staff of Testing", "Staff of Testing"]
-    stored = next(i for i in actor(enabled, ELARA)["items"] if i["_id"] == item["_id"])
+    stored = next(i for i in get_actor(enabled, ELARA)["items"] if i["_id"] == item["_id"])
     assert stored["name"] == "Staff of Testing"
 
 
@@ -273,10 +252,10 @@ async def test_item_update(enabled: World) -> None:
 async def test_bad_updates_are_refused_and_change_nothing(
     enabled: World, changes: str, error: str
 ) -> None:
-    before = actor(enabled, ELARA)
+    before = get_actor(enabled, ELARA)
     reply = await execute(enabled, f"await game.actors.get('{ELARA}').update({changes})")
     assert reply["error"] == f"Error executing script: {error}"
-    assert actor(enabled, ELARA) == before
+    assert get_actor(enabled, ELARA) == before
 
 
 async def test_chat_message_create_is_post_chat(enabled: World) -> None:
@@ -317,7 +296,7 @@ async def test_user_permissions_apply_to_reads_and_writes(enabled: World) -> Non
     assert "undefined" in reply["error"]  # Aria cannot even see the goblin
     script = f"await game.actors.get('{ELARA}').update({{'system.attributes.hp.value': 2}})"
     assert (await execute(enabled, script, userId="Aria"))["success"] is True
-    assert actor(enabled, ELARA)["system"]["attributes"]["hp"]["value"] == 2
+    assert get_actor(enabled, ELARA)["system"]["attributes"]["hp"]["value"] == 2
     reply = await execute(
         enabled, "await game.settings.set('core', 'rollMode', 'x')", userId="Aria"
     )
@@ -344,6 +323,6 @@ async def test_a_failed_write_leaves_earlier_writes(enabled: World) -> None:
     """
     reply = await execute(enabled, script)
     assert reply["error"] == "Error executing script: update cannot change 'type'"
-    stored = actor(enabled, ELARA)
+    stored = get_actor(enabled, ELARA)
     assert stored["system"]["attributes"]["hp"]["value"] == 11  # one transaction per call
     assert stored["type"] == "character"

@@ -1,0 +1,66 @@
+"""Fixtures for the world's in-process tests: the seeded demo world in a real SQLite file in a
+tmp dir, with a settable clock and scripted dice, its events collected in `world.sent`; and
+`call`, which sends it one request frame as the relay would; `get_actor` and `chat` read what
+it stored."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vttrelay.world.dice import Dice, ScriptedRandom
+from vttrelay.world.world import World
+
+
+class Clock:
+    """A settable clock in milliseconds."""
+
+    def __init__(self, start: int = 1_782_956_929_000) -> None:
+        self.now = start
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def faces() -> ScriptedRandom:
+    """The world's random source: append die faces to script the next rolls."""
+    return ScriptedRandom([], seed=3)
+
+
+@pytest.fixture
+def world(tmp_path: Path, clock: Clock, faces: ScriptedRandom) -> Iterator[World]:
+    """The seeded demo world, every event it sends collected in `sent`."""
+    w = World.open(tmp_path / "data", dice=Dice(faces), clock=clock)
+    w.sent = []  # type: ignore[attr-defined]
+    w.sink = w.sent.append  # type: ignore[attr-defined]
+    yield w
+    w.close()
+
+
+async def call(world: World, action: str, **params: Any) -> dict[str, Any]:
+    """Send one request frame as the relay would and return the reply frame."""
+    frame = {"type": action, "requestId": f"{action}_1", "data": {}, **params}
+    return await world.handle(frame)
+
+
+def get_actor(world: World, actor_id: str) -> dict[str, Any]:
+    """The stored actor (it must exist)."""
+    with world.store.transaction() as tx:
+        actor = tx.get("Actor", actor_id)
+    assert actor is not None
+    return actor
+
+
+def chat(world: World) -> list[dict[str, Any]]:
+    """Every chat message of the world."""
+    with world.store.transaction() as tx:
+        return tx.all("ChatMessage")
