@@ -12,8 +12,7 @@ Fixtures (pytest-asyncio, function scope):
   -> Answer(status, body: bytes, headers)` with `Answer.json()`,
   `await .world(client_id="world-1", account="default", system_id="dnd5e", handler=None,
   **query) -> WorldDouble` (mints a token and connects an authenticated world double).
-- `world_double` -> the `WorldDouble` class (`world_double.Refused` is `WorldRefused`), since
-  test modules cannot import conftest under `--import-mode=importlib`.
+- `world_double` -> the `WorldDouble` class (`world_double.Refused` is `WorldRefused`).
 - `relay_factory` -> `async (data_dir=None, **RelayConfig overrides) -> RelayServer`: more
   relays, or one with custom settings (small intervals, rate limits, timeouts, a fixed `port`
   and `data_dir` to restart one); all stopped at teardown.
@@ -35,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -297,6 +297,13 @@ class RelayServer:
         self.store.close()
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 async def start_relay(data_dir: Path, **overrides: Any) -> RelayServer:
     """Start a relay on 127.0.0.1 (random port unless `port=` is given), store in `data_dir`."""
     overrides.setdefault("port", 0)
@@ -338,6 +345,5 @@ async def relay_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable
 
 @pytest.fixture
 def world_double() -> type[WorldDouble]:
-    """The `WorldDouble` class (test modules cannot import conftest under importlib mode);
-    `world_double.Refused` is the `WorldRefused` exception."""
+    """The `WorldDouble` class; `world_double.Refused` is the `WorldRefused` exception."""
     return WorldDouble

@@ -6,7 +6,6 @@ import asyncio
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,8 @@ import pytest
 
 from vttrelay.protocol import Close
 from vttrelay.relay.store import RelayStore
+
+from ...conftest import free_port
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -87,14 +88,8 @@ def test_pair_prints_a_code_and_env_data_dir(tmp_path: Path) -> None:
     assert getattr(pairing, "account", None) == "acct"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _serve(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "vttrelay", "serve", "--port", str(port),
          "--data-dir", str(tmp_path / "data"), *extra],

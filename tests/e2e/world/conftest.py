@@ -7,11 +7,15 @@
 - `api` -> `async call(relay, method, path, json=None, **query) -> (status, body)` with a key
   holding every scope the world endpoints need.
 - `eventually(predicate, timeout)`: poll until true, else fail.
+- `stop_process(proc)`: SIGTERM a subprocess the test started, SIGKILL if it lingers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -34,6 +38,18 @@ async def eventually(predicate: Callable[[], Any], timeout: float = 5.0) -> None
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.02)
+
+
+async def stop_process(proc: asyncio.subprocess.Process) -> None:
+    """Stop a subprocess the test started: SIGTERM, then SIGKILL after 10 s."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            os.kill(proc.pid, signal.SIGKILL)
+            await proc.wait()
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ restarts, close codes, events only for subscribed channels, concurrency, pairing
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -23,6 +22,7 @@ from vttrelay.world.agent import Agent, AgentConfig
 from vttrelay.world.connection import Connection, forget_token, load_connection, save_connection
 from vttrelay.world.world import World
 
+from ...conftest import free_port
 from .conftest import CLIENT_ID, FAST, SCOPES, eventually
 
 
@@ -69,12 +69,6 @@ class FixedPortRelay:
             method, self.url + path, data=data, params=params, headers=headers
         ) as resp:
             return SimpleNamespace(status=resp.status, body=await resp.read())
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

@@ -4,28 +4,22 @@ printed `curl` line works when pasted, and the world's state survives a restart 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shlex
 import shutil
-import signal
-import socket
 import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
+from ...conftest import free_port
+from .conftest import stop_process
+
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or shutil.which("curl") is None,
     reason="pastes the printed curl line into a real curl; uses POSIX signals",
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def _serve(data_dir: Path, port: int) -> tuple[asyncio.subprocess.Process, list[str]]:
@@ -62,19 +56,8 @@ async def _run(argv: list[str]) -> bytes:
     return out
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), 10)
-        except TimeoutError:
-            os.kill(proc.pid, signal.SIGKILL)
-            await proc.wait()
-
-
 async def test_serve_prints_a_working_curl_line_and_keeps_state(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     data_dir = tmp_path / "serve"
     procs: list[asyncio.subprocess.Process] = []
     try:
@@ -93,7 +76,7 @@ async def test_serve_prints_a_working_curl_line_and_keeps_state(tmp_path: Path) 
         sent = orjson.loads(await _run([*post, "-d", '{"content":"still here"}', f"{base}/chat"]))
         assert sent["success"] is True
 
-        await _stop(proc)
+        await stop_process(proc)
         assert proc.returncode == 0
         proc, lines = await _serve(data_dir, port)
         procs.append(proc)
@@ -102,4 +85,4 @@ async def test_serve_prints_a_working_curl_line_and_keeps_state(tmp_path: Path) 
         assert [m["content"] for m in listed["data"]["messages"]] == ["still here"]
     finally:
         for proc in procs:
-            await _stop(proc)
+            await stop_process(proc)

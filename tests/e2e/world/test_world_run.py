@@ -4,16 +4,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from vttrelay.world.connection import Connection, load_connection, save_connection
 
-from .conftest import eventually
+from .conftest import eventually, stop_process
 
 
 async def _world_run(data_dir: Path, *extra: str) -> asyncio.subprocess.Process:
@@ -31,17 +28,6 @@ async def _world_run(data_dir: Path, *extra: str) -> asyncio.subprocess.Process:
     )
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), 10)
-        except TimeoutError:
-            os.kill(proc.pid, signal.SIGKILL)
-            await proc.wait()
-
-
 async def test_world_run_with_the_stored_token(relay: Any, api: Any, tmp_path: Path) -> None:
     data_dir = tmp_path / "run"
     token = relay.token(client_id="run-world")
@@ -52,7 +38,7 @@ async def test_world_run_with_the_stored_token(relay: Any, api: Any, tmp_path: P
         status, body = await api(relay, "GET", "/world-info", clientId="run-world")
         assert status == 200 and body["data"]["world"]["title"] == "vttrelay Demo World"
     finally:
-        await _stop(proc)
+        await stop_process(proc)
     assert proc.returncode == 0
     await eventually(lambda: relay.state.registry.get("run-world") is None)
 
@@ -64,7 +50,7 @@ async def test_world_run_forgets_a_refused_token(relay: Any, tmp_path: Path) -> 
     try:
         _, err = await asyncio.wait_for(proc.communicate(), 20)
     finally:
-        await _stop(proc)
+        await stop_process(proc)
     assert proc.returncode == 1
     assert b"pair again" in err
     assert load_connection(data_dir) == Connection(relay.url, "", "run-world")
