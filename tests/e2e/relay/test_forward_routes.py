@@ -7,6 +7,7 @@ success reply (200) and an error reply (400), both returned byte for byte.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -15,7 +16,7 @@ import pytest
 from vttrelay.relay.routes import MISSING, ROUTES, Param, Route
 
 FORWARD = [r for r in ROUTES if r.mode == "forward"]
-SAMPLES: dict[str, Any] = {
+SAMPLES: dict[str | None, Any] = {
     "string": "text-value",
     "number": 3,
     "boolean": True,
@@ -56,15 +57,16 @@ def _query_text(value: Any) -> str:
     return str(value)
 
 
-def _request_for(route: Route, client_id: str) -> tuple[str, dict[str, str], dict[str, Any], dict]:
-    """(path, query, body, values sent) with every declared parameter given."""
+def _request_for(
+    route: Route, params: list[Param], query: dict[str, str]
+) -> tuple[str, dict[str, str], dict[str, Any], dict[str, Any]]:
+    """(path, query, body, values sent) with a sample value for each of `params`, each in the
+    first place the route reads it from; `query` holds what is sent besides."""
     path = route.path
-    query: dict[str, str] = {"clientId": client_id}
+    query = dict(query)
     body: dict[str, Any] = {}
     sent: dict[str, Any] = {}
-    for param in route.params:
-        if param.name == "clientId":
-            continue
+    for param in params:
         value = _sample(param)
         sent[param.name] = value
         if "path" in param.sources:
@@ -76,7 +78,7 @@ def _request_for(route: Route, client_id: str) -> tuple[str, dict[str, str], dic
     return path, query, body, sent
 
 
-def _expected_frame(route: Route, sent: dict[str, Any], scopes: list[str]) -> dict[str, Any]:
+def _expected_frame(route: Route, sent: dict[str, Any], scopes: list[str | None]) -> dict[str, Any]:
     frame: dict[str, Any] = {"type": route.action}
     for param in route.params:
         if param.name in sent:
@@ -98,7 +100,8 @@ async def test_route_frame_and_replies(relay: Any, route: Route) -> None:
     world = await relay.world("w1", handler=answer)
     scopes = [route.scope]
     key = relay.key(scopes=scopes)
-    path, query, body, sent = _request_for(route, "w1")
+    params = [p for p in route.params if p.name != "clientId"]
+    path, query, body, sent = _request_for(route, params, {"clientId": "w1"})
     call = relay.call(route.method, path, key=key, params=query, json=body or None)
     got = await call
     assert got.status == 200, got.body
@@ -123,20 +126,8 @@ async def test_route_required_parameters(relay: Any, route: Route) -> None:
     """Only the required parameters: defaults are added, nothing else is invented."""
     world = await relay.world("w1")
     key = relay.key(scopes=[route.scope])
-    path = route.path
-    body: dict[str, Any] = {}
-    query: dict[str, str] = {}
-    sent: dict[str, Any] = {}
     needed = [p for p in route.params if p.required or p.name in route.require_any[:1]]
-    for param in needed:
-        value = _sample(param)
-        sent[param.name] = value
-        if "path" in param.sources:
-            path = path.replace("{" + param.name + "}", str(value))
-        elif route.method != "GET" and "body" in param.sources:
-            body[param.name] = value
-        else:
-            query[param.name] = _query_text(value)
+    path, query, body, sent = _request_for(route, needed, {})
     got = await relay.call(route.method, path, key=key, params=query, json=body or None)
     assert got.status == 200, got.body
     frame = world.received[-1]
@@ -240,7 +231,7 @@ async def test_any_frame_with_pending_request_id_resolves_it(relay: Any) -> None
 
 
 async def test_error_rule_needs_a_string(relay: Any) -> None:
-    replies = iter(
+    replies: Iterator[dict[str, Any]] = iter(
         [
             {"error": ""},  # empty string still counts
             {"error": {"message": "object"}},
