@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,7 +101,9 @@ class Client:
         req = prepare(find_route(endpoint), params)
         return _result(self._http.request(req.method, req.path, **_call_kwargs(req)))
 
-    def subscribe(self, path: str, *, retries: int = 5, **filters: Any) -> Iterator[Event]:
+    def subscribe(
+        self, path: str, *, retries: int = 5, **filters: Any
+    ) -> Generator[Event, None, None]:
         req = _stream_request(path, filters)
         last_id = ""
         failures = 0
@@ -148,7 +150,7 @@ class AsyncClient:
 
     async def subscribe(
         self, path: str, *, retries: int = 5, **filters: Any
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         req = _stream_request(path, filters)
         last_id = ""
         failures = 0

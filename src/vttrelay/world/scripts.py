@@ -372,9 +372,7 @@ class ScriptRunner:
         the script's world calls on this event loop. Raises ScriptError.
         """
         if not engine_available():
-            raise ScriptError(
-                "the JavaScript engine is not installed (pip install quickjs)"
-            )
+            raise ScriptError("the JavaScript engine is not installed (pip install quickjs)")
         limits = limits or self.limits
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.workers)

@@ -28,7 +28,12 @@ from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld, start
 
 CLIENT_ID = "vttrelay-demo"
-FAST = {"base_delay": 0.05, "max_delay": 0.2, "duplicate_retry": 0.2, "connect_timeout": 2.0}
+FAST: dict[str, Any] = {
+    "base_delay": 0.05,
+    "max_delay": 0.2,
+    "duplicate_retry": 0.2,
+    "connect_timeout": 2.0,
+}
 SCOPES = (*DEFAULT_SCOPES, "chat:write")
 
 

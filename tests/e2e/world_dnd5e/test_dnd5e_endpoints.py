@@ -393,10 +393,10 @@ async def test_concentration_of_the_selected_token(world: Any, api: Any) -> None
     """`selected=true` in the query (GET) and body (POST) of the concentration endpoints."""
     status, body = await api("GET", "/dnd5e/concentration", selected=True)
     failed(status, body, "No token selected")
-    ok(
-        *await api("POST", "/dnd5e/use-spell", {"actorUuid": ELARA, "abilityName": "Hold Person"}),
-        "use-spell",
+    status, body = await api(
+        "POST", "/dnd5e/use-spell", {"actorUuid": ELARA, "abilityName": "Hold Person"}
     )
+    ok(status, body, "use-spell")
     status, body = await api(
         "POST",
         "/select",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ ELARA = "elaraWizard00001"
 SCOPES = (*DEFAULT_SCOPES, "chat:write", "execute-js")
 FAST = {"base_delay": 0.05, "max_delay": 0.2, "connect_timeout": 2.0}
 
-Call = Callable[..., Awaitable[tuple[int, Any]]]
+Call = Callable[..., Coroutine[Any, Any, tuple[int, Any]]]
 
 
 def world_settings(data_dir: Path, *args: str) -> None:

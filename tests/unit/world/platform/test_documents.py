@@ -85,7 +85,8 @@ def test_resolve_uuid(world: World) -> None:
         assert r and r.kind == "Item" and r.doc["name"] == "Dart" and r.actor
         r.doc["name"] = "Sharp Dart"  # in-place change of the root's copy, then put it back
         tx.put(r.root_collection, r.root)
-        assert tx.get("Actor", "tmpActor00000001")["items"][0]["name"] == "Sharp Dart"
+        stored = tx.get("Actor", "tmpActor00000001")
+        assert stored and stored["items"][0]["name"] == "Sharp Dart"
         r = documents.resolve_uuid(
             tx, "Actor.tmpActor00000001.Item.itm0000000000001.ActiveEffect.eff0000000000001"
         )

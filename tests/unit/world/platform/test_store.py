@@ -7,6 +7,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,7 +50,7 @@ def test_exception_rolls_everything_back(tmp_path: Path) -> None:
 def test_reads_are_private_copies(tmp_path: Path) -> None:
     store = WorldStore(tmp_path / "w.db")
     with store.transaction() as tx:
-        doc = {"_id": "a", "system": {"hp": 1}}
+        doc: dict[str, Any] = {"_id": "a", "system": {"hp": 1}}
         tx.put("Actor", doc)
         doc["system"]["hp"] = 99  # changing the caller's dict after put changes nothing
         got = tx.get("Actor", "a")

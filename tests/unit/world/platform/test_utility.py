@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from vttrelay.world.world import World
 
 from ..conftest import call
@@ -51,6 +53,7 @@ async def test_select_by_uuid_name_data_all_and_selected(world: World) -> None:
 
 
 async def test_select_matches_only_what_is_named(world: World) -> None:
+    params: dict[str, Any]
     for params in (
         {"data": {}},
         {"name": "Nobody"},

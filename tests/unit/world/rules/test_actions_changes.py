@@ -75,7 +75,7 @@ async def test_modify_item_charges(world: World) -> None:
     assert (reply["data"]["oldCharges"], reply["data"]["newCharges"]) == (7, 0)
     reply = await call(world, "modify-item-charges", actorUuid=ELARA, itemName="Dagger", amount=1)
     assert (reply["data"]["oldCharges"], reply["data"]["newCharges"]) == (0, 0)
-    errors = [
+    errors: list[tuple[dict[str, Any], str]] = [
         ({"itemName": "x", "amount": 1}, "actorUuid is required"),
         ({"actorUuid": ELARA, "amount": 1}, "itemUuid or itemName is required"),
         ({"actorUuid": ELARA, "itemName": "x", "amount": "1"}, "amount must be a number"),
@@ -149,7 +149,7 @@ async def test_equip_and_attune(world: World) -> None:
     )
     assert reply["data"]["attuned"] is True
     assert item_of(get_actor(world, "pipMonk000000001"), "Dart")["system"]["attuned"] is True
-    checks = [
+    checks: list[tuple[dict[str, Any], str]] = [
         ({"itemName": "Dart", "equipped": True}, "actorUuid or actorName is required"),
         ({"actorUuid": PIP, "equipped": True}, "itemUuid or itemName is required"),
         (
@@ -199,7 +199,7 @@ async def test_transfer_currency(world: World) -> None:
     )
     assert reply["error"] == "Insufficient pp: Elara Quill has 0, needs 1"
     assert (_gp(world, "elaraWizard00001"), _gp(world, "brannFighter0001")) == before
-    checks = [
+    checks: list[tuple[dict[str, Any], str]] = [
         (
             {"targetActorUuid": BRANN, "currency": {"gp": 1}},
             "sourceActorUuid or sourceActorName is required",

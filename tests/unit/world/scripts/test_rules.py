@@ -37,7 +37,7 @@ def test_merge_into_merges_objects_replaces_values_and_deletes() -> None:
 
 def test_apply_update_copies_values() -> None:
     doc: dict[str, Any] = {"_id": "a", "name": "A", "system": {}}
-    changes = {"system.list": [1, 2], "_id": "a"}
+    changes: dict[str, Any] = {"system.list": [1, 2], "_id": "a"}
     apply_update(doc, changes)
     changes["system.list"].append(3)
     assert doc == {"_id": "a", "name": "A", "system": {"list": [1, 2]}}
