@@ -16,6 +16,8 @@ from vttrelay.protocol import PERMANENT_CLOSE_CODES, Close
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.worlds import MISSING_ID, TOKEN_IN_URL
 
+from ..conftest import eventually
+
 
 async def _raw_auth(relay: Any, query: dict[str, str], first: str | bytes | None) -> tuple:
     """Open /relay, send `first` (text, binary or nothing), return (close code, reason, frames)."""
@@ -176,7 +178,7 @@ async def test_unknown_and_binary_frames_are_dropped(relay: Any) -> None:
     await world.emit_raw("not json at all")
     await world.ws.send_frame(b'{"type":"ping","x":"\xff"}', aiohttp.WSMsgType.TEXT)  # bad UTF-8
     await world.emit({"type": "ping"})
-    await asyncio.wait_for(_until(lambda: world.received), 5)
+    await eventually(lambda: world.received)
     assert world.received == [{"type": "pong"}]  # only the text ping was answered
     assert relay.state.registry.get("world-1") is not None
 
@@ -273,11 +275,6 @@ async def test_self_unpair_closes_live_socket_with_4002(relay: Any, world_double
     assert info.value.code == Close.AUTH_FAILED
 
 
-async def _until(predicate: Any) -> None:
-    while not predicate():
-        await asyncio.sleep(0.01)
-
-
 async def test_token_revoked_elsewhere_closes_4002(relay_factory: Any) -> None:
     relay = await relay_factory(token_check_interval=0.1)
     revoked = await relay.world("w-revoked")
@@ -333,7 +330,7 @@ async def test_one_log_line_per_connect_disconnect_and_request(
     world = await relay.world("logged", customName="x")
     await relay.call("GET", "/world-info", key=relay.key())
     await world.close()
-    await asyncio.wait_for(_until(lambda: relay.state.registry.get("logged") is None), 5)
+    await eventually(lambda: relay.state.registry.get("logged") is None)
     lines = [r.getMessage() for r in caplog.records]
     assert sum(ln.startswith("world connected: logged ") for ln in lines) == 1
     assert sum(ln.startswith("world disconnected: logged ") for ln in lines) == 1

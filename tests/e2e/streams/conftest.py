@@ -1,5 +1,5 @@
-"""Fixtures for the event stream tests: an SSE reader over a real HTTP connection, a client
-WebSocket on /ws/api, and a poller.
+"""Fixtures for the event stream tests: an SSE reader over a real HTTP connection and a client
+WebSocket on /ws/api.
 
 - `sse` -> `async open(server, path, key, headers=None, **query) -> SSEStream`; every stream
   opened is closed at teardown. `SSEStream.frame()` returns the next raw frame (bytes up to and
@@ -7,7 +7,6 @@ WebSocket on /ws/api, and a poller.
   id)`, `.ended()` waits for the end of the stream.
 - `api_ws` -> `async open(server, key, **auth) -> ApiSocket` (auth frame sent; the `connected`
   answer read and kept as `.hello`); `.send(frame)`, `.recv()`, `.recv_until(type)`.
-- `eventually` -> `async eventually(predicate, timeout=5.0)`: poll until true, else fail.
 - `counts(world, channel)` -> the counts a world double was sent for a channel, in order.
 """
 
@@ -158,18 +157,6 @@ async def api_ws() -> AsyncIterator[Callable[..., Awaitable[ApiSocket]]]:
             with contextlib.suppress(Exception):
                 await socket.close()
         await session.close()
-
-
-@pytest.fixture
-def eventually() -> Callable[..., Awaitable[None]]:
-    async def wait(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not predicate():
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError("condition not met in time")
-            await asyncio.sleep(0.01)
-
-    return wait
 
 
 def counts(world: Any, channel: str) -> list[int]:

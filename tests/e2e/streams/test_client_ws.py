@@ -10,6 +10,8 @@ import aiohttp
 from vttrelay import protocol
 from vttrelay.relay.client_ws import MAX_IN_FLIGHT, TOO_MANY_IN_FLIGHT
 
+from ..conftest import eventually
+
 
 def chat_event(kind: str, message_id: str, **msg: Any) -> dict[str, Any]:
     data = {"id": message_id, "speaker": {}, "whisper": [], "flags": {}, **msg}
@@ -115,7 +117,7 @@ async def test_request_errors(relay: Any, api_ws: Any) -> None:
 
 
 async def test_subscriptions_events_and_counts(
-    relay: Any, api_ws: Any, sse: Any, eventually: Any, sub_counts: Any
+    relay: Any, api_ws: Any, sse: Any, sub_counts: Any
 ) -> None:
     world = await relay.world()
     relay.state.streams.hub.settings.subscription_linger = 0.1  # the world hears 0 soon after
@@ -168,7 +170,7 @@ async def test_subscriptions_events_and_counts(
     await eventually(lambda: sub_counts(world, protocol.COMBAT_CHANNEL) == [1, 0])
 
 
-async def test_subscription_errors_and_replay(relay: Any, api_ws: Any, eventually: Any) -> None:
+async def test_subscription_errors_and_replay(relay: Any, api_ws: Any) -> None:
     world = await relay.world()
     no_events = await api_ws(relay, relay.key(scopes=["chat:read"]))
     await no_events.send({"type": "subscribe", "channel": "chat-events"})
@@ -193,9 +195,7 @@ async def test_subscription_errors_and_replay(relay: Any, api_ws: Any, eventuall
     assert [(f["id"], f["data"]["id"]) for f in replayed] == [(2, "m1"), (3, "m2")]
 
 
-async def test_world_reconnect_keeps_ws_subscriptions(
-    relay: Any, api_ws: Any, eventually: Any
-) -> None:
+async def test_world_reconnect_keeps_ws_subscriptions(relay: Any, api_ws: Any) -> None:
     world = await relay.world()
     socket = await api_ws(relay, relay.key())
     await socket.send({"type": "subscribe", "channel": "scene-events"})
@@ -218,7 +218,7 @@ async def test_world_reconnect_keeps_ws_subscriptions(
     assert (await socket.recv())["event"] == "scene-scene-activate"
 
 
-async def test_slow_socket_is_cut_off(relay_factory: Any, api_ws: Any, eventually: Any) -> None:
+async def test_slow_socket_is_cut_off(relay_factory: Any, api_ws: Any) -> None:
     relay = await relay_factory(subscriber_queue_size=3)
     world = await relay.world()
     socket = await api_ws(relay, relay.key())
@@ -279,9 +279,7 @@ async def test_a_revoked_key_stops_working_on_an_open_socket(relay: Any, api_ws:
     assert (refused["error"], refused["status"]) == ("API key is disabled", 401)
 
 
-async def test_requests_in_flight_per_socket_are_limited(
-    relay: Any, api_ws: Any, eventually: Any
-) -> None:
+async def test_requests_in_flight_per_socket_are_limited(relay: Any, api_ws: Any) -> None:
     gate = asyncio.Event()
 
     async def held(frame: dict[str, Any]) -> dict[str, Any]:

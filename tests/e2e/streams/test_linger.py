@@ -12,6 +12,8 @@ from typing import Any
 
 from vttrelay import protocol
 
+from ..conftest import eventually
+
 CHAT = protocol.CHAT_CHANNEL
 
 
@@ -43,7 +45,7 @@ class GatedWorld:
 
 
 async def test_sse_reconnect_within_the_grace_period_gets_every_event(
-    relay: Any, sse: Any, eventually: Any, sub_counts: Any
+    relay: Any, sse: Any, sub_counts: Any
 ) -> None:
     double = await relay.world()
     world = GatedWorld(double)
@@ -89,7 +91,7 @@ async def test_sse_reconnect_within_the_grace_period_gets_every_event(
 
 
 async def test_ws_resubscribe_within_the_grace_period_gets_every_event(
-    relay: Any, api_ws: Any, eventually: Any, sub_counts: Any
+    relay: Any, api_ws: Any, sub_counts: Any
 ) -> None:
     double = await relay.world()
     world = GatedWorld(double)

@@ -13,6 +13,8 @@ import pytest
 from vttrelay import protocol
 from vttrelay.relay.streams import FELL_BEHIND
 
+from ..conftest import eventually
+
 CHANNEL_OF = {
     "/chat/subscribe": protocol.CHAT_CHANNEL,
     "/rolls/subscribe": protocol.ROLL_CHANNEL,
@@ -97,14 +99,14 @@ def chat_event(kind: str, **msg: Any) -> dict[str, Any]:
     return {"type": "chat-event", "data": {"eventType": kind, "data": base}}
 
 
-async def with_users(relay: Any, eventually: Any, world: Any) -> None:
+async def with_users(relay: Any, world: Any) -> None:
     await world.emit({"type": "player-list", "users": USERS})
     await eventually(lambda: bool(relay.state.registry.get(world.client_id).users))
 
 
 @pytest.mark.parametrize(("path", "sent", "expected"), SIX, ids=[p for p, _, _ in SIX])
 async def test_each_stream_byte_for_byte(
-    relay: Any, sse: Any, eventually: Any, sub_counts: Any, path: str, sent: str, expected: str
+    relay: Any, sse: Any, sub_counts: Any, path: str, sent: str, expected: str
 ) -> None:
     world = await relay.world()
     stream = await sse(relay, path, relay.key(), clientId="world-1")
@@ -178,9 +180,9 @@ async def test_connect_errors(relay: Any, sse: Any) -> None:
     assert relay.state.streams.hub.subscribers() == []
 
 
-async def test_chat_filters(relay: Any, sse: Any, eventually: Any, sub_counts: Any) -> None:
+async def test_chat_filters(relay: Any, sse: Any, sub_counts: Any) -> None:
     world = await relay.world()
-    await with_users(relay, eventually, world)
+    await with_users(relay, world)
     key = relay.key()
     filters: dict[str, dict[str, Any]] = {
         "all": {},
@@ -268,11 +270,9 @@ async def test_chat_filters(relay: Any, sse: Any, eventually: Any, sub_counts: A
             assert received[1].data == {"id": "secret"}
 
 
-async def test_filters_of_the_other_streams(
-    relay: Any, sse: Any, eventually: Any, sub_counts: Any
-) -> None:
+async def test_filters_of_the_other_streams(relay: Any, sse: Any, sub_counts: Any) -> None:
     world = await relay.world()
-    await with_users(relay, eventually, world)
+    await with_users(relay, world)
     key = relay.key()
     opened = {
         "rolls": await sse(relay, "/rolls/subscribe", key, clientId="world-1", userId="alice"),
@@ -292,9 +292,8 @@ async def test_filters_of_the_other_streams(
     for name, stream in opened.items():
         if name != "actor":
             assert (await stream.event()).name == "connected"
-    for channel in CHANNEL_OF.values():
-        if channel != protocol.CHAT_CHANNEL:
-            await eventually(lambda c=channel: sub_counts(world, c) == [1])
+    others = [c for c in CHANNEL_OF.values() if c != protocol.CHAT_CHANNEL]
+    await eventually(lambda: all(sub_counts(world, c) == [1] for c in others))
 
     frames = [
         {"type": "roll-data", "data": {"id": "r-bob", "user": {"id": "bob", "name": "Bob"}}},
@@ -324,7 +323,7 @@ async def test_filters_of_the_other_streams(
 
 
 async def test_counting_across_sse_and_reannouncement_on_reconnect(
-    relay: Any, sse: Any, eventually: Any, sub_counts: Any
+    relay: Any, sse: Any, sub_counts: Any
 ) -> None:
     world = await relay.world()
     relay.state.streams.hub.settings.sweep_interval = 0.05
@@ -360,7 +359,7 @@ async def test_counting_across_sse_and_reannouncement_on_reconnect(
 
 
 async def test_last_event_id_replays_and_announces_gaps(
-    relay_factory: Any, sse: Any, eventually: Any, sub_counts: Any
+    relay_factory: Any, sse: Any, sub_counts: Any
 ) -> None:
     relay = await relay_factory(event_buffer_size=3)
     world = await relay.world()
@@ -399,9 +398,7 @@ async def test_last_event_id_replays_and_announces_gaps(
     assert (await late.event()).id == "10"
 
 
-async def test_limit_per_world_and_channel(
-    relay_factory: Any, sse: Any, eventually: Any, sub_counts: Any
-) -> None:
+async def test_limit_per_world_and_channel(relay_factory: Any, sse: Any, sub_counts: Any) -> None:
     relay = await relay_factory(max_streams_per_channel=2)
     world = await relay.world()
     key = relay.key()
@@ -428,9 +425,7 @@ async def test_keepalive_comment(relay_factory: Any, sse: Any) -> None:
     assert await stream.frame(2.0) == b": keepalive\n\n"
 
 
-async def test_world_disconnect_ends_its_streams(
-    relay: Any, sse: Any, eventually: Any, sub_counts: Any
-) -> None:
+async def test_world_disconnect_ends_its_streams(relay: Any, sse: Any, sub_counts: Any) -> None:
     world = await relay.world()
     other = await relay.world("world-2")
     key = relay.key()
@@ -448,9 +443,7 @@ async def test_world_disconnect_ends_its_streams(
     assert (await theirs.event()).data["id"] == "still"
 
 
-async def test_client_going_away_is_uncounted(
-    relay: Any, sse: Any, eventually: Any, sub_counts: Any
-) -> None:
+async def test_client_going_away_is_uncounted(relay: Any, sse: Any, sub_counts: Any) -> None:
     world = await relay.world()
     settings = relay.state.streams.hub.settings
     settings.sweep_interval = 0.05
@@ -461,11 +454,9 @@ async def test_client_going_away_is_uncounted(
     await eventually(lambda: sub_counts(world, protocol.HOOK_CHANNEL) == [1, 0])
 
 
-async def test_key_restrictions_hold_on_streams(
-    relay: Any, sse: Any, eventually: Any, sub_counts: Any
-) -> None:
+async def test_key_restrictions_hold_on_streams(relay: Any, sse: Any, sub_counts: Any) -> None:
     world = await relay.world()
-    await with_users(relay, eventually, world)
+    await with_users(relay, world)
     as_bob = relay.key(user_id="bob")
     stream = await sse(relay, "/chat/subscribe", as_bob, clientId="world-1", userId="gm")
     assert (await stream.event()).name == "connected"
@@ -487,9 +478,7 @@ async def test_key_restrictions_hold_on_streams(
     assert (await fine.event()).name == "connected"
 
 
-async def test_slow_consumer_is_cut_off(
-    relay_factory: Any, eventually: Any, sub_counts: Any
-) -> None:
+async def test_slow_consumer_is_cut_off(relay_factory: Any, sub_counts: Any) -> None:
     relay = await relay_factory(subscriber_queue_size=4)
     relay.state.streams.hub.settings.slow_close_grace = 30.0
     relay.state.streams.hub.settings.subscription_linger = 0  # the cut-off shows as count 0
@@ -534,7 +523,7 @@ async def test_slow_consumer_is_cut_off(
         writer.close()
 
 
-async def test_a_revoked_key_ends_its_open_streams(relay: Any, sse: Any, eventually: Any) -> None:
+async def test_a_revoked_key_ends_its_open_streams(relay: Any, sse: Any) -> None:
     await relay.world()
     settings = relay.state.streams.hub.settings
     settings.sweep_interval = settings.key_check_interval = 0.05

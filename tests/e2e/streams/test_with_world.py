@@ -4,64 +4,53 @@ the relay switched on."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
 from vttrelay.relay.routes import DEFAULT_SCOPES
-from vttrelay.world.embedded import EmbeddedWorld, start
+from vttrelay.world.embedded import EmbeddedWorld
 
-CID = "vttrelay-demo"
-FAST = {"base_delay": 0.05, "max_delay": 0.2, "duplicate_retry": 0.2, "connect_timeout": 2.0}
+from ..conftest import CLIENT_ID, eventually
+
 ELARA = "Actor.elaraWizard00001"  # Aria's wizard in the demo world
 ARIA = "playerAria000001"
 
 
 @pytest.fixture
-async def world(relay: Any, tmp_path: Path) -> AsyncIterator[EmbeddedWorld]:
-    handle = await start(
-        relay.ws_url,
-        relay.token(client_id=CID),
-        tmp_path / "world-data",
-        wait_connected=5.0,
-        client_id=CID,
-        **FAST,
-    )
-    assert handle.agent.connected.is_set(), handle.agent.stopped_reason
-    try:
-        yield handle
-    finally:
-        await handle.stop()
+async def world(relay: Any, start_world: Any) -> EmbeddedWorld:
+    handle: EmbeddedWorld = await start_world(relay)
+    return handle
 
 
 async def test_world_actions_reach_filtered_streams(
-    relay: Any, world: EmbeddedWorld, sse: Any, eventually: Any
+    relay: Any, world: EmbeddedWorld, sse: Any
 ) -> None:
     key = relay.key((*DEFAULT_SCOPES, "chat:write"), rate_per_minute=0)
-    await eventually(lambda: bool(relay.state.registry.get(CID).users))  # its player-list
+    await eventually(lambda: bool(relay.state.registry.get(CLIENT_ID).users))  # its player-list
     assert world.world.subscriptions.get("chat-events", 0) == 0
-    everything = await sse(relay, "/chat/subscribe", key, clientId=CID)
-    ben_emotes = await sse(relay, "/chat/subscribe", key, clientId=CID, type=2, userId="ben")
-    as_ben = await sse(relay, "/chat/subscribe", key, clientId=CID, userId="Ben")
-    rolls = await sse(relay, "/rolls/subscribe", key, clientId=CID, userId="Aria")
-    actor = await sse(relay, "/actor/subscribe", key, clientId=CID, actorUuid=ELARA)
+    everything = await sse(relay, "/chat/subscribe", key, clientId=CLIENT_ID)
+    ben_emotes = await sse(relay, "/chat/subscribe", key, clientId=CLIENT_ID, type=2, userId="ben")
+    as_ben = await sse(relay, "/chat/subscribe", key, clientId=CLIENT_ID, userId="Ben")
+    rolls = await sse(relay, "/rolls/subscribe", key, clientId=CLIENT_ID, userId="Aria")
+    actor = await sse(relay, "/actor/subscribe", key, clientId=CLIENT_ID, actorUuid=ELARA)
     for stream in (everything, ben_emotes, as_ben, rolls, actor):
         assert (await stream.event()).name == "connected"
     await eventually(lambda: world.world.subscriptions.get("chat-events") == 3)
     await eventually(lambda: world.world.subscriptions.get("actor-events") == 1)
 
     async def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
-        answer = await relay.call("POST", path, key=key, json=body, params={"clientId": CID})
+        answer = await relay.call("POST", path, key=key, json=body, params={"clientId": CLIENT_ID})
         assert answer.status == 200, answer.body
         reply: dict[str, Any] = orjson.loads(answer.body)
         return reply
 
     emote = (await post("/chat", {"content": "waves", "chatType": 2}))["data"]
     secret = (await post("/chat", {"content": "psst", "whisper": [ARIA]}))["data"]
-    removed = await relay.call("DELETE", f"/chat/{secret['id']}", key=key, params={"clientId": CID})
+    removed = await relay.call(
+        "DELETE", f"/chat/{secret['id']}", key=key, params={"clientId": CLIENT_ID}
+    )
     assert removed.status == 200, removed.body
 
     seen = await everything.events(3)
@@ -98,30 +87,32 @@ async def test_world_actions_reach_filtered_streams(
 
 
 async def test_the_world_keeps_emitting_for_a_client_that_reconnects_in_time(
-    relay: Any, world: EmbeddedWorld, sse: Any, eventually: Any
+    relay: Any, world: EmbeddedWorld, sse: Any
 ) -> None:
     """The real world emits only while its channel is on: the grace period after the last
     subscriber leaves keeps it on, so a reconnect with Last-Event-ID loses nothing."""
     key = relay.key((*DEFAULT_SCOPES, "chat:write"), rate_per_minute=0)
     hub = relay.state.streams.hub
     hub.settings.sweep_interval = 0.05
-    first = await sse(relay, "/chat/subscribe", key, clientId=CID)
+    first = await sse(relay, "/chat/subscribe", key, clientId=CLIENT_ID)
     assert (await first.event()).id == "0"
     await eventually(lambda: world.world.subscriptions.get("chat-events") == 1)
     first.close()
-    await eventually(lambda: hub.count(CID, "chat-events") == 0)
+    await eventually(lambda: hub.count(CLIENT_ID, "chat-events") == 0)
 
     async def say(text: str) -> str:
         answer = await relay.call(
-            "POST", "/chat", key=key, json={"content": text}, params={"clientId": CID}
+            "POST", "/chat", key=key, json={"content": text}, params={"clientId": CLIENT_ID}
         )
         assert answer.status == 200, answer.body
         message_id: str = orjson.loads(answer.body)["data"]["id"]
         return message_id
 
     said = [await say(f"while away {i}") for i in range(3)]
-    await eventually(lambda: hub.log(CID, "chat-events").last_seq == 3)
-    back = await sse(relay, "/chat/subscribe", key, headers={"Last-Event-ID": "0"}, clientId=CID)
+    await eventually(lambda: hub.log(CLIENT_ID, "chat-events").last_seq == 3)
+    back = await sse(
+        relay, "/chat/subscribe", key, headers={"Last-Event-ID": "0"}, clientId=CLIENT_ID
+    )
     assert (await back.event()).name == "connected"
     assert [e.data["id"] for e in await back.events(3)] == said
 
@@ -129,4 +120,4 @@ async def test_the_world_keeps_emitting_for_a_client_that_reconnects_in_time(
     back.close()
     await eventually(lambda: world.world.subscriptions.get("chat-events") == 0)
     await say("nobody listens")
-    assert hub.log(CID, "chat-events").last_seq == 3  # the world did not emit it
+    assert hub.log(CLIENT_ID, "chat-events").last_seq == 3  # the world did not emit it

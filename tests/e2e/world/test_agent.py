@@ -23,7 +23,8 @@ from vttrelay.world.connection import Connection, forget_token, load_connection,
 from vttrelay.world.world import World
 
 from ...conftest import free_port
-from .conftest import CLIENT_ID, FAST, SCOPES, eventually
+from ..conftest import CLIENT_ID, FAST, eventually
+from .conftest import SCOPES
 
 
 class FixedPortRelay:

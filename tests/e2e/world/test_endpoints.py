@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conftest import CLIENT_ID
+from ..conftest import CLIENT_ID
 
 MESSAGE_KEYS = [
     "id",

@@ -25,7 +25,7 @@ import pytest
 
 from vttrelay.world.world import World
 
-from .conftest import CLIENT_ID
+from ..conftest import CLIENT_ID
 
 PARTY = [
     "Actor.elaraWizard00001",

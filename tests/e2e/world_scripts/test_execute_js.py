@@ -7,22 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from vttrelay.cli import main as cli_main
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.world import documents
-from vttrelay.world.embedded import EmbeddedWorld, start
+from vttrelay.world.embedded import EmbeddedWorld
 
-CLIENT_ID = "vttrelay-demo"
+from ..conftest import CLIENT_ID, call_api
+
 ELARA = "elaraWizard00001"
 SCOPES = (*DEFAULT_SCOPES, "chat:write", "execute-js")
-FAST = {"base_delay": 0.05, "max_delay": 0.2, "connect_timeout": 2.0}
 
 Call = Callable[..., Coroutine[Any, Any, tuple[int, Any]]]
 
@@ -33,18 +32,12 @@ def world_settings(data_dir: Path, *args: str) -> None:
 
 
 @pytest.fixture
-async def world(relay: Any, tmp_path: Path) -> AsyncIterator[EmbeddedWorld]:
+async def world(relay: Any, start_world: Any, tmp_path: Path) -> EmbeddedWorld:
     data_dir = tmp_path / "world-data"
     world_settings(data_dir)  # creates and seeds the world; execute-js stays off
-    handle = await start(
-        relay.ws_url, relay.token(client_id=CLIENT_ID), data_dir, client_id=CLIENT_ID, **FAST
-    )
-    assert handle.agent.connected.is_set(), handle.agent.stopped_reason
+    handle: EmbeddedWorld = await start_world(relay, data_dir)
     handle.data_dir = data_dir  # type: ignore[attr-defined]
-    try:
-        yield handle
-    finally:
-        await handle.stop()
+    return handle
 
 
 @pytest.fixture
@@ -52,11 +45,7 @@ def api(relay: Any) -> Call:
     key = relay.key(SCOPES)
 
     async def call(method: str, path: str, json: Any = None, **query: Any) -> tuple[int, Any]:
-        params = {
-            k: v if isinstance(v, str) else orjson.dumps(v).decode() for k, v in query.items()
-        }
-        answer = await relay.call(method, path, key=key, json=json, params=params)
-        return answer.status, orjson.loads(answer.body)
+        return await call_api(relay, key, method, path, json, **query)
 
     return call
 
