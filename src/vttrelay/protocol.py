@@ -88,4 +88,3 @@ EVENT_FRAME_CHANNEL: Final = {
     "actor-event": ACTOR_CHANNEL,
     "scene-event": SCENE_CHANNEL,
 }
-CHANNEL_EVENT_FRAME: Final = {channel: frame for frame, channel in EVENT_FRAME_CHANNEL.items()}

@@ -14,7 +14,6 @@ CORVIN = "Actor.corvinWarlock001"
 BRANN = "Actor.brannFighter0001"
 PIP = "Actor.pipMonk000000001"
 GOBLIN = "Actor.goblinNpc0000001"
-ROLL_KEYS = ["actorUuid", "total", "formula", "result"]
 
 
 def ok(status: int, body: dict[str, Any], action: str) -> dict[str, Any]:

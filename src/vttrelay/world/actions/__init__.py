@@ -17,20 +17,16 @@ import importlib
 import inspect
 import logging
 import pkgutil
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vttrelay import protocol
 
 if TYPE_CHECKING:
-    from vttrelay.world.context import ActionContext
     from vttrelay.world.world import World
 
 log = logging.getLogger(__name__)
-
-ActionHandler = Callable[["ActionContext", dict[str, Any]], dict[str, Any]]
-AsyncActionHandler = Callable[["ActionContext", dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 class ActionError(Exception):

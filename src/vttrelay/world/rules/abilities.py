@@ -70,14 +70,6 @@ def character_level(actor: dict[str, Any]) -> int:
     return sum(int(as_number(get_path(c, "system.levels"), 0)) for c in class_items(actor))
 
 
-def class_levels(actor: dict[str, Any], identifier: str) -> int:
-    return sum(
-        int(as_number(get_path(c, "system.levels"), 0))
-        for c in class_items(actor)
-        if get_path(c, "system.identifier") == identifier
-    )
-
-
 def challenge_rating(actor: dict[str, Any]) -> float:
     return as_number(get_path(actor, "system.details.cr"), 0)
 
