@@ -25,6 +25,7 @@ from vttrelay.world import documents
 from vttrelay.world.actions import ActionError, action
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import LIMITED, assert_owner, permission_level
+from vttrelay.world.rules.paths import get_path, set_path
 from vttrelay.world.scripts import (
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_TIME_LIMIT,
@@ -84,19 +85,11 @@ def expand_update(changes: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(key, str) or not key:
             raise HostError("update keys must be non-empty strings")
         value = expand_update(value) if isinstance(value, dict) else value
-        parts = key.split(".")
-        target = out
-        for part in parts[:-1]:
-            nxt = target.get(part)
-            if not isinstance(nxt, dict):
-                nxt = {}
-                target[part] = nxt
-            target = nxt
-        last = parts[-1]
-        if isinstance(value, dict) and isinstance(target.get(last), dict):
-            merge_into(target[last], value)
+        existing = get_path(out, key)
+        if isinstance(value, dict) and isinstance(existing, dict):
+            merge_into(existing, value)
         else:
-            target[last] = value
+            set_path(out, key, value)
     return out
 
 
