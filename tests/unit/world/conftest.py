@@ -1,11 +1,12 @@
 """Fixtures for the world's in-process tests: the seeded demo world in a real SQLite file in a
 tmp dir, with a settable clock and scripted dice, its events collected in `world.sent`; and
 `call`, which sends it one request frame as the relay would; `get_actor` and `chat` read what
-it stored."""
+it stored, `edited_actor` changes an actor directly."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,16 @@ def get_actor(world: World, actor_id: str) -> dict[str, Any]:
         actor = tx.get("Actor", actor_id)
     assert actor is not None
     return actor
+
+
+@contextmanager
+def edited_actor(world: World, actor_id: str) -> Iterator[dict[str, Any]]:
+    """The stored actor, to change in the `with` block; stored again when the block ends."""
+    with world.store.transaction() as tx:
+        actor = tx.get("Actor", actor_id)
+        assert actor is not None
+        yield actor
+        tx.put("Actor", actor)
 
 
 def chat(world: World) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from vttrelay.world.dice import ScriptedRandom
 from vttrelay.world.world import World
 
-from ..conftest import call, chat, get_actor
+from ..conftest import call, chat, edited_actor, get_actor
 
 ELARA = "Actor.elaraWizard00001"
 PIP = "Actor.pipMonk000000001"
@@ -103,11 +103,8 @@ async def test_saves_and_checks(world: World, faces: ScriptedRandom) -> None:
 
 
 async def _drop_pip(world: World) -> None:
-    with world.store.transaction() as tx:
-        pip = tx.get("Actor", "pipMonk000000001")
-        assert pip is not None
+    with edited_actor(world, "pipMonk000000001") as pip:
         pip["system"]["attributes"]["hp"]["value"] = 0
-        tx.put("Actor", pip)
 
 
 async def test_death_saves_nat1_nat20_and_stable(world: World, faces: ScriptedRandom) -> None:

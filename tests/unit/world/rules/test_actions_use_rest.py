@@ -12,7 +12,7 @@ from pathlib import Path
 from vttrelay.world.dice import ScriptedRandom
 from vttrelay.world.world import World
 
-from ..conftest import call, chat, get_actor
+from ..conftest import call, chat, edited_actor, get_actor
 from .conftest import item_of
 
 ELARA = "Actor.elaraWizard00001"
@@ -99,11 +99,8 @@ async def test_attack_with_target(world: World, faces: ScriptedRandom) -> None:
 async def test_second_wind_heals_and_recovers_on_short_rest(
     world: World, faces: ScriptedRandom
 ) -> None:
-    with world.store.transaction() as tx:
-        brann = tx.get("Actor", "brannFighter0001")
-        assert brann is not None
+    with edited_actor(world, "brannFighter0001") as brann:
         brann["system"]["attributes"]["hp"]["value"] = 10
-        tx.put("Actor", brann)
     faces.faces += [5]
     assert "error" not in await call(
         world, "use-feature", actorUuid=BRANN, abilityName="Second Wind"
@@ -185,12 +182,9 @@ CRASH_SCRIPT = textwrap.dedent(
 def test_rest_interrupted_by_killed_process_changes_nothing(tmp_path: Path) -> None:
     data = tmp_path / "data"
     world = World.open(data)
-    with world.store.transaction() as tx:
-        brann = tx.get("Actor", "brannFighter0001")
-        assert brann is not None
+    with edited_actor(world, "brannFighter0001") as brann:
         brann["system"]["attributes"]["hp"]["value"] = 3
-        next(i for i in brann["items"] if i["name"] == "Fighter")["system"]["hd"]["spent"] = 2
-        tx.put("Actor", brann)
+        item_of(brann, "Fighter")["system"]["hd"]["spent"] = 2
     before = get_actor(world, "brannFighter0001")
     world.close()
     env = {**os.environ, "VTTRELAY_CRASH_AFTER": "long-rest"}
@@ -235,12 +229,9 @@ async def test_ability_uuid_must_belong_to_the_actor(world: World) -> None:
 
 
 async def test_npc_long_rest_recovers_hit_dice(world: World) -> None:
-    with world.store.transaction() as tx:
-        wolf = tx.get("Actor", "wolfNpc000000001")
-        assert wolf is not None
+    with edited_actor(world, "wolfNpc000000001") as wolf:
         wolf["system"]["attributes"]["hp"]["value"] = 2
         wolf["system"]["attributes"]["hd"]["spent"] = 2
-        tx.put("Actor", wolf)
     reply = await call(world, "long-rest", actorUuid="Actor.wolfNpc000000001")
     result = reply["data"]["result"]
     assert result["deltas"] == {"hitPoints": 9, "hitDice": 2}

@@ -13,6 +13,8 @@ from vttrelay.world.rules.abilities import character_level
 from vttrelay.world.rules.items import uses_max
 from vttrelay.world.seed import ITEM_KEYS
 
+from .conftest import item_of
+
 ID = re.compile(r"[A-Za-z0-9]{16}")
 LOOT = {
     "container",
@@ -180,15 +182,15 @@ def test_level_three_facts(actors: dict[str, dict[str, Any]]) -> None:
     }
     brann = actors["brannFighter0001"]
     for feature in ("Second Wind", "Action Surge"):
-        item = next(i for i in brann["items"] if i["name"] == feature)
+        item = item_of(brann, feature)
         assert uses_max(item["system"]["uses"], brann) == 1
         assert item["system"]["uses"]["recovery"][0]["period"] == "sr"
-    wand = next(i for i in elara["items"] if i["name"] == "Wand of Magic Missiles")
+    wand = item_of(elara, "Wand of Magic Missiles")
     assert wand["system"]["uses"]["max"] == "7"
     assert wand["system"]["uses"]["recovery"] == [
         {"period": "dawn", "type": "formula", "formula": "1d6 + 1"}
     ]
-    skin = next(i for i in pip["items"] if i["name"] == "Waterskin")
+    skin = item_of(pip, "Waterskin")
     assert skin["system"]["uses"]["max"] == "4"
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from vttrelay.world.world import World
 
-from ..conftest import call, get_actor
+from ..conftest import call, edited_actor, get_actor
 from .conftest import item_of
 
 ELARA = "Actor.elaraWizard00001"
@@ -47,11 +47,8 @@ async def test_arcane_recovery_after_a_short_rest_once_per_long_rest(world: Worl
 
 
 async def test_long_rest_lowers_exhaustion(world: World) -> None:
-    with world.store.transaction() as tx:
-        brann = tx.get("Actor", "brannFighter0001")
-        assert brann is not None
+    with edited_actor(world, "brannFighter0001") as brann:
         brann["system"]["attributes"]["exhaustion"] = 3
-        tx.put("Actor", brann)
     reply = await call(world, "long-rest", actorUuid=BRANN)
     assert reply["data"]["result"]["updateData"]["system.attributes.exhaustion"] == 2
     assert reply["data"]["result"]["clone"]["system"]["attributes"]["exhaustion"] == 3
