@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+ROOT = Path(__file__).resolve().parents[1]  # the checkout: `python -m bench.x` works from here
 LINE_LIMIT = 1024 * 1024  # fake world lines (a list of emission times) can be long
 
 
@@ -161,6 +162,7 @@ async def start(
             stdout=asyncio.subprocess.PIPE if pipes else log,
             stderr=log,
             env={**os.environ, **(env or {})},
+            cwd=ROOT,
             limit=LINE_LIMIT,
         )
     finally:
