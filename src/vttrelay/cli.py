@@ -2,8 +2,8 @@
 
 Every command takes `--data-dir` (default `$VTTRELAY_DATA_DIR`, else `./data`). Results a script
 may capture (a new key, a pairing code) go to stdout alone on their line; everything else goes
-to stderr. `vttrelay.world.commands.register(subparsers)` adds the `world ...` commands when the
-world package provides it; `serve` starts `vttrelay.world.embedded` unless `--no-world`.
+to stderr. `vttrelay.world.commands.register` adds the `world ...` commands; `serve` starts
+`vttrelay.world.embedded` unless `--no-world`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib
-import importlib.util
 import logging
 import re
 import signal
@@ -28,6 +26,7 @@ from vttrelay import __version__
 from vttrelay.relay.config import DATA_DIR_ENV, RelayConfig, default_data_dir
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
 from vttrelay.relay.store import DEFAULT_ACCOUNT, PAIRING_TTL, RelayStore
+from vttrelay.world import commands as world_commands
 
 log = logging.getLogger("vttrelay")
 
@@ -228,21 +227,12 @@ def mint_serve_key(store: RelayStore) -> str:
     return secret
 
 
-def _embedded_world() -> Any:
-    """`vttrelay.world.embedded` if the world package provides it, else None."""
-    try:
-        if importlib.util.find_spec("vttrelay.world.embedded") is None:
-            return None
-    except ModuleNotFoundError:
-        return None
-    return importlib.import_module("vttrelay.world.embedded")
-
-
 async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | None = None) -> None:
     """Run the relay (and the embedded world) until SIGINT/SIGTERM."""
     from aiohttp import web
 
     from vttrelay.relay.app import create_app
+    from vttrelay.world import embedded
 
     store = RelayStore(config.db_path)
     app = create_app(config, store)
@@ -257,17 +247,11 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
 
     world = None
     if with_world:
-        embedded = _embedded_world()
-        if embedded is None:
-            log.warning(
-                "the embedded world is not available in this build; running the relay alone"
-            )
-        else:
-            store.revoke_tokens_named(DEFAULT_ACCOUNT, EMBEDDED_TOKEN_NAME)
-            token = store.create_connection_token(
-                DEFAULT_ACCOUNT, EMBEDDED_CLIENT_ID, name=EMBEDDED_TOKEN_NAME
-            )
-            world = await embedded.start(f"ws://{local_host}:{port}/relay", token, config.data_dir)
+        store.revoke_tokens_named(DEFAULT_ACCOUNT, EMBEDDED_TOKEN_NAME)
+        token = store.create_connection_token(
+            DEFAULT_ACCOUNT, EMBEDDED_CLIENT_ID, name=EMBEDDED_TOKEN_NAME
+        )
+        world = await embedded.start(f"ws://{local_host}:{port}/relay", token, config.data_dir)
 
     path = "/world-info" if world is not None else "/clients"
     print(f"vttrelay {__version__} listening on {base}", flush=True)
@@ -370,18 +354,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("token_id")
     p.set_defaults(func=cmd_tokens_revoke)
 
-    _register_world_commands(commands, common)
+    world_commands.register(commands, common)
     return parser
-
-
-def _register_world_commands(commands: Any, common: argparse.ArgumentParser) -> None:
-    try:
-        if importlib.util.find_spec("vttrelay.world.commands") is None:
-            return
-    except ModuleNotFoundError:
-        return
-    module = importlib.import_module("vttrelay.world.commands")
-    module.register(commands, common)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,7 +2,7 @@
 
 `create_app(config)` wires: the world WebSocket (`/relay`, `/relay/`, and `/` with an Upgrade
 header), one handler per route of `routes.ROUTES` (forward routes through `forward.py`, local
-routes by their `handler` name below, stream routes through `streams.py` when it is present),
+routes by their `handler` name below, stream routes and `/ws/api` through `streams.py`),
 CORS on every response (wire-protocol §8), the body limit (413), and the background usage
 flusher and token checks. `log_requests` writes one line per request (method, path, status, ms).
 """
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import importlib.util
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -32,6 +30,7 @@ from vttrelay.relay.forward import forward
 from vttrelay.relay.ratelimit import TokenBuckets
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import PairingError, RelayStore
+from vttrelay.relay.streams import Streams
 from vttrelay.relay.worlds import WorldGateway, WorldRegistry, is_world_upgrade
 
 log = logging.getLogger("vttrelay.relay")
@@ -66,7 +65,7 @@ class RelayState:
     gateway: WorldGateway
     pair_buckets: TokenBuckets = field(default_factory=TokenBuckets)
     probe_buckets: TokenBuckets = field(default_factory=TokenBuckets)
-    streams: Any = None  # vttrelay.relay.streams.Streams, when that module is present
+    streams: Streams = field(init=False)  # set by create_app: it needs the state
     started_at: float = field(default_factory=time.time)
     owns_store: bool = False
 
@@ -274,7 +273,7 @@ async def log_requests(request: web.Request, handler: Handler) -> web.StreamResp
 # The application -----------------------------------------------------------------------------
 
 
-def _bind(route: Route, state: RelayState) -> Handler | None:
+def _bind(route: Route, state: RelayState) -> Handler:
     if route.mode == "forward":
 
         async def forward_handler(request: web.Request) -> web.StreamResponse:
@@ -282,13 +281,9 @@ def _bind(route: Route, state: RelayState) -> Handler | None:
 
         return forward_handler
     if route.mode == "stream":
-        if state.streams is None:
-            return None
-        streams = state.streams
 
         async def stream_handler(request: web.Request) -> web.StreamResponse:
-            response: web.StreamResponse = await streams.handle_sse(request, route)
-            return response
+            return await state.streams.handle_sse(request, route)
 
         return stream_handler
     local = LOCAL_HANDLERS[route.handler or ""]
@@ -297,21 +292,6 @@ def _bind(route: Route, state: RelayState) -> Handler | None:
         return await local(request, route, state)
 
     return local_handler
-
-
-def _load_streams(state: RelayState) -> Any:
-    """`streams.Streams(state)` if the streams module exists, else None."""
-    if importlib.util.find_spec("vttrelay.relay.streams") is None:
-        log.warning("vttrelay.relay.streams is not available: event streams are disabled")
-        return None
-    module = importlib.import_module("vttrelay.relay.streams")
-    factory = getattr(module, "Streams", None)
-    if factory is None:
-        log.warning("vttrelay.relay.streams has no Streams yet: event streams are disabled")
-        return None
-    streams = factory(state)
-    state.registry.add_listener(streams)
-    return streams
 
 
 def create_app(config: RelayConfig, store: RelayStore | None = None) -> web.Application:
@@ -333,17 +313,15 @@ def create_app(config: RelayConfig, store: RelayStore | None = None) -> web.Appl
         middlewares=[log_requests, cors_and_limits], client_max_size=config.max_body_bytes
     )
     app[STATE] = state
-    state.streams = _load_streams(state)
+    state.streams = Streams(state)
+    registry.add_listener(state.streams)
 
     app.router.add_get("/relay", state.gateway.handle)
     app.router.add_get("/relay/", state.gateway.handle)
     for route in ROUTES:
-        handler = _bind(route, state)
-        if handler is not None:
-            app.router.add_route(route.method, route.path, handler)
-    if state.streams is not None:
-        app.router.add_get("/ws/api", state.streams.handle_client_ws)
-        app.on_shutdown.append(state.streams.close)  # end SSE streams and /ws/api sockets
+        app.router.add_route(route.method, route.path, _bind(route, state))
+    app.router.add_get("/ws/api", state.streams.handle_client_ws)
+    app.on_shutdown.append(state.streams.close)  # end SSE streams and /ws/api sockets
 
     async def root(request: web.Request) -> web.StreamResponse:
         if is_world_upgrade(request):
