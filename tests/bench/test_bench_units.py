@@ -1,0 +1,67 @@
+"""Pure parts of the bench: request mixes, wrk's summary line, recorded replies, statistics."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # `bench/` sits beside `src/`, not inside the package
+    sys.path.insert(0, str(ROOT))
+
+from bench import mixes, replies, stats, wrkload  # noqa: E402
+
+
+def test_spread_covers_every_world_and_action_and_alternates_worlds() -> None:
+    worlds = [f"w{i}" for i in range(7)]
+    spread = mixes.spread(mixes.FORWARDED, worlds)
+    assert len(spread) == len(worlds) * len(mixes.FORWARDED)
+    pairs = {(method, path) for method, path, _ in spread}
+    assert len(pairs) == len(spread)  # every (world, action) pair exactly once
+    for a, b in zip(spread, spread[1:], strict=False):
+        assert a[1].rsplit("clientId=", 1)[1] != b[1].rsplit("clientId=", 1)[1]
+
+
+def test_request_file_round_trip_and_one_line_rule() -> None:
+    reqs = mixes.for_world(mixes.FORWARDED, "bench world/1")
+    assert mixes.decode(mixes.encode(reqs)) == reqs
+    assert all("clientId=bench%20world%2F1" in path for _, path, _ in reqs)
+    with pytest.raises(ValueError):
+        mixes.encode([("GET", "/a\tb", None)])
+
+
+def test_wrk_summary_line_is_parsed() -> None:
+    line = (
+        'WRKJSON {"requests":5000,"duration_us":2000000,"bytes":1,"connect":0,"read":1,'
+        '"write":0,"status":3,"timeout":2,"p50_us":1500,"p90_us":2000,"p99_us":9000,"max_us":1}'
+    )
+    got = wrkload.parse("Running 2s test\n" + line + "\n")
+    assert (got.requests, got.non_2xx, got.timeouts, got.socket_errors) == (5000, 3, 2, 1)
+    assert got.rps == 2500 and got.p50_ms == 1.5 and got.p99_ms == 9.0
+    with pytest.raises(RuntimeError):
+        wrkload.parse("unable to connect to 127.0.0.1:1 Connection refused")
+
+
+def test_recorded_replies_echo_the_request_id() -> None:
+    for action in ("get-actor-details", "skill-check", "chat-messages", "chat-send", "players"):
+        frame = orjson.loads(replies.build_reply(action, 'id_"quoted"'))
+        assert frame["type"] == action + "-result"
+        assert frame["requestId"] == 'id_"quoted"'
+        assert "error" not in frame
+    details = orjson.loads(replies.build_reply("get-actor-details", "x"))["data"]
+    assert len(details["items"]) == 17 and len(details["features"]) == 8
+    assert all(len(item) == 11 for item in details["items"])  # Item sources have 11 keys
+    unknown = orjson.loads(replies.build_reply("no-such-action", "x"))
+    assert isinstance(unknown["error"], str)  # becomes a 400 through the relay
+
+
+def test_percentile_and_spread() -> None:
+    assert stats.percentile([5, 1, 4, 2, 3], 50) == 3
+    assert stats.percentile(list(range(1, 101)), 99) == 99
+    spread = stats.Spread.of([3.0, 1.0, 2.0])
+    assert (spread.median, spread.low, spread.high) == (2.0, 1.0, 3.0)
+    assert stats.fmt_spread(spread, 1) == "2.0 (1.0-3.0)"
+    assert stats.fmt_spread(stats.Spread.of([4.0, 4.0]), 0) == "4"
