@@ -245,6 +245,25 @@ def set_setting(tx: Tx, key: str, value: Any) -> None:
     tx.put("Setting", doc)
 
 
+def world_meta(tx: Tx) -> dict[str, Any]:
+    """The world's metadata (world id/title, system, tabletop version, modules); {} if unset."""
+    meta = get_setting(tx, SETTING_WORLD, {})
+    return meta if isinstance(meta, dict) else {}
+
+
+def world_and_system(meta: dict[str, Any]) -> dict[str, Any]:
+    """`{"world": {id, title}, "system": {id, title, version}}`, as world-info shows them."""
+    world, system = meta.get("world") or {}, meta.get("system") or {}
+    return {
+        "world": {"id": world.get("id", ""), "title": world.get("title", "")},
+        "system": {
+            "id": system.get("id", ""),
+            "title": system.get("title", ""),
+            "version": system.get("version", ""),
+        },
+    }
+
+
 # Chat messages ----------------------------------------------------------------------------------
 
 

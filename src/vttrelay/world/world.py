@@ -95,8 +95,7 @@ class World:
     def metadata(self) -> dict[str, Any]:
         """World id/title, system, tabletop version and modules (the world.json header)."""
         with self.store.transaction() as tx:
-            meta = documents.get_setting(tx, documents.SETTING_WORLD, {})
-        return meta if isinstance(meta, dict) else {}
+            return documents.world_meta(tx)
 
     def connection_query(self) -> dict[str, str]:
         """The query parameters the module puts on the /relay URL (wire-protocol §2.1)."""

@@ -145,8 +145,7 @@ def _summary(ctx: ActionContext, user: dict[str, Any]) -> dict[str, Any]:
 def snapshot(ctx: ActionContext) -> dict[str, Any]:
     """What `game` is built from: the same data the REST endpoints return."""
     tx = ctx.tx
-    meta = documents.get_setting(tx, documents.SETTING_WORLD, {}) or {}
-    world, system = meta.get("world") or {}, meta.get("system") or {}
+    meta = documents.world_meta(tx)
     acting = ctx.user or documents.gm_user(tx)
     actors = [a for a in tx.all("Actor") if permission_level(ctx.user, a) >= LIMITED]
     settings = {
@@ -155,12 +154,7 @@ def snapshot(ctx: ActionContext) -> dict[str, Any]:
         if isinstance(doc.get("key"), str) and doc["key"] != documents.SETTING_WORLD
     }
     return {
-        "world": {"id": world.get("id", ""), "title": world.get("title", "")},
-        "system": {
-            "id": system.get("id", ""),
-            "title": system.get("title", ""),
-            "version": system.get("version", ""),
-        },
+        **documents.world_and_system(meta),
         "version": meta.get("foundryVersion", ""),
         "user": _summary(ctx, acting) if acting else None,
         "users": [_summary(ctx, u) for u in tx.all("User")],

@@ -131,17 +131,11 @@ def players(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
 @action("world-info")
 def world_info(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     """World, system, tabletop version, modules, users and the active scene."""
-    meta = documents.get_setting(ctx.tx, documents.SETTING_WORLD, {}) or {}
-    world, system = meta.get("world") or {}, meta.get("system") or {}
+    meta = documents.world_meta(ctx.tx)
     scene = documents.active_scene(ctx.tx)
     return {
         "data": {
-            "world": {"id": world.get("id", ""), "title": world.get("title", "")},
-            "system": {
-                "id": system.get("id", ""),
-                "title": system.get("title", ""),
-                "version": system.get("version", ""),
-            },
+            **documents.world_and_system(meta),
             "foundryVersion": meta.get("foundryVersion", ""),
             "modules": [
                 {
