@@ -3,26 +3,23 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from vttrelay.client import AsyncClient, Client, RelayError
 from vttrelay.relay.routes import DEFAULT_SCOPES
-from vttrelay.world.embedded import start
 
-CLIENT_ID = "vttrelay-demo"
+from ..conftest import CLIENT_ID
+
 PIP = "Actor.pipMonk000000001"
 
 
 @pytest.fixture
-async def demo(relay: Any, tmp_path: Path) -> Any:
-    world = await start(relay.url, relay.token(client_id=CLIENT_ID), tmp_path / "world")
-    try:
-        yield relay, relay.key(scopes=(*DEFAULT_SCOPES, "chat:write"))
-    finally:
-        await world.stop()
+async def demo(relay: Any, start_world: Any) -> tuple[Any, str]:
+    """The relay with the embedded demo world connected, and a key for it."""
+    await start_world(relay)
+    return relay, relay.key(scopes=(*DEFAULT_SCOPES, "chat:write"))
 
 
 async def test_async_client_calls_places_parameters_and_raises_errors(demo: Any) -> None:
