@@ -5,6 +5,7 @@ tests/conftest.py).
   wait=True, **agent_options) -> EmbeddedWorld`: the real embedded world, its SQLite in a tmp
   dir, connected to `relay` over a real WebSocket (`wait`: returns once connected); stopped at
   teardown. Reconnect delays are small by default (`FAST`) so that tests stay fast.
+- `world` -> `EmbeddedWorld`: the demo world so started, connected to `relay`.
 - `call_api(relay, key, method, path, json=None, **query) -> (status, body)`: one API call;
   query values that are not strings are sent as JSON text.
 - `eventually(predicate, timeout=5.0)`: poll until true, else fail.
@@ -80,3 +81,9 @@ async def start_world(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[E
     finally:
         for handle in running:
             await handle.stop()
+
+
+@pytest.fixture
+async def world(relay: Any, start_world: Any) -> EmbeddedWorld:
+    handle: EmbeddedWorld = await start_world(relay)
+    return handle

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-import pytest
 
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld
@@ -16,12 +15,6 @@ from ..conftest import CLIENT_ID, eventually
 
 ELARA = "Actor.elaraWizard00001"  # Aria's wizard in the demo world
 ARIA = "playerAria000001"
-
-
-@pytest.fixture
-async def world(relay: Any, start_world: Any) -> EmbeddedWorld:
-    handle: EmbeddedWorld = await start_world(relay)
-    return handle
 
 
 async def test_world_actions_reach_filtered_streams(

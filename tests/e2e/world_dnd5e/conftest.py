@@ -1,7 +1,6 @@
-"""Fixtures for the dnd5e end-to-end tests: the real embedded demo world (SQLite in a tmp dir)
-connected to a real relay (the `relay` fixture of tests/conftest.py) over a real WebSocket.
+"""Fixtures for the dnd5e end-to-end tests (the connected demo world is the `world` fixture of
+tests/e2e/conftest.py).
 
-- `world` -> `EmbeddedWorld`, connected, stopped at teardown.
 - `api` -> `async call(method, path, json=None, **query) -> (status, body)` with a key holding
   the `dnd5e` scope (query values that are not strings are sent as JSON text).
 """
@@ -14,17 +13,10 @@ from typing import Any
 import pytest
 
 from vttrelay.relay.routes import DEFAULT_SCOPES
-from vttrelay.world.embedded import EmbeddedWorld
 
 from ..conftest import call_api
 
 SCOPES = (*DEFAULT_SCOPES, "dnd5e", "chat:write")
-
-
-@pytest.fixture
-async def world(relay: Any, start_world: Any) -> EmbeddedWorld:
-    handle: EmbeddedWorld = await start_world(relay)
-    return handle
 
 
 @pytest.fixture
