@@ -20,6 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from vttrelay.cli import serve
+from vttrelay.relay.accesslog import LOG_FORMAT
 from vttrelay.relay.config import RelayConfig
 
 BENCH_MAX_STREAMS = 20_000
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     config, level = parse(argv)
     logging.basicConfig(
         level=getattr(logging, level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format=LOG_FORMAT,
         stream=sys.stderr,
     )
     logging.getLogger("yoyo").setLevel(logging.WARNING)

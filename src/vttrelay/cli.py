@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vttrelay import __version__
+from vttrelay.relay.accesslog import LOG_FORMAT, BufferedAccessLog
 from vttrelay.relay.config import DATA_DIR_ENV, RelayConfig, default_data_dir
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
 from vttrelay.relay.store import DEFAULT_ACCOUNT, PAIRING_TTL, RelayStore
@@ -235,7 +236,8 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
     from vttrelay.world import embedded
 
     store = RelayStore(config.db_path)
-    app = create_app(config, store)
+    access = BufferedAccessLog(sys.stderr)  # request lines written in batches (accesslog.py)
+    app = create_app(config, store, access)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=5)
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port, backlog=LISTEN_BACKLOG)
@@ -274,6 +276,7 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
             with contextlib.suppress(Exception):
                 await world.stop()
         await runner.cleanup()
+        access.close()
         store.close()
 
 
@@ -362,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=getattr(logging, str(getattr(args, "log_level", "INFO")).upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format=LOG_FORMAT,
         stream=sys.stderr,
     )
     logging.getLogger("yoyo").setLevel(logging.WARNING)

@@ -4,7 +4,8 @@
 header), one handler per route of `routes.ROUTES` (forward routes through `forward.py`, local
 routes by their `handler` name below, stream routes and `/ws/api` through `streams.py`),
 CORS on every response (wire-protocol §8), the body limit (413), and the background usage
-flusher and token checks. `log_requests` writes one line per request (method, path, status, ms).
+flusher and token checks. `relay_middleware` also writes one line per request (method, path,
+status, ms) to the app's `AccessLog` (accesslog.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from aiohttp import web
 from vttrelay import __version__, protocol
 from vttrelay.protocol import Close
 from vttrelay.relay import openapi
+from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog
 from vttrelay.relay.auth import ApiError, KeyCache, UsageCounter, authenticate, error
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.forward import forward
@@ -63,6 +65,7 @@ class RelayState:
     usage: UsageCounter
     buckets: TokenBuckets
     gateway: WorldGateway
+    access: AccessLog
     pair_buckets: TokenBuckets = field(default_factory=TokenBuckets)
     probe_buckets: TokenBuckets = field(default_factory=TokenBuckets)
     streams: Streams = field(init=False)  # set by create_app: it needs the state
@@ -225,49 +228,42 @@ LOCAL_HANDLERS: dict[str, Callable[[web.Request, Route, RelayState], Awaitable[w
 # Middleware and signals ----------------------------------------------------------------------
 
 
-@web.middleware
-async def cors_and_limits(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """CORS preflight before anything else, then the body limit (413)."""
-    if request.method == "OPTIONS":
-        return web.Response(status=200, headers=PREFLIGHT_HEADERS)
-    state = request.app[STATE]
-    length = request.content_length
-    if length is not None and length > state.config.max_body_bytes:
-        raise error(413, "Request body too large")
-    try:
-        return await handler(request)
-    except web.HTTPRequestEntityTooLarge:
-        raise error(413, "Request body too large") from None
-
-
 async def _add_cors(request: web.Request, response: web.StreamResponse) -> None:
     for name, value in CORS_HEADERS.items():
         response.headers.setdefault(name, value)
 
 
-access_log = logging.getLogger("vttrelay.access")
+def relay_middleware(state: RelayState) -> Handler:
+    """The one middleware (one per request costs CPU, bench/RESULTS.md): CORS preflight, the
+    body limit (413), and one access-log line per request (method, path, status, ms)."""
+    max_body = state.config.max_body_bytes
+    access = state.access
+    clock = time.perf_counter
 
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        started = clock()
+        status = 500
+        try:
+            if request.method == "OPTIONS":
+                status = 200
+                return web.Response(status=200, headers=PREFLIGHT_HEADERS)
+            length = request.content_length
+            if length is not None and length > max_body:
+                raise error(413, "Request body too large")
+            try:
+                response = await handler(request)
+            except web.HTTPRequestEntityTooLarge:
+                raise error(413, "Request body too large") from None
+            status = response.status
+            return response
+        except web.HTTPException as exc:
+            status = exc.status
+            raise
+        finally:
+            access.line(request.method, request.path, status, (clock() - started) * 1000)
 
-@web.middleware
-async def log_requests(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """One line per request: method, path, status, milliseconds."""
-    started = time.perf_counter()
-    status = 500
-    try:
-        response = await handler(request)
-        status = response.status
-        return response
-    except web.HTTPException as exc:
-        status = exc.status
-        raise
-    finally:
-        access_log.info(
-            "%s %s %d %.1fms",
-            request.method,
-            request.path,
-            status,
-            (time.perf_counter() - started) * 1000,
-        )
+    return middleware
 
 
 # The application -----------------------------------------------------------------------------
@@ -294,8 +290,11 @@ def _bind(route: Route, state: RelayState) -> Handler:
     return local_handler
 
 
-def create_app(config: RelayConfig, store: RelayStore | None = None) -> web.Application:
-    """The relay application. Pass `store` to share one (tests); otherwise it opens its own."""
+def create_app(
+    config: RelayConfig, store: RelayStore | None = None, access: AccessLog | None = None
+) -> web.Application:
+    """The relay application. Pass `store` to share one (tests); otherwise it opens its own.
+    `access` is where request-log lines go (default: a `logging` record each)."""
     owns_store = store is None
     store = store or RelayStore(config.db_path)
     registry = WorldRegistry()
@@ -307,10 +306,11 @@ def create_app(config: RelayConfig, store: RelayStore | None = None) -> web.Appl
         usage=UsageCounter(store),
         buckets=TokenBuckets(),
         gateway=WorldGateway(config, store, registry),
+        access=access or LoggingAccessLog(),
         owns_store=owns_store,
     )
     app = web.Application(
-        middlewares=[log_requests, cors_and_limits], client_max_size=config.max_body_bytes
+        middlewares=[relay_middleware(state)], client_max_size=config.max_body_bytes
     )
     app[STATE] = state
     state.streams = Streams(state)

@@ -1,0 +1,104 @@
+"""The request log: one line per request (method, path, status, milliseconds), cheap per request.
+
+Two sinks with one method, `line(method, path, status, ms)`, both on the `vttrelay.access`
+logger's level (INFO by default; `--log-level WARNING` turns the lines off):
+
+- `LoggingAccessLog`, the default of `create_app`: one `logging` record per request, so whoever
+  embeds the app (the tests' `caplog`, an application with its own handlers) sees the lines.
+- `BufferedAccessLog`, what `vttrelay serve` uses: the line is formatted with an f-string in the
+  CLI's log format (`LOG_FORMAT`, the timestamp formatted once per second), appended to a buffer,
+  and the buffer is written with one `write()` `interval` seconds (0.05) after its first line, at
+  once when it holds `max_bytes` (64 KiB), and at `close()`. A log record and an unbuffered
+  write per request cost a fifth of a forwarded request's CPU (bench/RESULTS.md).
+  Other log lines are written at once, so an access line may follow a later one by < interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Protocol, TextIO
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+ACCESS_LOGGER = "vttrelay.access"
+FLUSH_INTERVAL = 0.05
+MAX_BUFFER = 64 * 1024
+
+access_logger = logging.getLogger(ACCESS_LOGGER)
+
+
+class AccessLog(Protocol):
+    def line(self, method: str, path: str, status: int, ms: float) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class LoggingAccessLog:
+    """A `logging` record per request on `vttrelay.access` (INFO)."""
+
+    def line(self, method: str, path: str, status: int, ms: float) -> None:
+        access_logger.info("%s %s %d %.1fms", method, path, status, ms)
+
+    def close(self) -> None:
+        pass
+
+
+class BufferedAccessLog:
+    """Lines as `logging.Formatter(LOG_FORMAT)` would write them, written to `stream` in batches."""
+
+    def __init__(
+        self, stream: TextIO, interval: float = FLUSH_INTERVAL, max_bytes: int = MAX_BUFFER
+    ) -> None:
+        self.stream = stream
+        self.interval = interval
+        self.max_bytes = max_bytes
+        self._lines: list[str] = []
+        self._size = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._second = -1
+        self._stamp = ""
+        self._prefix = f" INFO {ACCESS_LOGGER}: "
+
+    def line(self, method: str, path: str, status: int, ms: float) -> None:
+        if not access_logger.isEnabledFor(logging.INFO):
+            return
+        now = time.time()
+        second = int(now)
+        if second != self._second:
+            # logging's default asctime: local time, "%Y-%m-%d %H:%M:%S,mmm"
+            self._second = second
+            self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+        text = (
+            f"{self._stamp},{int((now - second) * 1000):03d}{self._prefix}"
+            f"{method} {path} {status} {ms:.1f}ms\n"
+        )
+        self._lines.append(text)
+        self._size += len(text)
+        if self._size >= self.max_bytes:
+            self.flush()
+        elif self._timer is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a synchronous caller): write at once
+                self.flush()
+                return
+            self._timer = loop.call_later(self.interval, self.flush)
+
+    def flush(self) -> None:
+        """Write the buffered lines with one write()."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._lines:
+            return
+        text = "".join(self._lines)
+        self._lines.clear()
+        self._size = 0
+        with contextlib.suppress(OSError, ValueError):  # a closed stream loses the lines only
+            self.stream.write(text)
+            self.stream.flush()
+
+    def close(self) -> None:
+        self.flush()
