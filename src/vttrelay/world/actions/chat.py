@@ -106,7 +106,8 @@ def _speaker_for(ctx: ActionContext, ref: Any) -> dict[str, Any] | None:
     }
 
 
-def _whisper_targets(ctx: ActionContext, whisper: Any) -> list[str]:
+def whisper_recipients(ctx: ActionContext, whisper: Any) -> list[str]:
+    """The ids of the users a `whisper` list names (by id or name), each once; [] for None."""
     if whisper is None:
         return []
     if not isinstance(whisper, list):
@@ -132,7 +133,7 @@ def chat_send(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
         if number not in range(5) or number != chat_type:
             raise ActionError("chatType must be one of 0, 1, 2, 3, 4")
         chat_type = number
-    whisper = _whisper_targets(ctx, params.get("whisper"))
+    whisper = whisper_recipients(ctx, params.get("whisper"))
     speaker = _speaker_for(ctx, params.get("speaker")) or {}
     alias = params.get("alias")
     if isinstance(alias, str) and alias:

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from vttrelay.world import documents
 from vttrelay.world.actions import ActionError, action
+from vttrelay.world.actions.chat import whisper_recipients
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import LIMITED, assert_owner, permission_level
 from vttrelay.world.rules.paths import get_path, set_path
@@ -211,20 +212,6 @@ def _speaker(ctx: ActionContext, raw: Any) -> dict[str, Any] | None:
     return out
 
 
-def _whisper(ctx: ActionContext, raw: Any) -> list[str]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise HostError("whisper must be an array of user ids")
-    ids = []
-    for ref in raw:
-        user = documents.find_user(ctx.tx, ref) if isinstance(ref, str) and ref else None
-        if user is None:
-            raise HostError(f"Failed to create chat message: unknown whisper recipient '{ref}'")
-        ids.append(user["_id"])
-    return list(dict.fromkeys(ids))
-
-
 def create_chat(ctx: ActionContext, args: dict[str, Any]) -> dict[str, Any]:
     """ChatMessage.create: the same creation (shape, events, chat type) as POST /chat."""
     data = args.get("data")
@@ -243,7 +230,7 @@ def create_chat(ctx: ActionContext, args: dict[str, Any]) -> dict[str, Any]:
         content=content,
         speaker=_speaker(ctx, data.get("speaker")),
         flavor=flavor,
-        whisper=_whisper(ctx, data.get("whisper")),
+        whisper=whisper_recipients(ctx, data.get("whisper")),
         chat_type=chat_type,
     )
 
