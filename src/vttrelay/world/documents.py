@@ -225,7 +225,8 @@ def active_scene(tx: Tx) -> dict[str, Any] | None:
 # Settings ---------------------------------------------------------------------------------------
 
 
-def _setting_doc(tx: Tx, key: str) -> dict[str, Any] | None:
+def setting_doc(tx: Tx, key: str) -> dict[str, Any] | None:
+    """The Setting document of this key, or None if the world has no such setting."""
     for doc in tx.all("Setting"):
         if doc.get("key") == key:
             return doc
@@ -234,13 +235,13 @@ def _setting_doc(tx: Tx, key: str) -> dict[str, Any] | None:
 
 def get_setting(tx: Tx, key: str, default: Any = None) -> Any:
     """A world setting's value, or `default`."""
-    doc = _setting_doc(tx, key)
+    doc = setting_doc(tx, key)
     return default if doc is None else doc.get("value", default)
 
 
 def set_setting(tx: Tx, key: str, value: Any) -> None:
     """Create or change a world setting."""
-    doc = _setting_doc(tx, key) or {"_id": new_id(), "key": key}
+    doc = setting_doc(tx, key) or {"_id": new_id(), "key": key}
     doc["value"] = value
     tx.put("Setting", doc)
 

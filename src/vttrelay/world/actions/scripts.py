@@ -239,8 +239,7 @@ def set_setting(ctx: ActionContext, args: dict[str, Any]) -> Any:
     key = args.get("key")
     if not isinstance(key, str) or key.startswith(PROTECTED_NAMESPACES):
         raise HostError("Scripts cannot modify REST API module settings")
-    doc = next((d for d in ctx.tx.all("Setting") if d.get("key") == key), None)
-    if doc is None:
+    if documents.setting_doc(ctx.tx, key) is None:
         raise HostError(f'"{key}" is not a registered game setting')
     if not documents.is_gm(ctx.user):
         raise HostError(f"User '{_user_name(ctx.user or {})}' must be a GM to change settings")
