@@ -17,13 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+from ...conftest import free_port
+
 BURST = 300
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _somaxconn() -> int:
@@ -63,7 +59,7 @@ def _established(socks: list[socket.socket], timeout: float) -> int:
 
 
 def test_a_connect_burst_is_queued_not_dropped(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "vttrelay", "serve", "--no-world", "--port", str(port)]
         + ["--data-dir", str(tmp_path / "data"), "--log-level", "WARNING"],
