@@ -4,20 +4,14 @@ restarts, close codes, events only for subscribed channels, concurrency, pairing
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
 import orjson
-import pytest
 from aiohttp import web
 
 from vttrelay.cli import main
-from vttrelay.relay.app import create_app
-from vttrelay.relay.config import RelayConfig
-from vttrelay.relay.store import RelayStore
 from vttrelay.world.agent import Agent, AgentConfig
 from vttrelay.world.connection import Connection, forget_token, load_connection, save_connection
 from vttrelay.world.world import World
@@ -25,62 +19,6 @@ from vttrelay.world.world import World
 from ...conftest import free_port
 from ..conftest import CLIENT_ID, FAST, eventually
 from .conftest import SCOPES
-
-
-class FixedPortRelay:
-    """A real relay on a fixed port, so that it can be stopped and started again in place."""
-
-    def __init__(self, data_dir: Path, port: int) -> None:
-        self.data_dir, self.port = data_dir, port
-        self.url = f"http://127.0.0.1:{port}"
-        self.ws_url = f"ws://127.0.0.1:{port}/relay"
-        self.runner: web.AppRunner | None = None
-        self.store: RelayStore | None = None
-        self.http = aiohttp.ClientSession()
-
-    async def start(self) -> None:
-        config = RelayConfig(host="127.0.0.1", port=self.port, data_dir=self.data_dir)
-        self.store = RelayStore(config.db_path)
-        self.runner = web.AppRunner(create_app(config, self.store), shutdown_timeout=1)
-        await self.runner.setup()
-        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
-
-    async def stop(self) -> None:
-        if self.runner is not None:
-            await self.runner.cleanup()
-            self.runner = None
-        if self.store is not None:
-            self.store.close()
-            self.store = None
-
-    def key(self, scopes: Any = SCOPES) -> str:
-        assert self.store is not None
-        return self.store.create_key("default", scopes)[1]
-
-    def token(self, client_id: str = CLIENT_ID) -> str:
-        assert self.store is not None
-        return self.store.create_connection_token("default", client_id, name=client_id)
-
-    async def call(
-        self, method: str, path: str, key: str, json: Any = None, params: Any = None
-    ) -> SimpleNamespace:
-        data = orjson.dumps(json) if json is not None else None
-        headers = {"x-api-key": key, "Content-Type": "application/json"}
-        async with self.http.request(
-            method, self.url + path, data=data, params=params, headers=headers
-        ) as resp:
-            return SimpleNamespace(status=resp.status, body=await resp.read())
-
-
-@pytest.fixture
-async def fixed_relay(tmp_path: Path) -> AsyncIterator[FixedPortRelay]:
-    relay = FixedPortRelay(tmp_path / "fixed-relay", free_port())
-    await relay.start()
-    try:
-        yield relay
-    finally:
-        await relay.stop()
-        await relay.http.close()
 
 
 async def test_state_survives_a_world_restart(
@@ -99,18 +37,20 @@ async def test_state_survives_a_world_restart(
 
 
 async def test_agent_reconnects_after_the_relay_restarts(
-    fixed_relay: FixedPortRelay, start_world: Any, api: Any
+    relay_factory: Any, start_world: Any, api: Any, tmp_path: Path
 ) -> None:
-    handle = await start_world(fixed_relay)
-    await api(fixed_relay, "POST", "/chat", {"content": "before"})
-    await fixed_relay.stop()
+    first = await relay_factory(data_dir=tmp_path / "restarted-relay")
+    handle = await start_world(first)
+    await api(first, "POST", "/chat", {"content": "before"})
+    await first.stop()
     await eventually(lambda: not handle.agent.connected.is_set())
     await asyncio.sleep(0.3)  # a few failed attempts against the closed port
     assert handle.agent.attempts >= 1
-    await fixed_relay.start()
+    # the same relay again: same port, same data
+    second = await relay_factory(data_dir=tmp_path / "restarted-relay", port=first.port)
     await eventually(lambda: handle.agent.connected.is_set(), timeout=5)
     assert handle.agent.connections == 2 and handle.agent.attempts == 0
-    status, body = await api(fixed_relay, "GET", "/chat")
+    status, body = await api(second, "GET", "/chat")
     assert status == 200 and body["data"]["messages"][0]["content"] == "before"
 
 
