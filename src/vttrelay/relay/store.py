@@ -175,6 +175,14 @@ class RelayStore:
         with self._lock:
             return self._db.execute(sql, tuple(args)).rowcount
 
+    def _oldest_first(self, table: str, account: str | None) -> list[sqlite3.Row]:
+        """Every row of `table` (of one account, or of all), oldest first."""
+        if account is None:
+            return self._all(f"SELECT * FROM {table} ORDER BY created_at, id")
+        return self._all(
+            f"SELECT * FROM {table} WHERE account = ? ORDER BY created_at, id", (account,)
+        )
+
     # API keys -----------------------------------------------------------------------------
 
     def create_key(
@@ -218,13 +226,7 @@ class RelayStore:
         return _key_row(row) if row else None
 
     def list_keys(self, account: str | None = None) -> list[KeyRecord]:
-        if account is None:
-            rows = self._all("SELECT * FROM api_keys ORDER BY created_at, id")
-        else:
-            rows = self._all(
-                "SELECT * FROM api_keys WHERE account = ? ORDER BY created_at, id", (account,)
-            )
-        return [_key_row(r) for r in rows]
+        return [_key_row(r) for r in self._oldest_first("api_keys", account)]
 
     def revoke_key(self, key_id: str) -> bool:
         """Disable a key for good. True if it existed and was enabled."""
@@ -366,14 +368,7 @@ class RelayStore:
 
     def list_tokens(self, account: str | None = None) -> list[TokenRecord]:
         """Connection tokens (never their secrets), oldest first, revoked ones included."""
-        if account is None:
-            rows = self._all("SELECT * FROM connection_tokens ORDER BY created_at, id")
-        else:
-            rows = self._all(
-                "SELECT * FROM connection_tokens WHERE account = ? ORDER BY created_at, id",
-                (account,),
-            )
-        return [_token_row(r) for r in rows]
+        return [_token_row(r) for r in self._oldest_first("connection_tokens", account)]
 
     def get_token(self, token_id: str) -> TokenRecord | None:
         row = self._one("SELECT * FROM connection_tokens WHERE id = ?", (token_id,))
