@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from vttrelay import __version__, protocol
 from vttrelay.protocol import Close
@@ -233,7 +234,7 @@ async def _add_cors(request: web.Request, response: web.StreamResponse) -> None:
         response.headers.setdefault(name, value)
 
 
-def relay_middleware(state: RelayState) -> Handler:
+def relay_middleware(state: RelayState) -> Middleware:
     """The one middleware (one per request costs CPU, bench/RESULTS.md): CORS preflight, the
     body limit (413), and one access-log line per request (method, path, status, ms)."""
     max_body = state.config.max_body_bytes
