@@ -20,7 +20,7 @@ import ipaddress
 import logging
 import time
 from collections.abc import Iterator
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 import orjson
 from aiohttp import WSMsgType, web
@@ -38,16 +38,64 @@ _PONG_FRAME = orjson.dumps({"type": protocol.PONG})
 _AUTH_SUCCESS = orjson.dumps({"type": protocol.AUTH_SUCCESS})
 
 
-class Reply(NamedTuple):
-    """A world's answer to a request: the frame's exact bytes and the parsed object."""
+class Reply:
+    """A world's answer to a request: the frame's exact bytes, whether it is an error (a
+    top-level string `error`: the reply becomes a 400) and the parsed frame, parsed on first
+    use when the fast path (`peek_reply`) resolved it without parsing."""
 
-    raw: bytes
-    frame: dict[str, Any]
+    __slots__ = ("_frame", "is_error", "raw")
+
+    def __init__(
+        self, raw: bytes, frame: dict[str, Any] | None = None, is_error: bool | None = None
+    ) -> None:
+        self.raw = raw
+        self._frame = frame
+        if is_error is None:
+            is_error = isinstance(self.frame.get("error"), str)
+        self.is_error = is_error
 
     @property
-    def is_error(self) -> bool:
-        """True iff the frame has a top-level string `error` (the reply becomes a 400)."""
-        return isinstance(self.frame.get("error"), str)
+    def frame(self) -> dict[str, Any]:
+        if self._frame is None:
+            try:
+                parsed = orjson.loads(self.raw)
+            except orjson.JSONDecodeError:
+                parsed = None
+            self._frame = parsed if isinstance(parsed, dict) else {}
+        return self._frame
+
+
+_HEAD = b'{"type":"'
+_REQUEST_ID = b',"requestId":"'
+
+
+def peek_reply(raw: bytes) -> tuple[str, bool] | None:
+    """(requestId, may be an error) read without parsing, or None: parse the frame instead.
+
+    Only for frames that begin `{"type":"<type>","requestId":"<id>"` with no escape in either
+    string (the module's and our world's key order; anchored at the start, so both keys are
+    top-level). The second value is False only when neither `"error"` nor a `\\u` escape (which
+    could spell the key) occurs anywhere in the frame: then the frame has no top-level `error`
+    and is not a 400. True means: parse it to decide. The rest of the frame is not validated.
+    """
+    if not raw.startswith(_HEAD):
+        return None
+    type_end = raw.find(b'"', 9)
+    if type_end < 0 or raw.find(b"\\", 9, type_end) >= 0:
+        return None
+    if not raw.startswith(_REQUEST_ID, type_end + 1):
+        return None
+    id_start = type_end + 1 + len(_REQUEST_ID)
+    id_end = raw.find(b'"', id_start)
+    if id_end < 0 or raw.find(b"\\", id_start, id_end) >= 0 or not raw.rstrip().endswith(b"}"):
+        return None
+    if raw.find(b'"requestId"', id_end) >= 0:  # a second one (the last would win): parse
+        return None
+    try:
+        request_id = raw[id_start:id_end].decode()
+    except UnicodeDecodeError:
+        return None
+    return request_id, b'"error"' in raw or b"\\u" in raw
 
 
 class WorldGone(Exception):
@@ -132,6 +180,18 @@ class WorldConnection:
         if future is None or future.done():
             return False
         future.set_result(Reply(raw, frame))
+        return True
+
+    def resolve_unparsed(self, raw: bytes) -> bool:
+        """Resolve a pending request from a reply's bytes alone (`peek_reply`'s fast path);
+        False when the frame must be parsed (not the usual head, maybe an error, not pending)."""
+        head = peek_reply(raw)
+        if head is None or head[1]:
+            return False
+        future = self.pending.get(head[0])
+        if future is None or future.done():
+            return False
+        future.set_result(Reply(raw, None, False))
         return True
 
     def fail_pending(self) -> None:
@@ -430,6 +490,9 @@ class WorldGateway:
             keepalive.cancel()
 
     def _on_text(self, world: WorldConnection, raw: bytes) -> None:
+        if world.resolve_unparsed(raw):
+            world.touch()
+            return
         try:
             frame = orjson.loads(raw)
         except orjson.JSONDecodeError:
