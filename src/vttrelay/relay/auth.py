@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
-from vttrelay.relay.routes import Route
+from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import KeyRecord, RelayStore
 from vttrelay.relay.worlds import WorldConnection, WorldRegistry
 
@@ -96,8 +96,18 @@ class UsageCounter:
                 self.flush()
 
 
-def route_takes_client_id(route: Route) -> bool:
+def _takes_client_id(route: Route) -> bool:
     return any(p.name == "clientId" for p in route.params)
+
+
+# Computed once for the route table (its routes live as long as the process, so their ids are
+# never reused); another Route (a test's) is looked at each time.
+_CLIENT_ID_ROUTES = {id(route): _takes_client_id(route) for route in ROUTES}
+
+
+def route_takes_client_id(route: Route) -> bool:
+    takes = _CLIENT_ID_ROUTES.get(id(route))
+    return _takes_client_id(route) if takes is None else takes
 
 
 def authenticate(request: web.Request, route: Route, state: RelayState) -> KeyRecord:

@@ -8,6 +8,7 @@ reply's bytes as the body, 400 iff it carries a top-level string `error`, else 2
 from __future__ import annotations
 
 import itertools
+import os
 import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -27,11 +28,21 @@ TIMED_OUT = "Request timed out"
 WORLD_GONE = "World disconnected before replying"
 
 _counter = itertools.count(1)
+_process = secrets.token_hex(4)  # random per process (and per forked child): made once
+
+
+def _new_process_id() -> None:
+    global _process
+    _process = secrets.token_hex(4)
+
+
+os.register_at_fork(after_in_child=_new_process_id)
 
 
 def new_request_id(action: str) -> str:
-    """`<action>_<counter>_<random>`: unique even for concurrent calls of one action."""
-    return f"{action}_{next(_counter)}_{secrets.token_hex(3)}"
+    """`<action>_<counter>_<process>`: unique within a process by the counter, across processes
+    and restarts by a random part made once per process (no random bytes per request)."""
+    return f"{action}_{next(_counter)}_{_process}"
 
 
 def build_frame(route: Route, params: Mapping[str, Any], key: KeyRecord) -> dict[str, Any]:
