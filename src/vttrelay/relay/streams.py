@@ -217,6 +217,8 @@ class EventHub:
         self.registry = registry
         self.settings = settings or StreamSettings()
         self._subs: dict[tuple[str, str], list[Subscriber]] = {}
+        # subscribers per (world, channel, kind), kept on (un)subscribe: no recount per open
+        self._kind_counts: dict[tuple[str, str, str], int] = {}
         self._logs: dict[tuple[str, str], EventLog] = {}
         self._messages: dict[str, MessageIndex] = {}
         self._sending: dict[str, asyncio.Future[None]] = {}
@@ -231,8 +233,9 @@ class EventHub:
 
     def count(self, client_id: str, channel: str, kind: Kind | None = None) -> int:
         """Subscribers of a world's channel (of one kind, or all)."""
-        subs = self._subs.get((client_id, channel), ())
-        return len(subs) if kind is None else sum(1 for s in subs if s.kind == kind)
+        if kind is not None:
+            return self._kind_counts.get((client_id, channel, kind), 0)
+        return len(self._subs.get((client_id, channel), ()))
 
     def announced_count(self, client_id: str, channel: str) -> int:
         """The count the world is told: the real one, or 1 while the channel lingers."""
@@ -278,6 +281,8 @@ class EventHub:
             cursor, gap, replay = event_log.since(last_seen)
             resume = Resume(cursor, gap, [e for e in replay if sub.filter.matches(e.event)])
         self._subs.setdefault((sub.client_id, sub.channel), []).append(sub)
+        counted = (sub.client_id, sub.channel, sub.kind)
+        self._kind_counts[counted] = self._kind_counts.get(counted, 0) + 1
         self._stop_lingering((sub.client_id, sub.channel))
         self._announce(sub.client_id, sub.channel)
         if sub.alive is not None:
@@ -294,6 +299,12 @@ class EventHub:
         if not subs or sub not in subs:
             return False
         subs.remove(sub)
+        counted = (sub.client_id, sub.channel, sub.kind)
+        left = self._kind_counts[counted] - 1
+        if left:
+            self._kind_counts[counted] = left
+        else:
+            del self._kind_counts[counted]
         if not subs:
             del self._subs[key]
             self._start_lingering(key)
