@@ -7,7 +7,8 @@ tests/conftest.py).
   teardown. Reconnect delays are small by default (`FAST`) so that tests stay fast.
 - `world` -> `EmbeddedWorld`: the demo world so started, connected to `relay`.
 - `call_api(relay, key, method, path, json=None, **query) -> (status, body)`: one API call;
-  query values that are not strings are sent as JSON text.
+  query values that are not strings are sent as JSON text. `api_for(relay, scopes, **key_options)`
+  -> `async call(method, path, json=None, **query)`: the same with a new key of those scopes.
 - `eventually(predicate, timeout=5.0)`: poll until true, else fail.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,17 @@ async def call_api(
     params = {k: v if isinstance(v, str) else orjson.dumps(v).decode() for k, v in query.items()}
     answer = await relay.call(method, path, key=key, json=json, params=params)
     return answer.status, orjson.loads(answer.body)
+
+
+def api_for(
+    relay: Any, scopes: tuple[str, ...], **key_options: Any
+) -> Callable[..., Coroutine[Any, Any, tuple[int, Any]]]:
+    key = relay.key(scopes, **key_options)
+
+    async def call(method: str, path: str, json: Any = None, **query: Any) -> tuple[int, Any]:
+        return await call_api(relay, key, method, path, json, **query)
+
+    return call
 
 
 @pytest.fixture

@@ -14,16 +14,11 @@ import pytest
 
 from vttrelay.relay.routes import DEFAULT_SCOPES
 
-from ..conftest import call_api
+from ..conftest import api_for
 
 SCOPES = (*DEFAULT_SCOPES, "dnd5e", "chat:write")
 
 
 @pytest.fixture
 def api(relay: Any) -> Callable[..., Awaitable[tuple[int, Any]]]:
-    key = relay.key(SCOPES, rate_per_minute=0)  # the concurrency test sends 500 at once
-
-    async def call(method: str, path: str, json: Any = None, **query: Any) -> tuple[int, Any]:
-        return await call_api(relay, key, method, path, json, **query)
-
-    return call
+    return api_for(relay, SCOPES, rate_per_minute=0)  # the concurrency test sends 500 at once

@@ -18,7 +18,7 @@ from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.world import documents
 from vttrelay.world.embedded import EmbeddedWorld
 
-from ..conftest import CLIENT_ID, call_api
+from ..conftest import CLIENT_ID, api_for
 
 ELARA = "elaraWizard00001"
 SCOPES = (*DEFAULT_SCOPES, "chat:write", "execute-js")
@@ -42,12 +42,7 @@ async def world(relay: Any, start_world: Any, tmp_path: Path) -> EmbeddedWorld:
 
 @pytest.fixture
 def api(relay: Any) -> Call:
-    key = relay.key(SCOPES)
-
-    async def call(method: str, path: str, json: Any = None, **query: Any) -> tuple[int, Any]:
-        return await call_api(relay, key, method, path, json, **query)
-
-    return call
+    return api_for(relay, SCOPES)
 
 
 def enable(world: EmbeddedWorld, *extra: str) -> None:
