@@ -17,7 +17,10 @@ from vttrelay.relay.worlds import Reply, peek_reply
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        (b'{"type":"chat-send-result","requestId":"chat-send_1_ab","success":true}', ("chat-send_1_ab", False)),
+        (
+            b'{"type":"chat-send-result","requestId":"chat-send_1_ab","success":true}',
+            ("chat-send_1_ab", False),
+        ),
         (b'{"type":"x-result","requestId":"r1","data":{"a":1}}\n', ("r1", False)),
         (b'{"type":"x-result","requestId":"r\xc3\xa9"}', ("r\u00e9", False)),
         # "error" anywhere (a key, a nested key, a string value) -> parse to decide
