@@ -1,13 +1,16 @@
 """Micro-measurements of the relay's per-request hot spots, robust to a busy machine.
 
 Run: `python -m bench.micro`. Each line is the minimum over 5 repeats (the least disturbed one):
-parsing each recorded reply of the forwarded mix as `WorldGateway._on_text` does, writing one
-request-log line as `log_requests` does at INFO (and the call when the level is higher), and a
-request id as `forward.new_request_id` makes it.
+parsing each recorded reply of the forwarded mix in full (the relay's path before the fast path)
+and through the fast path `worlds.peek_reply`, one request-log line through `logging` at INFO
+(the relay's path before `BufferedAccessLog`) and through `BufferedAccessLog` (what `vttrelay
+serve` uses now), the call when the level is higher, and a request id made with random bytes per
+request (before) and by `forward.new_request_id` (now).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
 import logging
@@ -16,18 +19,30 @@ import secrets
 import tempfile
 import timeit
 from collections.abc import Callable
+from typing import TextIO
 
 import orjson
 
 from bench.replies import build_reply
 from bench.stats import table
+from vttrelay.relay.accesslog import ACCESS_LOGGER, LOG_FORMAT, BufferedAccessLog
+from vttrelay.relay.forward import new_request_id
+from vttrelay.relay.worlds import peek_reply
 
 MIX_ACTIONS = ("get-actor-details", "skill-check", "chat-messages", "chat-send", "players")
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # as `vttrelay` sets it up
 
 
 def per_call_us(fn: Callable[[], object], number: int) -> float:
     return min(timeit.repeat(fn, number=number, repeat=5)) / number * 1e6
+
+
+async def buffered_line_us(stream: TextIO, args: tuple[str, str, int, float]) -> float:
+    """One line through BufferedAccessLog in a running loop (the loop does not turn while it is
+    measured, so the buffer is written when it holds 64 KiB, as under load)."""
+    sink = BufferedAccessLog(stream, interval=3600)
+    cost = per_call_us(lambda: sink.line(*args), 5000)
+    sink.close()
+    return cost
 
 
 def main() -> int:
@@ -39,6 +54,13 @@ def main() -> int:
         total += cost
         rows.append([f"orjson.loads, {action} reply", f"{len(raw):,} B", f"{cost:.1f}"])
     rows.append(["orjson.loads, mix average", "", f"{total / len(MIX_ACTIONS):.1f}"])
+    total = 0.0
+    for action in MIX_ACTIONS:
+        raw = build_reply(action, f"{action}_1_abcdef").encode()
+        cost = per_call_us(functools.partial(peek_reply, raw), 2000)
+        total += cost
+        rows.append([f"peek_reply (fast path), {action} reply", f"{len(raw):,} B", f"{cost:.1f}"])
+    rows.append(["peek_reply, mix average", "", f"{total / len(MIX_ACTIONS):.1f}"])
 
     fd, path = tempfile.mkstemp(prefix="bench-log-")
     os.close(fd)
@@ -57,12 +79,20 @@ def main() -> int:
             cost = per_call_us(lambda: logger.info("%s %s %d %.1fms", *args), 5000)
             rows.append(["request-log call below the level", "", f"{cost:.2f}"])
             logger.removeHandler(handler)
+            access = logging.getLogger(ACCESS_LOGGER)
+            level = access.level
+            access.setLevel(logging.INFO)
+            cost = asyncio.run(buffered_line_us(stream, args))
+            rows.append(["request-log line, BufferedAccessLog (to a file)", "", f"{cost:.2f}"])
+            access.setLevel(level)
     finally:
         os.unlink(path)
 
     counter = itertools.count(1)
     cost = per_call_us(lambda: f"skill-check_{next(counter)}_{secrets.token_hex(3)}", 20000)
     rows.append(["request id with secrets.token_hex(3)", "", f"{cost:.2f}"])
+    cost = per_call_us(lambda: new_request_id("skill-check"), 20000)
+    rows.append(["request id, forward.new_request_id", "", f"{cost:.2f}"])
     print(table(("what, per request", "size", "us"), rows))
     return 0
 
