@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
+import gc
+import json
 import logging
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +64,44 @@ def listen_backlog(backlog: int) -> None:
     web.TCPSite.__init__ = init  # type: ignore[method-assign]
 
 
+def gc_experiment() -> None:
+    """Two experiment switches from the environment (inherited through `python -m bench`):
+    `BENCH_NO_GC_FREEZE=1` makes serve()'s gc.freeze() a no-op (the before), and
+    `BENCH_GC_REPORT=FILE` writes the cyclic collector's passes per generation (count, total and
+    longest pause in ms) to FILE as JSON when the relay stops."""
+    if os.environ.get("BENCH_NO_GC_FREEZE"):
+        gc.freeze = lambda: None
+    report = os.environ.get("BENCH_GC_REPORT")
+    if not report:
+        return
+    passes = {g: [0, 0.0, 0.0] for g in range(3)}  # count, total ms, max ms
+    started = [0.0]
+
+    def callback(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+            return
+        ms = (time.perf_counter() - started[0]) * 1000
+        entry = passes[info["generation"]]
+        entry[0] += 1
+        entry[1] += ms
+        entry[2] = max(entry[2], ms)
+
+    gc.callbacks.append(callback)
+
+    def write() -> None:
+        out = {
+            f"gen{g}": {"count": c, "total_ms": round(t, 2), "max_ms": round(m, 2)}
+            for g, (c, t, m) in passes.items()
+        }
+        Path(f"{report}.{os.getpid()}").write_text(json.dumps(out))
+
+    atexit.register(write)
+
+
 def main(argv: list[str] | None = None) -> int:
     config, level = parse(argv)
+    gc_experiment()
     logging.basicConfig(
         level=getattr(logging, level.upper(), logging.INFO),
         format=LOG_FORMAT,
