@@ -65,6 +65,9 @@ class Reply:
         return self._frame
 
 
+# Replies at least this long skip the parse when they can (bench.micro: orjson parses a 400-byte
+# reply in ~1.4 us, less than peek_reply's checks; a 2.6 KB one in ~9 us, twice their cost).
+FAST_PATH_MIN_BYTES = 1024
 _HEAD = b'{"type":"'
 _REQUEST_ID = b',"requestId":"'
 
@@ -76,7 +79,8 @@ def peek_reply(raw: bytes) -> tuple[str, bool] | None:
     string (the module's and our world's key order; anchored at the start, so both keys are
     top-level). The second value is False only when neither `"error"` nor a `\\u` escape (which
     could spell the key) occurs anywhere in the frame: then the frame has no top-level `error`
-    and is not a 400. True means: parse it to decide. The rest of the frame is not validated.
+    and is not a 400. True means: parse it to decide. A second `"requestId"` (the parse would
+    take the last) gives None. The rest of the frame is not validated as JSON.
     """
     if not raw.startswith(_HEAD):
         return None
@@ -89,13 +93,16 @@ def peek_reply(raw: bytes) -> tuple[str, bool] | None:
     id_end = raw.find(b'"', id_start)
     if id_end < 0 or raw.find(b"\\", id_start, id_end) >= 0 or not raw.rstrip().endswith(b"}"):
         return None
-    if raw.find(b'"requestId"', id_end) >= 0:  # a second one (the last would win): parse
-        return None
     try:
         request_id = raw[id_start:id_end].decode()
     except UnicodeDecodeError:
         return None
-    return request_id, b'"error"' in raw or b"\\u" in raw
+    # a backslash (memchr, fast) before the slower two-byte search for \u
+    if b'"error"' in raw or (raw.find(b"\\") >= 0 and b"\\u" in raw):
+        return request_id, True  # parsed in full, which also settles a second requestId
+    if raw.find(b'"requestId"', id_end) >= 0:  # a second one (the last would win): parse
+        return None
+    return request_id, False
 
 
 class WorldGone(Exception):
@@ -184,7 +191,10 @@ class WorldConnection:
 
     def resolve_unparsed(self, raw: bytes) -> bool:
         """Resolve a pending request from a reply's bytes alone (`peek_reply`'s fast path);
-        False when the frame must be parsed (not the usual head, maybe an error, not pending)."""
+        False when the frame must be parsed (not the usual head, maybe an error, not pending,
+        or small: below FAST_PATH_MIN_BYTES orjson parses faster than the checks run)."""
+        if len(raw) < FAST_PATH_MIN_BYTES:
+            return False
         head = peek_reply(raw)
         if head is None or head[1]:
             return False

@@ -11,7 +11,7 @@ import asyncio
 import orjson
 import pytest
 
-from vttrelay.relay.worlds import Reply, peek_reply
+from vttrelay.relay.worlds import FAST_PATH_MIN_BYTES, Reply, peek_reply
 
 
 @pytest.mark.parametrize(
@@ -92,8 +92,10 @@ async def test_world_resolves_a_plain_reply_without_parsing_and_errors_with_it()
     loop = asyncio.get_running_loop()
     plain, err = loop.create_future(), loop.create_future()
     world.pending.update({"p": plain, "e": err})
-    assert world.resolve_unparsed(b'{"type":"a-result","requestId":"p","ok":true}')
-    assert plain.result().raw.endswith(b"true}") and plain.result().is_error is False
-    assert not world.resolve_unparsed(b'{"type":"a-result","requestId":"e","error":"no"}')
-    assert not world.resolve_unparsed(b'{"type":"a-result","requestId":"unknown"}')
+    pad = b',"pad":"' + b"x" * FAST_PATH_MIN_BYTES + b'"}'
+    assert not world.resolve_unparsed(b'{"type":"a-result","requestId":"p"}')  # small: parse
+    assert world.resolve_unparsed(b'{"type":"a-result","requestId":"p","ok":true' + pad)
+    assert plain.result().raw.endswith(b'x"}') and plain.result().is_error is False
+    assert not world.resolve_unparsed(b'{"type":"a-result","requestId":"e","error":"no"' + pad)
+    assert not world.resolve_unparsed(b'{"type":"a-result","requestId":"unknown"' + pad)
     assert not err.done()
