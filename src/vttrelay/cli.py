@@ -285,12 +285,20 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
         store.close()
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
+def serve_config(args: argparse.Namespace) -> RelayConfig:
+    """The relay's settings from `vttrelay serve`'s flags (defaults where a flag is not given)."""
     config = RelayConfig(host=args.host, port=args.port, data_dir=_data_dir(args))
     if args.rate is not None:
         config.rate_per_minute = args.rate
     if args.max_body_mb is not None:
         config.max_body_mb = args.max_body_mb
+    if args.subscription_linger is not None:
+        config.subscription_linger = args.subscription_linger
+    return config
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    config = serve_config(args)
     runner_factory: Any = None
     try:
         import uvloop
@@ -327,6 +335,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-world", action="store_true", help="run the relay alone")
     p.add_argument("--rate", type=int, default=None, help="requests per minute per key (0: off)")
     p.add_argument("--max-body-mb", type=float, default=None, help="largest request body")
+    p.add_argument(
+        "--subscription-linger",
+        type=float,
+        default=None,
+        help="seconds a world keeps sending a channel's events after its last subscriber "
+        "leaves, so a reconnecting client misses nothing (default 30; 0: stop at once)",
+    )
     p.set_defaults(func=cmd_serve)
 
     p = commands.add_parser("pair", parents=[common], help="print a pairing code for a world")

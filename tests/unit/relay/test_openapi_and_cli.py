@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from vttrelay.cli import SERVE_SCOPES, build_parser, parse_expiry
+from vttrelay.cli import SERVE_SCOPES, build_parser, parse_expiry, serve_config
 from vttrelay.relay.openapi import build_document
 from vttrelay.relay.routes import DEFAULT_SCOPES, ROUTES
 
@@ -58,6 +58,32 @@ def test_parser() -> None:
     args = parser.parse_args(["serve"])
     assert (args.host, args.port, args.no_world) == ("127.0.0.1", 3010, False)
     assert set(DEFAULT_SCOPES) < set(SERVE_SCOPES) and "execute-js" in SERVE_SCOPES
+
+
+def test_serve_flags_reach_the_relay_config() -> None:
+    parser = build_parser()
+    defaults = serve_config(parser.parse_args(["serve", "--data-dir", "d"]))
+    assert (defaults.rate_per_minute, defaults.max_body_mb) == (300, 250)
+    assert defaults.subscription_linger == 30.0
+    config = serve_config(
+        parser.parse_args(
+            [
+                "serve",
+                "--data-dir",
+                "d",
+                "--port",
+                "4000",
+                "--rate",
+                "0",
+                "--max-body-mb",
+                "1.5",
+                "--subscription-linger",
+                "0",
+            ]
+        )  # fmt: skip
+    )
+    assert (config.port, config.rate_per_minute, config.max_body_mb) == (4000, 0, 1.5)
+    assert config.subscription_linger == 0.0
 
 
 def test_tokens_parser() -> None:
