@@ -4,18 +4,21 @@ Documents are JSON objects shaped like the tabletop's own source data (world-beh
 an Actor embeds its `items` and `effects`, a Scene embeds its `tokens`. Top-level collections are
 those of `store.COLLECTIONS`. Everything here is pure: it reads and writes through a `Tx`.
 
-Uuids: `Actor.<id>`, `Actor.<id>.Item.<id>`, `Actor.<id>.ActiveEffect.<id>`,
-`Scene.<id>.Token.<id>`, `Scene.<id>.Token.<id>.Actor.<id>` (a token's actor),
-`ChatMessage.<id>`, `User.<id>`.
+Uuids: `<Type>.<id>` for every top-level type, then any chain of `<EmbeddedType>.<id>` pairs
+that `EMBEDDED` allows (`Actor.<id>.Item.<id>`, `Actor.<id>.Item.<id>.ActiveEffect.<id>`,
+`Scene.<id>.Token.<id>`, `Playlist.<id>.PlaylistSound.<id>`, ...), and
+`Scene.<id>.Token.<id>.Actor.<id>` (a token's actor). Other uuid forms (compendium uuids) are
+resolved by the resolvers registered in `UUID_RESOLVERS` under their first segment.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from vttrelay.world.ids import new_id
-from vttrelay.world.store import Tx
+from vttrelay.world.store import COLLECTIONS, Tx
 
 CORE_VERSION: Final = "14.363"
 SYSTEM_ID: Final = "dnd5e"
@@ -29,11 +32,28 @@ SETTING_EXECUTE_JS_ROLE: Final = "foundry-rest-api.codeExecutionPermission"
 GM_ROLE: Final = 4
 ASSISTANT_ROLE: Final = 3
 
-# Embedded collections: parent collection -> {uuid segment: key in the parent document}.
-EMBEDDED: Final = {
+# Embedded collections: parent document type -> {embedded document type: key in the parent}.
+# The tabletop's own embedded collections; a uuid chain may only follow these steps.
+EMBEDDED: Final[dict[str, dict[str, str]]] = {
     "Actor": {"Item": "items", "ActiveEffect": "effects"},
     "Item": {"ActiveEffect": "effects"},
-    "Scene": {"Token": "tokens"},
+    "Scene": {
+        "Token": "tokens",
+        "Tile": "tiles",
+        "Drawing": "drawings",
+        "Wall": "walls",
+        "AmbientLight": "lights",
+        "AmbientSound": "sounds",
+        "Note": "notes",
+        "MeasuredTemplate": "templates",
+        "Region": "regions",
+    },
+    "Region": {"RegionBehavior": "behaviors"},
+    "Playlist": {"PlaylistSound": "sounds"},
+    "Combat": {"Combatant": "combatants", "CombatantGroup": "groups"},
+    "JournalEntry": {"JournalEntryPage": "pages"},
+    "RollTable": {"TableResult": "results"},
+    "Cards": {"Card": "cards"},
 }
 
 
@@ -64,13 +84,22 @@ def chat_uuid(message_id: str) -> str:
     return f"ChatMessage.{message_id}"
 
 
+def doc_uuid(document_name: str, doc_id: str, parent_uuid: str | None = None) -> str:
+    """`<Type>.<id>`, or `<parent uuid>.<Type>.<id>` for an embedded document."""
+    own = f"{document_name}.{doc_id}"
+    return f"{parent_uuid}.{own}" if parent_uuid else own
+
+
 @dataclass
 class Resolved:
     """What a uuid points to.
 
-    `doc` is the document itself (a copy, as stored). `actor` is the world Actor that owns it
-    (for an Item or ActiveEffect), or the Actor a Token represents. `scene` is set for tokens.
-    `root` is the top-level document to `put` back after changing `doc` in place.
+    `kind` is the document name (`Actor`, `Item`, `Token`, ...). `doc` is the document itself
+    (a copy, as stored). `actor` is the world Actor that owns it (for an Item or ActiveEffect of
+    an actor), or the Actor a Token represents. `scene` is set for tokens and other scene
+    documents. `root` is the top-level document to `put` back (see `save`) after changing `doc`
+    in place. For an embedded document, `parent` is the document that holds it, in its list
+    `parent[key]`. `pack` names the compendium pack of a compendium document (read-only).
     """
 
     kind: str
@@ -80,6 +109,26 @@ class Resolved:
     root: dict[str, Any]
     actor: dict[str, Any] | None = None
     scene: dict[str, Any] | None = None
+    parent: dict[str, Any] | None = None
+    key: str | None = None
+    pack: str | None = None
+
+    @property
+    def embedded(self) -> bool:
+        return self.parent is not None
+
+    @property
+    def permission_doc(self) -> dict[str, Any]:
+        """The document whose `ownership` decides access: a token's actor (else its scene),
+        the top-level document holding an embedded one, or the document itself."""
+        if self.kind == "Token":
+            return self.actor or self.root
+        return self.root
+
+
+# Uuid forms that are not a `<Type>.<id>` chain, by first segment (e.g. "Compendium"): each
+# resolver gets the open transaction and the whole uuid and returns None when it does not resolve.
+UUID_RESOLVERS: dict[str, Callable[[Tx, str], Resolved | None]] = {}
 
 
 def _embedded(parent: dict[str, Any], key: str, doc_id: str) -> dict[str, Any] | None:
@@ -94,27 +143,35 @@ def resolve_uuid(tx: Tx, uuid: object) -> Resolved | None:
     if not isinstance(uuid, str) or not uuid:
         return None
     parts = uuid.split(".")
+    resolver = UUID_RESOLVERS.get(parts[0])
+    if resolver is not None:
+        return resolver(tx, uuid)
     if len(parts) % 2 or not all(parts):
         return None
     pairs = list(zip(parts[0::2], parts[1::2], strict=True))
     root_kind, root_id = pairs[0]
-    if root_kind not in ("Actor", "Scene", "ChatMessage", "User", "Combat", "Setting"):
+    if root_kind not in COLLECTIONS:
         return None
     root = tx.get(root_kind, root_id)
     if root is None:
         return None
-    res = Resolved(root_kind, uuid, root, root_kind, root)
-    if root_kind == "Actor":
-        res.actor = root
-    elif root_kind == "Scene":
-        res.scene = root
-    for kind, doc_id in pairs[1:]:
+    return resolve_within(tx, Resolved(root_kind, uuid, root, root_kind, root), pairs[1:])
+
+
+def resolve_within(tx: Tx, res: Resolved, pairs: list[tuple[str, str]]) -> Resolved | None:
+    """Follow `(type, id)` steps down from an already resolved document (`res`, whose `uuid`
+    is the whole uuid being resolved). Shared by the world and compendium resolvers."""
+    if res.kind == "Actor":
+        res.actor = res.root
+    elif res.kind == "Scene":
+        res.scene = res.root
+    for kind, doc_id in pairs:
         if res.kind == "Token" and kind == "Actor":
             # A token's actor: our tokens always point at a world actor (linked or not).
             actor = tx.get("Actor", doc_id)
             if actor is None or res.doc.get("actorId") != doc_id:
                 return None
-            res = Resolved("Actor", uuid, actor, "Actor", actor, actor=actor, scene=res.scene)
+            res = Resolved("Actor", res.uuid, actor, "Actor", actor, actor=actor, scene=res.scene)
             continue
         key = EMBEDDED.get(res.kind, {}).get(kind)
         if key is None:
@@ -122,11 +179,32 @@ def resolve_uuid(tx: Tx, uuid: object) -> Resolved | None:
         child = _embedded(res.doc, key, doc_id)
         if child is None:
             return None
+        res.parent, res.key = res.doc, key
         res.kind, res.doc = kind, child
         if kind == "Token":
             actor_id = child.get("actorId")
             res.actor = tx.get("Actor", actor_id) if isinstance(actor_id, str) else None
     return res
+
+
+def save(tx: Tx, res: Resolved) -> None:
+    """Write back the top-level document after `res.doc` was changed in place."""
+    if res.pack is not None:
+        raise ValueError(f"compendium document {res.uuid} is read-only")
+    tx.put(res.root_collection, res.root)
+
+
+def remove(tx: Tx, res: Resolved) -> None:
+    """Delete the document: from its parent's list if embedded, else from the store."""
+    if res.pack is not None:
+        raise ValueError(f"compendium document {res.uuid} is read-only")
+    if res.parent is not None and res.key is not None:
+        res.parent[res.key] = [
+            d for d in res.parent.get(res.key) or () if not (isinstance(d, dict) and d is res.doc)
+        ]
+        tx.put(res.root_collection, res.root)
+    else:
+        tx.delete(res.root_collection, res.doc["_id"])
 
 
 def find_by_name(docs: list[dict[str, Any]], name: object) -> dict[str, Any] | None:

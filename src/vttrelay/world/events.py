@@ -1,17 +1,25 @@
 """Document changes -> event frames (world-behaviour §6.2, "Module payload" shapes).
 
-At the end of every action the dispatcher passes the transaction's changed documents here.
-Actors produce `actor-event` (`update` with `changes`, `item-add/-remove/-update`,
-`effect-add/-remove`) and `hook-event` (`createActor`, `updateActor`, `createItem`, ...); scenes
-produce `scene-event` (`token-create/-update/-delete`, `scene-activate`) and their hooks. Chat
-events are emitted by `ActionContext.create_chat_message` and the chat actions themselves.
-Nothing is computed for channels without subscribers.
+At the end of every action the dispatcher passes the transaction's changed documents here. Each
+change is walked into document events, as the tabletop fires its hooks: a created or deleted
+top-level document is one `create<Type>`/`delete<Type>`; an updated one is `update<Type>` (when its
+own fields changed) plus a create/update/delete for each embedded document that changed, following
+`documents.EMBEDDED` down any depth (an effect on an actor's item is an `ActiveEffect` event).
+Every document event becomes a `hook-event` (`createActor`, `updateItem`, `deleteJournalEntry`,
+...), for every document type.
+
+Typed streams are rows of `STREAM_RULES`, keyed by (top-level collection, document name): the
+actor stream (`update`, `item-add/-remove/-update`, `effect-add/-remove`) and the scene stream
+(`token-create/-update/-delete`, `scene-activate`). A new stream is new rows. Chat events are
+emitted by `ActionContext.create_chat_message` and the chat actions themselves. Nothing is
+computed for channels without subscribers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from vttrelay.world import documents
 from vttrelay.world.store import Change
@@ -19,7 +27,7 @@ from vttrelay.world.store import Change
 if TYPE_CHECKING:
     from vttrelay.world.context import ActionContext
 
-_EMBEDDED_SKIP = {"Actor": ("items", "effects"), "Scene": ("tokens",)}
+Kind = Literal["create", "update", "delete"]
 
 
 def diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -40,140 +48,173 @@ def diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _without(doc: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    return {k: v for k, v in doc.items() if k not in keys}
+@dataclass(frozen=True)
+class DocEvent:
+    """One document created, updated or deleted. `doc` is the document after the change (before
+    it, for a delete); `changes` is the update's change set (with `_id`), else None. `change` is
+    the top-level change it came from."""
+
+    kind: Kind
+    document_name: str
+    doc: dict[str, Any]
+    changes: dict[str, Any] | None
+    change: Change
+
+
+@dataclass(frozen=True)
+class StreamRule:
+    """How one kind of document event reaches a typed stream: `payloads` returns the frames'
+    data (none, one or more) for the event."""
+
+    frame_type: str
+    payloads: Callable[[DocEvent], list[dict[str, Any]]]
 
 
 def _by_id(docs: Any) -> dict[str, dict[str, Any]]:
     return {d["_id"]: d for d in docs or () if isinstance(d, dict) and "_id" in d}
 
 
-class _Emitter:
-    def __init__(self, ctx: ActionContext, user_id: str | None, now: int) -> None:
-        self.ctx = ctx
-        self.user_id = user_id
-        self.now = now
-        self.hooks = ctx.wants("hook-event")
+def _own_changes(name: str, before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What changed in a document itself (not in its embedded documents, not its `_stats`),
+    with its `_id`; empty if nothing did."""
+    skip = set(documents.EMBEDDED.get(name, {}).values())
+    changes = diff(
+        {k: v for k, v in before.items() if k not in skip},
+        {k: v for k, v in after.items() if k not in skip},
+    )
+    changes.pop("_stats", None)
+    return {**changes, "_id": after.get("_id", before.get("_id"))} if changes else {}
 
-    def hook(self, hook: str, doc_name: str, action: str, *args: Any) -> None:
-        if self.hooks:
-            options = {"action": action, "documentName": doc_name, "modifiedTime": self.now}
-            self.ctx.emit("hook-event", {"hook": hook, "args": [*args, options, self.user_id]})
 
-    def embedded(
-        self,
-        doc_name: str,
-        before: Any,
-        after: Any,
-        on_add: Any,
-        on_remove: Any,
-        on_update: Any,
-    ) -> None:
-        old, new = _by_id(before), _by_id(after)
+def _walk_update(
+    name: str, before: dict[str, Any], after: dict[str, Any], change: Change
+) -> Iterator[DocEvent]:
+    """The events of an updated document: its own update, then its embedded collections'."""
+    own = _own_changes(name, before, after)
+    if own:
+        yield DocEvent("update", name, after, own, change)
+    for child_name, key in documents.EMBEDDED.get(name, {}).items():
+        old, new = _by_id(before.get(key)), _by_id(after.get(key))
         for doc_id, doc in new.items():
             if doc_id not in old:
-                on_add(doc)
-                self.hook(f"create{doc_name}", doc_name, "create", doc)
+                yield DocEvent("create", child_name, doc, None, change)
             elif doc != old[doc_id]:
-                changes = {**diff(old[doc_id], doc), "_id": doc_id}
-                on_update(doc, changes)
-                self.hook(f"update{doc_name}", doc_name, "update", doc, changes)
+                yield from _walk_update(child_name, old[doc_id], doc, change)
         for doc_id, doc in old.items():
             if doc_id not in new:
-                on_remove(doc)
-                self.hook(f"delete{doc_name}", doc_name, "delete", doc)
+                yield DocEvent("delete", child_name, doc, None, change)
+
+
+def document_events(change: Change) -> Iterator[DocEvent]:
+    """The document events of one top-level change, in the order the tabletop fires them."""
+    name = change.collection
+    if change.before is None and change.after is not None:
+        yield DocEvent("create", name, change.after, None, change)
+    elif change.after is None and change.before is not None:
+        yield DocEvent("delete", name, change.before, None, change)
+    elif change.before is not None and change.after is not None:
+        yield from _walk_update(name, change.before, change.after, change)
+
+
+# Typed streams -----------------------------------------------------------------------------------
+
+
+def _actor(event_type: str, **fields: Callable[[DocEvent], Any]) -> StreamRule:
+    """An actor-event rule: `{actorUuid, eventType, **fields}` for one event."""
+
+    def payloads(ev: DocEvent) -> list[dict[str, Any]]:
+        head = {"actorUuid": documents.actor_uuid(ev.change.doc_id), "eventType": event_type}
+        return [{**head, **{k: get(ev) for k, get in fields.items()}}]
+
+    return StreamRule("actor-event", payloads)
+
+
+def _scene(event_type: str, **fields: Callable[[DocEvent], Any]) -> StreamRule:
+    """A scene-event rule: `{sceneId, eventType, **fields}` for one event."""
+
+    def payloads(ev: DocEvent) -> list[dict[str, Any]]:
+        head = {"sceneId": ev.change.doc_id, "eventType": event_type}
+        return [{**head, **{k: get(ev) for k, get in fields.items()}}]
+
+    return StreamRule("scene-event", payloads)
+
+
+def _scene_activated(ev: DocEvent) -> list[dict[str, Any]]:
+    before, after = ev.change.before or {}, ev.change.after or {}
+    if after.get("active") and not before.get("active"):
+        return [
+            {
+                "sceneId": ev.change.doc_id,
+                "eventType": "scene-activate",
+                "name": after.get("name", ""),
+            }
+        ]
+    return []
+
+
+def _doc_id(ev: DocEvent) -> Any:
+    return ev.doc["_id"]
+
+
+def _doc_name(ev: DocEvent) -> Any:
+    return ev.doc.get("name", "")
+
+
+def _doc(ev: DocEvent) -> Any:
+    return ev.doc
+
+
+def _changes(ev: DocEvent) -> Any:
+    return ev.changes
+
+
+# (top-level collection, document name) -> {event kind: rules}. Top-level creates and deletes of
+# actors and scenes reach only the hooks, as in the module.
+STREAM_RULES: dict[tuple[str, str], dict[Kind, tuple[StreamRule, ...]]] = {
+    ("Actor", "Actor"): {"update": (_actor("update", changes=_changes),)},
+    ("Actor", "Item"): {
+        "create": (_actor("item-add", item=_doc),),
+        "delete": (_actor("item-remove", itemId=_doc_id, itemName=_doc_name),),
+        "update": (_actor("item-update", itemId=_doc_id, itemName=_doc_name, changes=_changes),),
+    },
+    ("Actor", "ActiveEffect"): {
+        "create": (_actor("effect-add", effect=_doc),),
+        "delete": (_actor("effect-remove", effectId=_doc_id, effectName=_doc_name),),
+    },
+    ("Scene", "Scene"): {"update": (StreamRule("scene-event", _scene_activated),)},
+    ("Scene", "Token"): {
+        "create": (_scene("token-create", token=_doc),),
+        "delete": (_scene("token-delete", tokenId=_doc_id, tokenName=_doc_name),),
+        "update": (_scene("token-update", tokenId=_doc_id, changes=_changes),),
+    },
+}
 
 
 def collect_document_events(ctx: ActionContext, changes: Callable[[], list[Change]]) -> None:
-    """Queue the actor, scene and hook events for one transaction's changes (`changes` is only
+    """Queue the stream and hook events for one transaction's changes (`changes` is only
     called when some channel wants them)."""
-    wants_actor, wants_scene = ctx.wants("actor-event"), ctx.wants("scene-event")
-    if not (wants_actor or wants_scene or ctx.wants("hook-event")):
+    streams = {
+        rule.frame_type for rows in STREAM_RULES.values() for rs in rows.values() for rule in rs
+    }
+    wanted = {frame for frame in streams if ctx.wants(frame)}
+    hooks = ctx.wants("hook-event")
+    if not (wanted or hooks):
         return
-    em = _Emitter(ctx, ctx.acting_user_id, ctx.now_ms())
+    user_id, now = ctx.acting_user_id, ctx.now_ms()
     for change in changes():
-        if change.collection == "Actor":
-            _actor(em, change, wants_actor)
-        elif change.collection == "Scene":
-            _scene(em, change, wants_scene)
-
-
-def _top_level(em: _Emitter, change: Change, name: str) -> bool:
-    """Create/delete of a top-level document: hooks only. True if handled."""
-    if change.before is None and change.after is not None:
-        em.hook(f"create{name}", name, "create", change.after)
-        return True
-    if change.after is None and change.before is not None:
-        em.hook(f"delete{name}", name, "delete", change.before)
-        return True
-    return False
-
-
-def _own_changes(change: Change) -> dict[str, Any]:
-    """What changed in an updated document itself (not in its embedded documents, not its
-    `_stats`), with its `_id`; empty if nothing did."""
-    assert change.before is not None and change.after is not None
-    skip = _EMBEDDED_SKIP[change.collection]
-    changes = diff(_without(change.before, skip), _without(change.after, skip))
-    changes.pop("_stats", None)
-    return {**changes, "_id": change.doc_id} if changes else {}
-
-
-def _actor(em: _Emitter, change: Change, wanted: bool) -> None:
-    if _top_level(em, change, "Actor"):
-        return
-    assert change.before is not None and change.after is not None
-    before, after = change.before, change.after
-    uuid = documents.actor_uuid(change.doc_id)
-
-    def send(event_type: str, **fields: Any) -> None:
-        if wanted:
-            em.ctx.emit("actor-event", {"actorUuid": uuid, "eventType": event_type, **fields})
-
-    changes = _own_changes(change)
-    if changes:
-        send("update", changes=changes)
-        em.hook("updateActor", "Actor", "update", after, changes)
-    em.embedded(
-        "Item",
-        before.get("items"),
-        after.get("items"),
-        lambda d: send("item-add", item=d),
-        lambda d: send("item-remove", itemId=d["_id"], itemName=d.get("name", "")),
-        lambda d, c: send("item-update", itemId=d["_id"], itemName=d.get("name", ""), changes=c),
-    )
-    em.embedded(
-        "ActiveEffect",
-        before.get("effects"),
-        after.get("effects"),
-        lambda d: send("effect-add", effect=d),
-        lambda d: send("effect-remove", effectId=d["_id"], effectName=d.get("name", "")),
-        lambda d, c: None,
-    )
-
-
-def _scene(em: _Emitter, change: Change, wanted: bool) -> None:
-    if _top_level(em, change, "Scene"):
-        return
-    assert change.before is not None and change.after is not None
-    before, after = change.before, change.after
-
-    def send(event_type: str, **fields: Any) -> None:
-        if wanted:
-            em.ctx.emit(
-                "scene-event", {"sceneId": change.doc_id, "eventType": event_type, **fields}
-            )
-
-    changes = _own_changes(change)
-    if changes:
-        em.hook("updateScene", "Scene", "update", after, changes)
-        if after.get("active") and not before.get("active"):
-            send("scene-activate", name=after.get("name", ""))
-    em.embedded(
-        "Token",
-        before.get("tokens"),
-        after.get("tokens"),
-        lambda d: send("token-create", token=d),
-        lambda d: send("token-delete", tokenId=d["_id"], tokenName=d.get("name", "")),
-        lambda d, c: send("token-update", tokenId=d["_id"], changes=c),
-    )
+        for ev in document_events(change):
+            for rule in STREAM_RULES.get((change.collection, ev.document_name), {}).get(
+                ev.kind, ()
+            ):
+                if rule.frame_type in wanted:
+                    for payload in rule.payloads(ev):
+                        ctx.emit(rule.frame_type, payload)
+            if hooks:
+                options = {
+                    "action": ev.kind,
+                    "documentName": ev.document_name,
+                    "modifiedTime": now,
+                }
+                args = [ev.doc, ev.changes] if ev.kind == "update" else [ev.doc]
+                hook = f"{ev.kind}{ev.document_name}"
+                ctx.emit("hook-event", {"hook": hook, "args": [*args, options, user_id]})

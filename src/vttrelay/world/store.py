@@ -26,7 +26,22 @@ import orjson
 from yoyo import get_backend, read_migrations
 
 MIGRATIONS_DIR: Final = Path(__file__).parent / "migrations"
-COLLECTIONS: Final = ("User", "Actor", "Scene", "ChatMessage", "Combat", "Setting")
+# Every top-level document type the world holds (the tabletop's world collections).
+COLLECTIONS: Final = (
+    "User",
+    "Actor",
+    "Scene",
+    "ChatMessage",
+    "Combat",
+    "Setting",
+    "Item",
+    "JournalEntry",
+    "Macro",
+    "RollTable",
+    "Playlist",
+    "Folder",
+    "Cards",
+)
 
 _Key = tuple[str, str]
 

@@ -127,3 +127,61 @@ def test_reset_restores_the_demo_world(tmp_path: Path) -> None:
     world.close()
     raw = orjson.loads((CONTENT_DIR / "world.json").read_bytes())
     assert raw["world"]["id"] == "vttrelay-demo"
+
+
+def test_resolve_uuid_follows_every_embedded_collection(world: World) -> None:
+    """Each (parent type, embedded type) of the EMBEDDED table resolves, saves and removes."""
+    with world.store.transaction() as tx:
+        for parent_kind, children in documents.EMBEDDED.items():
+            for child_kind, key in children.items():
+                child = {"_id": f"{child_kind[:8]}Child", "name": f"a {child_kind}"}
+                parent = {"_id": f"{parent_kind[:8]}Parent", "name": parent_kind, key: [child]}
+                if parent_kind in store_collections():
+                    tx.put(parent_kind, parent)
+                    uuid = f"{parent_kind}.{parent['_id']}.{child_kind}.{child['_id']}"
+                else:  # Region lives in a Scene, Item also in an Actor
+                    holder = "Scene" if parent_kind == "Region" else "Actor"
+                    holder_key = documents.EMBEDDED[holder][parent_kind]
+                    tx.put(holder, {"_id": "holder", "name": holder, holder_key: [parent]})
+                    uuid = f"{holder}.holder.{parent_kind}.{parent['_id']}"
+                    uuid += f".{child_kind}.{child['_id']}"
+                res = documents.resolve_uuid(tx, uuid)
+                assert res is not None, uuid
+                assert (res.kind, res.doc["name"], res.key) == (child_kind, child["name"], key)
+                assert res.embedded and res.parent is not None and res.uuid == uuid
+                res.doc["name"] = "renamed"
+                documents.save(tx, res)
+                again = documents.resolve_uuid(tx, uuid)
+                assert again is not None and again.doc["name"] == "renamed"
+                documents.remove(tx, again)
+                assert documents.resolve_uuid(tx, uuid) is None, uuid
+        assert documents.resolve_uuid(tx, "Actor.holder.Token.x") is None  # not a step of Actor
+        assert documents.resolve_uuid(tx, "Nope.x") is None
+
+
+def test_resolve_uuid_top_level_types_and_extra_resolvers(world: World) -> None:
+    with world.store.transaction() as tx:
+        for kind in store_collections():
+            tx.put(kind, {"_id": f"top{kind[:10]}", "name": kind})
+            res = documents.resolve_uuid(tx, f"{kind}.top{kind[:10]}")
+            assert res is not None and res.kind == kind and not res.embedded
+            documents.remove(tx, res)
+            assert tx.get(kind, f"top{kind[:10]}") is None
+        seen: list[str] = []
+
+        def resolver(tx_: object, uuid: str) -> documents.Resolved | None:
+            seen.append(uuid)
+            return None
+
+        documents.UUID_RESOLVERS["Compendium"] = resolver
+        try:
+            assert documents.resolve_uuid(tx, "Compendium.a.b.Item.x") is None
+        finally:
+            del documents.UUID_RESOLVERS["Compendium"]
+        assert seen == ["Compendium.a.b.Item.x"]
+
+
+def store_collections() -> tuple[str, ...]:
+    from vttrelay.world.store import COLLECTIONS
+
+    return COLLECTIONS

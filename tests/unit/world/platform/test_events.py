@@ -87,3 +87,45 @@ async def test_scene_token_events(world: World) -> None:
     assert sent[0]["data"]["sceneId"] == "sceneTavern00001"
     assert sent[0]["data"]["changes"] == {"x": 600, "_id": "tokElara00000001"}
     assert sent[1]["data"]["tokenName"] == "Wolf"
+
+
+@action("test-journal")
+def _journal(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
+    step = params["step"]
+    if step == "create":
+        ctx.tx.put("JournalEntry", {"_id": "journal000000001", "name": "Log", "pages": []})
+    elif step == "page":
+        entry = ctx.tx.get("JournalEntry", "journal000000001")
+        assert entry is not None
+        entry["name"] = "Ship's log"
+        entry["pages"].append({"_id": "page000000000001", "name": "Day 1"})
+        ctx.tx.put("JournalEntry", entry)
+    elif step == "item-effect":
+        actor = ctx.tx.get("Actor", ACTOR)
+        assert actor is not None
+        actor["items"][0].setdefault("effects", []).append(
+            {"_id": "itemEffect000001", "name": "Glow"}
+        )
+        ctx.tx.put("Actor", actor)
+    else:
+        ctx.tx.delete("JournalEntry", "journal000000001")
+    return {"data": {}}
+
+
+async def test_hooks_for_every_document_type(world: World) -> None:
+    sent: list[dict[str, Any]] = world.sent  # type: ignore[attr-defined]
+    world.set_subscription("hooks", 1)
+    for step in ("create", "page", "delete", "item-effect"):
+        await call(world, "test-journal", step=step)
+    hooks = [(f["data"]["hook"], f["data"]["args"][-2]["documentName"]) for f in sent]
+    assert hooks == [
+        ("createJournalEntry", "JournalEntry"),
+        ("updateJournalEntry", "JournalEntry"),
+        ("createJournalEntryPage", "JournalEntryPage"),
+        ("deleteJournalEntry", "JournalEntry"),
+        ("createActiveEffect", "ActiveEffect"),  # on an actor's item: its own document event
+    ]
+    update = sent[1]["data"]["args"]
+    assert update[1] == {"name": "Ship's log", "_id": "journal000000001"}
+    assert update[-1] == "gmUser0000000001"
+    assert sent[2]["data"]["args"][0] == {"_id": "page000000000001", "name": "Day 1"}

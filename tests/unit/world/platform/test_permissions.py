@@ -60,3 +60,45 @@ def test_gates(world: World) -> None:
     with pytest.raises(ActionError) as err:
         assert_gm(_ctx(world, ARIA), "select tokens")
     assert err.value.message == "User 'Aria' must be a GM to select tokens"
+
+
+def test_views_and_write_gate_on_resolved_documents(world: World) -> None:
+    from vttrelay.world import documents
+    from vttrelay.world.permissions import assert_can_write, filter_views, view
+
+    with world.store.transaction() as tx:
+        tx.put(
+            "JournalEntry",
+            {
+                "_id": "journal000000001",
+                "name": "Secrets",
+                "ownership": {"default": 0, "playerAria000001": 2, "playerBen0000001": 1},
+                "pages": [{"_id": "page000000000001", "name": "Page one"}],
+            },
+        )
+        page = documents.resolve_uuid(
+            tx, "JournalEntry.journal000000001.JournalEntryPage.page000000000001"
+        )
+        entry = documents.resolve_uuid(tx, "JournalEntry.journal000000001")
+        npc = documents.resolve_uuid(tx, "Actor.goblinNpc0000001")
+        assert page and entry and npc
+        assert view(ARIA, page) == page.doc  # the page inherits the entry's OBSERVER
+        assert view(BEN, page) == {
+            "uuid": page.uuid,
+            "name": "Page one",
+            "type": "JournalEntryPage",
+            "img": None,
+        }
+        assert view(BEN, npc) is None and view(GM, npc) == npc.doc and view(None, npc) == npc.doc
+        assert view(ARIA, entry, {"x": 1}) == {"x": 1}
+        assert [v["name"] for v in filter_views(BEN, [npc, entry])] == ["Secrets"]
+        ctx = world.context(tx, ARIA)
+        with pytest.raises(ActionError) as err:
+            assert_can_write(ctx, page, "update")
+        assert err.value.message == "User 'Aria' does not have permission to update 'Page one'"
+        page.doc.pop("name")
+        with pytest.raises(ActionError) as err:
+            assert_can_write(ctx, page, "delete")
+        assert err.value.message.endswith(f"to delete '{page.uuid}'")
+        assert_can_write(world.context(tx, GM), page, "delete")
+        assert_can_write(world.context(tx, None), page, "delete")
