@@ -5,7 +5,7 @@ parsing each recorded reply of the forwarded mix in full (the relay's path befor
 and through the fast path `worlds.peek_reply`, one request-log line through `logging` at INFO
 (the relay's path before `BufferedAccessLog`) and through `BufferedAccessLog` (what `vttrelay
 serve` uses now), the call when the level is higher, and a request id made with random bytes per
-request (before) and by `forward.new_request_id` (now).
+request (before) and by `core.new_request_id` (now).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import orjson
 from bench.replies import build_reply
 from bench.stats import table
 from vttrelay.relay.accesslog import ACCESS_LOGGER, LOG_FORMAT, BufferedAccessLog
-from vttrelay.relay.forward import new_request_id
+from vttrelay.relay.core import new_request_id
 from vttrelay.relay.worlds import peek_reply
 
 MIX_ACTIONS = ("get-actor-details", "skill-check", "chat-messages", "chat-send", "players")
@@ -92,7 +92,7 @@ def main() -> int:
     cost = per_call_us(lambda: f"skill-check_{next(counter)}_{secrets.token_hex(3)}", 20000)
     rows.append(["request id with secrets.token_hex(3)", "", f"{cost:.2f}"])
     cost = per_call_us(lambda: new_request_id("skill-check"), 20000)
-    rows.append(["request id, forward.new_request_id", "", f"{cost:.2f}"])
+    rows.append(["request id, core.new_request_id", "", f"{cost:.2f}"])
     print(table(("what, per request", "size", "us"), rows))
     return 0
 

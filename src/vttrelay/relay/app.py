@@ -27,9 +27,10 @@ from vttrelay import __version__, protocol
 from vttrelay.protocol import Close
 from vttrelay.relay import openapi
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog
-from vttrelay.relay.auth import ApiError, KeyCache, UsageCounter, authenticate, error
+from vttrelay.relay.auth import KeyCache, UsageCounter
 from vttrelay.relay.config import RelayConfig
-from vttrelay.relay.forward import forward
+from vttrelay.relay.core import RelayError, error
+from vttrelay.relay.forward import admit_request, error_response, forward
 from vttrelay.relay.ratelimit import TokenBuckets
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import PairingError, RelayStore
@@ -121,7 +122,7 @@ CLIENT_FIELDS = (
 
 
 async def h_clients(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    key = authenticate(request, route, state)
+    key = admit_request(request, route, state)
     allowed = set(key.client_ids)
     clients: list[dict[str, Any]] = []
     live_ids: set[str] = set()
@@ -236,7 +237,8 @@ async def _add_cors(request: web.Request, response: web.StreamResponse) -> None:
 
 def relay_middleware(state: RelayState) -> Middleware:
     """The one middleware (one per request costs CPU, bench/RESULTS.md): CORS preflight, the
-    body limit (413), and one access-log line per request (method, path, status, ms)."""
+    body limit (413), a `core.RelayError` from any handler as its HTTP response, and one
+    access-log line per request (method, path, status, ms)."""
     max_body = state.config.max_body_bytes
     access = state.access
     clock = time.perf_counter
@@ -258,6 +260,9 @@ def relay_middleware(state: RelayState) -> Middleware:
                 raise error(413, "Request body too large") from None
             status = response.status
             return response
+        except RelayError as exc:  # the REST adapter of the request core (core.py)
+            status = exc.status
+            return error_response(exc)
         except web.HTTPException as exc:
             status = exc.status
             raise
@@ -360,7 +365,6 @@ async def _background(app: web.Application) -> Any:
 
 __all__ = [
     "STATE",
-    "ApiError",
     "RelayState",
     "create_app",
     "json_response",

@@ -2,7 +2,7 @@
 
 A client connects, sends `{"type":"auth","token":"<api key>","clientId"?}` first and gets
 `{"type":"connected","clientId","supportedTypes","eventChannels"}` (or an error frame and a close:
-4002 for a missing or malformed auth frame, 1008 for a refused key or world). After that:
+4002 for a missing or malformed auth frame, also for a refused key or world). After that:
 
 - `{type:<action>, requestId, ...params}` is a request by world action name (`skill-check`,
   `chat-messages`, ...): it needs the scope of the route with that action, its parameters are
@@ -34,29 +34,24 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from vttrelay import protocol
-from vttrelay.relay.auth import ApiError, check_system, error, resolve_world
+from vttrelay.relay import core
+from vttrelay.relay.core import SUBSCRIBE_SCOPE, RelayError, error
 from vttrelay.relay.events import dumps
-from vttrelay.relay.forward import build_frame, send_request
 from vttrelay.relay.params import ParamError, extract
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.streams import (
     FELL_BEHIND,
     TOO_MANY,
-    FilterError,
     Mailbox,
     Subscriber,
-    build_filter,
     error_frame,
-    key_problem,
 )
 
 if TYPE_CHECKING:
-    from vttrelay.relay.store import KeyRecord
     from vttrelay.relay.streams import Streams
 
 log = logging.getLogger("vttrelay.relay.client_ws")
 
-SUBSCRIBE_SCOPE: Final = "events:subscribe"
 MAX_IN_FLIGHT: Final = 64  # unanswered requests per socket; more are refused with 429
 TOO_MANY_IN_FLIGHT: Final = "Too many requests in flight on this socket"
 
@@ -88,7 +83,6 @@ class ClientSocket:
         self.ws = web.WebSocketResponse(
             max_msg_size=self.state.config.max_frame_bytes, heartbeat=30.0, compress=False
         )
-        self.key: KeyRecord | None = None
         self.secret = ""  # the API key, looked up again (through the key cache) per message
         self.client_id = ""
         self.outbox = Mailbox(streams.settings.subscriber_queue_size)
@@ -133,20 +127,20 @@ class ClientSocket:
             return await self._refuse(4002, "Authentication timeout")
         frame = _parse(msg.data) if msg.type == WSMsgType.TEXT else None
         token = frame.get("token") if frame else None
-        if frame is None or frame.get("type") != protocol.AUTH or not isinstance(token, str):
+        if (
+            frame is None
+            or frame.get("type") != protocol.AUTH
+            or not isinstance(token, str)
+            or not token
+        ):
             return await self._refuse(4002, "Invalid auth message")
-        key = self.state.keys.lookup(token) if token else None
-        problem = key_problem(key)
-        if key is None or problem:
-            return await self._refuse(1008, problem or "Invalid API key")
         wanted = frame.get("clientId")
+        wanted = wanted if isinstance(wanted, str) and wanted else None
         try:
-            world = resolve_world(
-                key, wanted if isinstance(wanted, str) else None, self.state.registry
-            )
-        except ApiError as exc:
-            return await self._refuse(1008, str(exc.payload.get("error")))
-        self.key = key
+            key = core.admit(self.state, token, None, wanted)
+            world = core.resolve_world(key, wanted, self.state.registry)
+        except RelayError as exc:
+            return await self._refuse(4002, exc.message)
         self.secret = token
         self.client_id = world.client_id
         await self._send(
@@ -212,27 +206,6 @@ class ClientSocket:
                 }
             )
 
-    def _check(self, scope: str | None) -> tuple[int, str] | None:
-        """Key state, rate limit and scope of one message: (status, error), or None if allowed.
-
-        The key is looked up again, so a revoked or expired key stops working on an open socket
-        too (within the key cache's few seconds).
-        """
-        key = self.state.keys.lookup(self.secret)
-        problem = key_problem(key)
-        if key is None or problem:
-            return 401, problem or "Invalid API key"
-        self.key = key
-        limit = key.rate_per_minute
-        if limit is None:
-            limit = self.state.config.rate_per_minute
-        if not self.state.buckets.allow(key.id, limit):
-            return 429, "Too many API requests, please slow down"
-        self.state.usage.count(key.id)
-        if scope is not None and scope not in key.scopes:
-            return 403, f"API key lacks required scope: {scope}"
-        return None
-
     # Requests -----------------------------------------------------------------------------------
 
     def _failure(
@@ -250,32 +223,23 @@ class ClientSocket:
         action = route.action or ""
         try:
             reply = await self._forward(route, frame)
-        except ApiError as exc:
-            await self._send(
-                self._failure(action, frame, exc.status_code, str(exc.payload.get("error")))
-            )
+        except RelayError as exc:
+            await self._send(self._failure(action, frame, exc.status, exc.message))
             return
         reply["requestId"] = frame.get("requestId")
         reply["clientId"] = self.client_id
         await self._send(reply)
 
     async def _forward(self, route: Route, frame: dict[str, Any]) -> dict[str, Any]:
-        """Check, forward and await one request; the world's reply frame, or ApiError."""
-        refused = self._check(route.scope)
-        if refused:
-            raise error(*refused)
+        """One request through the core (the key is looked up again, so a revoked or expired
+        key stops working on an open socket too); the world's reply frame, or RelayError."""
+        key = core.admit(self.state, self.secret, route.scope, self.client_id)
         try:
             params = extract(route, {}, frame, {})
         except ParamError as exc:
             raise error(400, exc.message) from None
-        assert self.key is not None
-        world = self.state.registry.get(self.client_id)
-        if world is None:
-            raise error(404, "Invalid client ID")
-        check_system(route, world)
-        outgoing = build_frame(route, params, self.key)
-        timeout = self.state.config.timeout_override or route.timeout
-        reply = await send_request(world, outgoing, timeout)
+        params["clientId"] = self.client_id  # the socket's world, whatever the frame says
+        reply = await core.forward(self.state, key, route, params)
         return dict(reply.frame)
 
     # Subscriptions ------------------------------------------------------------------------------
@@ -295,7 +259,7 @@ class ClientSocket:
             return
         try:
             sub, last_seen = self._subscription(route, frame)
-        except FilterError as exc:
+        except RelayError as exc:
             await self._send(
                 {"type": "error", "channel": channel, "error": exc.message, "status": exc.status}
             )
@@ -321,18 +285,16 @@ class ClientSocket:
             self._deliver(logged.ws)
 
     def _subscription(self, route: Route, frame: dict[str, Any]) -> tuple[Subscriber, int | None]:
-        """A subscriber for a subscribe frame and where it resumes; raises FilterError."""
-        refused = self._check(SUBSCRIBE_SCOPE)
-        if refused:
-            raise FilterError(*refused)
-        assert self.key is not None
+        """A subscriber for a subscribe frame and where it resumes, through the core (the
+        socket's world may be away for now: its subscriptions wait for it); raises RelayError."""
+        key = core.admit(self.state, self.secret, SUBSCRIBE_SCOPE, None)
         try:
             params = extract(route, {}, subscription_params(frame, self.client_id), {})
         except ParamError as exc:
-            raise FilterError(400, exc.message) from None
+            raise error(400, exc.message) from None
         world = self.state.registry.get(self.client_id)
         users = world.users if world is not None else []
-        event_filter = build_filter(route.channel or "", params, self.key.user_id, users)
+        event_filter = core.build_filter(route.channel or "", params, key.user_id, users)
         last = frame.get("lastEventId")
         valid = isinstance(last, int) and not isinstance(last, bool) and last >= 0
         sub = Subscriber(

@@ -1,8 +1,8 @@
 """THE route table: one entry per HTTP endpoint the relay serves. Data only, no logic.
 
 Everything else is derived from this table: the aiohttp handlers (`app.py`), parameter extraction
-and the exact error messages (`params.py`), scope checks (`auth.py`), the frame sent to the world
-(`forward.py`) and the OpenAPI document (`openapi.py`). Adding an endpoint is adding one entry.
+and the exact error messages (`params.py`), scope checks and the frame sent to the
+world (`core.py`) and the OpenAPI document (`openapi.py`). Adding an endpoint is adding one entry.
 
 Sources follow wire-protocol §4.2: each parameter lists where it may come from, in order; the first
 source with a non-null, non-empty value wins. GET bodies are never read.

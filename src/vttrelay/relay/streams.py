@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 from aiohttp import web
 
 from vttrelay import protocol
-from vttrelay.relay.auth import API_KEY_HEADER, authenticate, error, resolve_world
+from vttrelay.relay import core
 from vttrelay.relay.events import (
     SSE_KEEPALIVE,
     EventFilter,
@@ -41,19 +41,16 @@ from vttrelay.relay.events import (
     LoggedEvent,
     MessageIndex,
     dumps,
-    parse_hooks,
     parse_last_event_id,
-    resolve_user,
     sse_frame,
     unwrap,
 )
-from vttrelay.relay.forward import read_params
+from vttrelay.relay.forward import API_KEY_HEADER, admit_request, read_params
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
     from vttrelay.relay.client_ws import ClientSocket
-    from vttrelay.relay.store import KeyRecord
 
 log = logging.getLogger("vttrelay.relay.streams")
 
@@ -549,11 +546,6 @@ SSE_HEADERS: Final = {
     "Access-Control-Allow-Origin": "*",
 }
 
-# Streams a non-GM user bound to a key may not open: they carry whole documents unfiltered.
-GM_ONLY_CHANNELS: Final = frozenset(
-    {protocol.HOOK_CHANNEL, protocol.ACTOR_CHANNEL, protocol.COMBAT_CHANNEL, protocol.SCENE_CHANNEL}
-)
-
 
 def settings_from(config: Any) -> StreamSettings:
     """StreamSettings from a RelayConfig (any field it lacks keeps its default)."""
@@ -563,47 +555,6 @@ def settings_from(config: Any) -> StreamSettings:
             name: getattr(config, name, getattr(defaults, name))
             for name in StreamSettings.__dataclass_fields__
         }
-    )
-
-
-class FilterError(Exception):
-    """A stream's filter cannot be built: `status` and `message` of the JSON error."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def build_filter(
-    channel: str, params: dict[str, Any], forced_user: str | None, users: Any
-) -> EventFilter:
-    """A subscriber's filter from a stream route's parameters; raises FilterError (400/403).
-
-    `forced_user` (the key's bound user) wins over the caller's `userId`. A user is resolved in
-    the world's user list by id, then by name; a non-GM bound user may open only the chat and
-    roll streams.
-    """
-    wanted = forced_user or params.get("userId")
-    viewer = None
-    if wanted:
-        viewer = resolve_user(users, str(wanted))
-        if viewer is None:
-            raise FilterError(400, f"User not found: {wanted}")
-        if forced_user and not viewer.is_gm and channel in GM_ONLY_CHANNELS:
-            raise FilterError(403, f"User '{viewer.name}' must be a GM to subscribe to {channel}")
-    chat_type = params.get("type")
-    if chat_type is not None and (not isinstance(chat_type, int) or not 0 <= chat_type <= 4):
-        raise FilterError(400, "'type' must be a chat type from 0 to 4")
-    return EventFilter(
-        speaker=params.get("speaker") or None,
-        chat_type=chat_type,
-        whisper_only=bool(params.get("whisperOnly")),
-        viewer=viewer,
-        hooks=parse_hooks(params.get("hooks")),
-        encounter_id=params.get("encounterId") or None,
-        actor_uuid=params.get("actorUuid") or None,
-        scene_id=params.get("sceneId") or None,
     )
 
 
@@ -657,14 +608,11 @@ class Streams:
     async def handle_sse(self, request: web.Request, route: Route) -> web.StreamResponse:
         """Serve one `*/subscribe` route (wire-protocol §5.2 with DESIGN §6 items 1 and 5)."""
         state = self.state
-        key = authenticate(request, route, state)
+        key = admit_request(request, route, state)
         params = await read_params(request, route)
-        world = resolve_world(key, params.get("clientId"), state.registry)
+        world = core.resolve_world(key, params.get("clientId"), state.registry)
         channel = route.channel or ""
-        try:
-            event_filter = build_filter(channel, params, key.user_id, world.users)
-        except FilterError as exc:
-            raise error(exc.status, exc.message) from None
+        event_filter = core.build_filter(channel, params, key.user_id, world.users)
         last_seen = parse_last_event_id(request.headers.get("Last-Event-ID"))
         secret = request.headers.get(API_KEY_HEADER, "")
 
@@ -742,20 +690,9 @@ def direct_writer(
     return write
 
 
-def key_problem(key: KeyRecord | None) -> str | None:
-    """Why a key cannot be used (the REST wording: unknown, disabled, expired), or None."""
-    if key is None:
-        return "Invalid API key"
-    if not key.enabled:
-        return "API key is disabled"
-    if key.expired():
-        return "API key has expired"
-    return None
-
-
 def _key_refused(state: RelayState, secret: str) -> str | None:
     """Why an open stream's API key no longer works (revoked, expired...), or None."""
-    return key_problem(state.keys.lookup(secret))
+    return core.key_problem(state.keys.lookup(secret))
 
 
 def _transport_alive(request: web.Request) -> bool:

@@ -104,9 +104,10 @@ async def test_client_websocket(relay: Any, two_accounts: Any) -> None:
         )
         first = await ws.receive(timeout=5)
         assert first.type == aiohttp.WSMsgType.TEXT
-        assert orjson.loads(first.data) == {"type": "error", "error": "Invalid client ID"}
+        refused = {"type": "error", "error": "Invalid API key for this client ID"}
+        assert orjson.loads(first.data) == refused  # the REST rule and text (core.admit)
         closing = await ws.receive(timeout=5)
-        assert closing.type == aiohttp.WSMsgType.CLOSE and ws.close_code == 1008
+        assert closing.type == aiohttp.WSMsgType.CLOSE and ws.close_code == 4002
     assert victim.received == []
 
 

@@ -34,13 +34,13 @@ async def test_auth_failures_close_the_socket(relay: Any, api_ws: Any) -> None:
     await relay.world()
     await relay.world("world-2")
     cases: list[tuple[dict[str, Any], int, str]] = [
-        ({"key": "wrong"}, 1008, "Invalid API key"),
+        ({"key": "wrong"}, 4002, "Invalid API key"),
         ({"key": None}, 4002, "Invalid auth message"),
-        ({"key": relay.key(), "clientId": "ghost"}, 1008, "Invalid client ID"),
-        ({"key": relay.key()}, 1008, "Multiple clients connected. Please specify clientId."),
+        ({"key": relay.key(), "clientId": "ghost"}, 4002, "Invalid client ID"),
+        ({"key": relay.key()}, 4002, "Multiple clients connected. Please specify clientId."),
         (
             {"key": relay.key(client_ids=["world-2"]), "clientId": "world-1"},
-            1008,
+            4002,
             "API key is not authorized for this client",
         ),
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from vttrelay.relay.forward import build_frame, new_request_id
+from vttrelay.relay.core import build_frame, new_request_id
 from vttrelay.relay.routes import ROUTES
 from vttrelay.relay.store import KeyRecord
 from vttrelay.relay.worlds import Reply, _ip_allowed, _public_url

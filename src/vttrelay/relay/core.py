@@ -1,0 +1,259 @@
+"""The one request core shared by REST, SSE and /ws/api (DESIGN §8a).
+
+Every keyed call, whatever its transport, goes through the same steps, written once here and in
+this order (wire-protocol §4.1 stages 3, 4, 7, 8-13):
+
+1. `admit(state, secret, scope, client_id)`: the API key (401 `API key is required`, `Invalid API
+   key`, `API key is disabled`, `API key has expired`), the world the caller named (404 `Invalid
+   client ID` when it is not connected, 401 `Invalid API key for this client ID` when it belongs
+   to another account), the key's rate limit (429; the call is then counted for usage), the scope
+   (403 `API key lacks required scope: <scope>`). Returns the key.
+2. Parameters: `params.extract` with the route's declarations (400 `'x' is required`, ...). The
+   adapter gives it the sources: REST the query, body and path; /ws/api the frame's top level.
+3. `resolve_world(key, client_id, registry)`: the key's allowed worlds (403 `API key is not
+   authorized for this client`), then the target world (§4.3: named, the key's only world, the
+   account's only live world; 404 / 400).
+4. Requests: `forward(state, key, route, params)` checks the world's game system (400), builds the
+   frame with `build_frame` (declared parameters, `_scopes`, the key's forced `userId` over the
+   caller's) and awaits the reply (408 `Request timed out`, 503 `World disconnected before
+   replying`). It returns the world's `Reply` untouched.
+   Streams: `build_filter(channel, params, key.user_id, users)` is the stream's frame: the key's
+   forced user wins over the caller's `userId`, and a bound non-GM user may open only the chat
+   and roll streams (403).
+
+Every refusal is one `RelayError(status, body)` with the documented JSON body. The adapters only
+translate it: REST and SSE into an HTTP response with that status and body (`forward.py`;
+`app.relay_middleware` does it for every route), /ws/api into an error frame with the caller's
+`requestId` (`client_ws.py`).
+
+The hot path (a forwarded request) does per call: one key-cache lookup, a few attribute checks,
+one token-bucket step and a usage-counter increment, the parameter extraction, one registry
+lookup, the frame dict, and the world round trip (the only await besides reading the body). No
+store access, no extra task.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import orjson
+
+from vttrelay import protocol
+from vttrelay.relay.events import EventFilter, parse_hooks, resolve_user
+from vttrelay.relay.routes import Route
+from vttrelay.relay.store import KeyRecord
+from vttrelay.relay.worlds import Reply, WorldConnection, WorldGone, WorldRegistry
+
+if TYPE_CHECKING:
+    from vttrelay.relay.app import RelayState
+
+TIMED_OUT: Final = "Request timed out"
+WORLD_GONE: Final = "World disconnected before replying"
+RATE_LIMITED: Final = "Too many API requests, please slow down"
+SUBSCRIBE_SCOPE: Final = "events:subscribe"
+
+
+class RelayError(Exception):
+    """A refused call: the HTTP-style `status` and the documented JSON `body`
+    (`{"error": "<text>", ...}`). Raised by the core; translated by each adapter."""
+
+    __slots__ = ("status", "body")
+
+    def __init__(self, status: int, body: dict[str, Any]) -> None:
+        super().__init__(body.get("error"))
+        self.status = status
+        self.body = body
+
+    @property
+    def message(self) -> str:
+        return str(self.body.get("error"))
+
+    def json(self) -> bytes:
+        return orjson.dumps(self.body)
+
+
+def error(status: int, text: str, /, **extra: Any) -> RelayError:
+    """`RelayError(status, {"error": text, **extra})`."""
+    return RelayError(status, {"error": text, **extra})
+
+
+# 1. Key, named world, rate, scope ----------------------------------------------------------------
+
+
+def key_problem(key: KeyRecord | None) -> str | None:
+    """Why a key cannot be used (unknown, disabled, expired), or None."""
+    if key is None:
+        return "Invalid API key"
+    if not key.enabled:
+        return "API key is disabled"
+    if key.expired():
+        return "API key has expired"
+    return None
+
+
+def authenticate(state: RelayState, secret: str | None) -> KeyRecord:
+    """The key of `secret` if it may be used; raises RelayError 401."""
+    if not secret:
+        raise error(401, "API key is required")
+    key = state.keys.lookup(secret)
+    if key is None or not key.enabled or key.expired():
+        raise error(401, key_problem(key) or "Invalid API key")
+    return key
+
+
+def admit(
+    state: RelayState, secret: str | None, scope: str | None, client_id: str | None
+) -> KeyRecord:
+    """Key, named world, rate limit and scope of one call (step 1); returns the key."""
+    key = authenticate(state, secret)
+    if client_id:
+        world = state.registry.get(client_id)
+        if world is None:
+            raise error(404, "Invalid client ID")
+        if world.account != key.account:
+            raise error(401, "Invalid API key for this client ID")
+    limit = key.rate_per_minute if key.rate_per_minute is not None else state.config.rate_per_minute
+    if not state.buckets.allow(key.id, limit):
+        raise error(429, RATE_LIMITED)
+    state.usage.count(key.id)
+    if scope is not None and scope not in key.scopes:
+        raise error(403, f"API key lacks required scope: {scope}")
+    return key
+
+
+# 3. The target world -----------------------------------------------------------------------------
+
+
+def resolve_world(
+    key: KeyRecord, client_id: str | None, registry: WorldRegistry
+) -> WorldConnection:
+    """The target world of a call (wire-protocol §4.3), restricted to the key's account/list."""
+    allowed = key.client_ids
+    if client_id:
+        if allowed and client_id not in allowed:
+            raise error(403, "API key is not authorized for this client")
+    elif len(allowed) == 1:
+        client_id = allowed[0]
+    if client_id:
+        world = registry.get(client_id)
+        if world is None or world.account != key.account:
+            raise error(
+                404,
+                "Invalid client ID",
+                clientId=client_id,
+                message="No Foundry client connected with this ID.",
+            )
+        return world
+    live = [w for w in registry.for_account(key.account) if not allowed or w.client_id in allowed]
+    if not live:
+        raise error(404, "No connected Foundry clients found")
+    if len(live) > 1:
+        raise error(
+            400,
+            "Multiple clients connected. Please specify clientId.",
+            connectedClients=sorted(w.client_id for w in live),
+        )
+    return live[0]
+
+
+# 4. Requests: the frame and the round trip -------------------------------------------------------
+
+_counter = itertools.count(1)
+_process = secrets.token_hex(4)  # random per process (and per forked child): made once
+
+
+def _new_process_id() -> None:
+    global _process
+    _process = secrets.token_hex(4)
+
+
+os.register_at_fork(after_in_child=_new_process_id)
+
+
+def new_request_id(action: str) -> str:
+    """`<action>_<counter>_<process>`: unique within a process by the counter, across processes
+    and restarts by a random part made once per process (no random bytes per request)."""
+    return f"{action}_{next(_counter)}_{_process}"
+
+
+def build_frame(route: Route, params: Mapping[str, Any], key: KeyRecord) -> dict[str, Any]:
+    """The frame a world receives: type, requestId, declared params, _scopes, and the key's
+    forced userId in place of the caller's."""
+    assert route.action is not None
+    frame: dict[str, Any] = {"type": route.action, "requestId": new_request_id(route.action)}
+    for name, value in params.items():
+        if name not in ("clientId", "type"):
+            frame[name] = value
+    frame["_scopes"] = list(key.scopes)
+    if key.user_id:
+        frame["userId"] = key.user_id
+    return frame
+
+
+def check_system(route: Route, world: WorldConnection) -> None:
+    """A route that needs a game system (dnd5e) fails at once on a world running another."""
+    if route.system and world.system_id != route.system:
+        raise error(
+            400,
+            f"This endpoint needs a {route.system} world; "
+            f"world '{world.client_id}' runs '{world.system_id or 'unknown'}'",
+        )
+
+
+async def forward(
+    state: RelayState, key: KeyRecord, route: Route, params: Mapping[str, Any]
+) -> Reply:
+    """Steps 3-4 of a request: target world, system check, frame, the world's reply."""
+    world = resolve_world(key, params.get("clientId"), state.registry)
+    check_system(route, world)
+    frame = build_frame(route, params, key)
+    try:
+        return await world.request(frame, state.config.timeout_override or route.timeout)
+    except TimeoutError:
+        raise error(408, TIMED_OUT) from None
+    except WorldGone:
+        raise error(503, WORLD_GONE) from None
+
+
+# 4. Streams: the filter --------------------------------------------------------------------------
+
+# Streams a non-GM user bound to a key may not open: they carry whole documents unfiltered.
+GM_ONLY_CHANNELS: Final = frozenset(
+    {protocol.HOOK_CHANNEL, protocol.ACTOR_CHANNEL, protocol.COMBAT_CHANNEL, protocol.SCENE_CHANNEL}
+)
+
+
+def build_filter(
+    channel: str, params: Mapping[str, Any], forced_user: str | None, users: Any
+) -> EventFilter:
+    """A subscriber's filter from a stream route's parameters; raises RelayError (400/403).
+
+    `forced_user` (the key's bound user) wins over the caller's `userId`. A user is resolved in
+    the world's user list by id, then by name; a non-GM bound user may open only the chat and
+    roll streams.
+    """
+    wanted = forced_user or params.get("userId")
+    viewer = None
+    if wanted:
+        viewer = resolve_user(users, str(wanted))
+        if viewer is None:
+            raise error(400, f"User not found: {wanted}")
+        if forced_user and not viewer.is_gm and channel in GM_ONLY_CHANNELS:
+            raise error(403, f"User '{viewer.name}' must be a GM to subscribe to {channel}")
+    chat_type = params.get("type")
+    if chat_type is not None and (not isinstance(chat_type, int) or not 0 <= chat_type <= 4):
+        raise error(400, "'type' must be a chat type from 0 to 4")
+    return EventFilter(
+        speaker=params.get("speaker") or None,
+        chat_type=chat_type,
+        whisper_only=bool(params.get("whisperOnly")),
+        viewer=viewer,
+        hooks=parse_hooks(params.get("hooks")),
+        encounter_id=params.get("encounterId") or None,
+        actor_uuid=params.get("actorUuid") or None,
+        scene_id=params.get("sceneId") or None,
+    )
