@@ -223,7 +223,7 @@ class EventHub:
         self._timers: set[asyncio.TimerHandle] = set()  # abort timers of cut-off subscribers
         self._forgetting: dict[str, asyncio.TimerHandle] = {}  # gone worlds' history, by id
         self._lingering: dict[tuple[str, str], asyncio.TimerHandle] = {}  # pending `count: 0`s
-        self._told: dict[tuple[str, str], int] = {}  # the count each connected world last got
+        self._told: dict[tuple[str, str], int] = {}  # the count each world last got
         self._closing = False
 
     # Inspection ---------------------------------------------------------------------------------
@@ -365,10 +365,29 @@ class EventHub:
     # WorldListener ------------------------------------------------------------------------------
 
     def world_connected(self, world: Any) -> None:
-        """Tell a (re)connected world which of its channels are on (it starts with all off)."""
-        self._forget_told(world.client_id)
+        """Tell a (re)connected world every channel that is on, and 0 for every channel it may
+        still be sending (the module keeps its channels on across reconnects).
+
+        What the world last heard is kept across its reconnects (`_told`). When this relay never
+        told it anything (its first connection since the relay started, or after its history was
+        forgotten) and the store says it connected before (`world.returning`), it may be sending
+        any channel a relay before a restart or crash switched on: every channel is told, zeros
+        included. A world that never connected anywhere is told only the live channels.
+        """
+        client_id = world.client_id
+        unknown = bool(getattr(world, "returning", False)) and not any(
+            k[0] == client_id for k in self._told
+        )
         for channel in protocol.CHANNELS:
-            self._announce(world.client_id, channel)
+            key = (client_id, channel)
+            count = self.announced_count(client_id, channel)
+            heard = None if unknown else self._told.get(key, 0)
+            self._told[key] = count
+            if count or heard != 0:
+                self._send(
+                    world,
+                    {"type": protocol.SUBSCRIPTION_UPDATE, "channel": channel, "count": count},
+                )
 
     def world_disconnected(self, world: Any) -> None:
         """End the SSE streams of a world that went away (they end after what is queued).
@@ -378,7 +397,7 @@ class EventHub:
         current = self.registry.get(world.client_id)
         if current is not None and current is not world:
             return  # replaced by a reconnect: its streams live on
-        self._forget_told(world.client_id)
+        # `_told` stays: what the world last heard decides what it is told when it comes back
         for sub in self.subscribers(world.client_id):
             if sub.kind == "sse":
                 self.unsubscribe(sub, "world-gone")
@@ -402,6 +421,7 @@ class EventHub:
             return
         for key in [k for k in self._logs if k[0] == client_id]:
             del self._logs[key]
+        self._forget_told(client_id)
         self._messages.pop(client_id, None)
 
     def world_event(self, world: Any, frame: dict[str, Any]) -> None:

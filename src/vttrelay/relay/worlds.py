@@ -28,7 +28,7 @@ from aiohttp import WSMsgType, web
 from vttrelay import protocol
 from vttrelay.protocol import Close
 from vttrelay.relay.config import RelayConfig
-from vttrelay.relay.store import RelayStore, TokenRecord
+from vttrelay.relay.store import KnownClient, RelayStore, TokenRecord
 
 log = logging.getLogger("vttrelay.relay")
 
@@ -147,6 +147,9 @@ class WorldConnection:
         self.pending: dict[str, asyncio.Future[Reply]] = {}
         self.closed = False
         self.last_pong = time.monotonic()
+        # connected to a relay before (this process or an earlier one): it may still be sending
+        # channels a relay switched on before a restart (streams tell it every count, 0 included)
+        self.returning = False
 
     def __repr__(self) -> str:
         return f"<WorldConnection {self.client_id} account={self.account}>"
@@ -470,11 +473,13 @@ class WorldGateway:
             shown,
         )
         try:
+            world.returning = _connected_before(self.store.known_client(client_id))
             self.store.remember_client(
                 client_id, record.account, _stored_metadata(metadata), record.name
             )
         except Exception:
             log.exception("could not record world %s", client_id)
+            world.returning = True  # unknown: assume it may be sending
         self.registry._notify("world_connected", world)
         return world
 
@@ -566,6 +571,12 @@ def _auth_token(msg: Any) -> str | None:
         return None
     token = frame.get("token")
     return token if isinstance(token, str) and token else None
+
+
+def _connected_before(known: KnownClient | None) -> bool:
+    """Did this world ever connect? Every connection records its peer address (`ipAddress`,
+    `remember_client`); pairing and minting a token record a world without one."""
+    return known is not None and "ipAddress" in known.metadata
 
 
 def _stored_metadata(metadata: dict[str, Any]) -> dict[str, Any]:

@@ -113,6 +113,42 @@ async def test_reconnected_world_gets_every_live_count_once() -> None:
     assert fresh.counts() == [("chat-events", 2), ("scene-events", 1)]
 
 
+async def test_a_returning_world_unknown_to_this_relay_hears_every_count() -> None:
+    """After a relay restart nothing is known of what the world was told: all six, 0 included."""
+    registry = FakeRegistry()
+    hub = EventHub(registry, StreamSettings())
+    hub.subscribe(sub(protocol.ROLL_CHANNEL))  # a /ws/api client waiting for the world
+    back = registry.worlds["w1"] = FakeWorld()
+    back.returning = True  # type: ignore[attr-defined]
+    hub.world_connected(back)
+    await hub.flush()
+    assert back.counts() == [(c, int(c == protocol.ROLL_CHANNEL)) for c in protocol.CHANNELS]
+    new = registry.worlds["w2"] = FakeWorld("w2")  # never connected anywhere: nothing to stop
+    hub.world_connected(new)
+    await hub.flush()
+    assert new.counts() == []
+    await hub.close()
+
+
+async def test_a_world_back_after_its_streams_ended_hears_0_for_them() -> None:
+    """Its SSE streams ended while it was away (count 0, never told): it hears 0 on return."""
+    hub, registry, world = hub_with_world(subscription_linger=0)
+    stream = sub()
+    hub.subscribe(stream)
+    del registry.worlds["w1"]
+    hub.world_disconnected(world)
+    assert stream.reason == "world-gone"
+    fresh = registry.worlds["w1"] = FakeWorld()
+    hub.world_connected(fresh)
+    await hub.flush()
+    assert fresh.counts() == [("chat-events", 0)]
+    again = registry.worlds["w1"] = FakeWorld()
+    hub.world_connected(again)  # told 0 already: nothing more to say
+    await hub.flush()
+    assert again.counts() == []
+    await hub.close()
+
+
 async def test_fan_out_applies_filters_and_encodes_once() -> None:
     hub, _, world = hub_with_world()
     everyone, whispers = sub(), sub(filter=EventFilter(whisper_only=True))
