@@ -237,7 +237,7 @@ class ClientSocket:
         try:
             params = extract(route, {}, frame, {})
         except ParamError as exc:
-            raise error(400, exc.message) from None
+            raise error(exc.status, exc.message) from None
         params["clientId"] = self.client_id  # the socket's world, whatever the frame says
         reply = await core.forward(self.state, key, route, params)
         return dict(reply.frame)
@@ -291,7 +291,7 @@ class ClientSocket:
         try:
             params = extract(route, {}, subscription_params(frame, self.client_id), {})
         except ParamError as exc:
-            raise error(400, exc.message) from None
+            raise error(exc.status, exc.message) from None
         world = self.state.registry.get(self.client_id)
         users = world.users if world is not None else []
         event_filter = core.build_filter(route.channel or "", params, key.user_id, users)

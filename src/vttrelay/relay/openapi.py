@@ -30,14 +30,30 @@ ERROR_STATUSES = {
     "403": "The key lacks the route's scope, or may not use this world.",
     "404": "No such connected world.",
     "408": "The world did not reply in time.",
-    "413": "Request body too large.",
+    "413": "Request body, or one parameter, too large (its maxLength or x-max-bytes).",
     "429": "Too many requests for this key.",
     "503": "The world disconnected before replying.",
 }
 
 
+def _limits(param: Param) -> dict[str, Any]:
+    """The parameter's declared limits as JSON Schema keywords (README "Limits"); the JSON size
+    and nesting depth, which JSON Schema cannot say, as `x-max-bytes` and `x-max-depth`."""
+    kind = param.type
+    if kind == "number":
+        return {"minimum": param.minimum, "maximum": param.maximum}
+    limits: dict[str, Any] = {}
+    if kind in ("string", None):
+        limits["maxLength"] = param.max_length  # for an untyped value: when it is a string
+    if kind in ("array", "object", None):
+        limits["x-max-bytes"] = param.max_bytes
+        limits["x-max-depth"] = param.max_depth
+    return limits
+
+
 def _schema(param: Param) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": param.type} if param.type else {}
+    schema.update(_limits(param))
     if param.default is not MISSING:
         schema["default"] = param.default
     if param.description:

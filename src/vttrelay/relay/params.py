@@ -4,6 +4,11 @@ Pure functions over plain mappings (wire-protocol §4.2): each declared paramete
 sources in order (body, query, path); the first non-null value wins (an empty query value counts
 as absent); values are coerced to the declared type; undeclared parameters are dropped; GET
 bodies are never read; defaults from the route table are applied (DESIGN §6 item 6).
+
+Each value is then held to its parameter's declared limits (routes.Param: number range, string
+length, JSON size, nesting depth), so nothing the world could not store or answer reaches it:
+sizes give 413, the rest 400, always `{"error": "'<name>' ..."}` (README "Limits"). The checks are
+iterative, so a value nested as deep as the JSON parser allows is refused, not a RecursionError.
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 class ParamError(Exception):
-    """A 400 with body `{"error": message}`."""
+    """A refused parameter: HTTP `status` (400, or 413 for a value over its size limit) with
+    body `{"error": message}`; /ws/api sends the same message and status in an error frame."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.message = message
+        self.status = status
 
 
 def parse_body(method: str, raw: bytes) -> dict[str, Any]:
@@ -114,6 +121,54 @@ def coerce(param: Param, value: Any, from_query: bool) -> Any:
     raise ParamError(f"'{name}' must be an object")
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    """True if `value` nests arrays/objects more than `limit` levels (a scalar is level 0)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        depth += 1
+        if depth > limit:
+            return True
+        stack.extend((c, depth) for c in children if isinstance(c, dict | list))
+    return False
+
+
+def check_limits(param: Param, value: Any) -> None:
+    """Hold a coerced value to its parameter's declared limits, or raise ParamError."""
+    name = param.name
+    if isinstance(value, str):
+        if len(value) > param.max_length:
+            raise ParamError(
+                f"'{name}' is too long (at most {_plural(param.max_length, 'character')})", 413
+            )
+    elif isinstance(value, dict | list):
+        if _too_deep(value, param.max_depth):
+            raise ParamError(
+                f"'{name}' is nested too deeply (at most {_plural(param.max_depth, 'level')})"
+            )
+        if len(orjson.dumps(value)) > param.max_bytes:
+            raise ParamError(
+                f"'{name}' is too large (at most {param.max_bytes} bytes of JSON)", 413
+            )
+    elif (
+        param.type == "number"
+        and isinstance(value, int | float)
+        and not param.minimum <= value <= param.maximum
+    ):
+        raise ParamError(
+            f"'{name}' must be between {_bound(param.minimum)} and {_bound(param.maximum)}"
+        )
+
+
+def _bound(limit: float) -> str:
+    return str(int(limit)) if float(limit).is_integer() else str(limit)
+
+
 def extract(
     route: Route,
     query: Mapping[str, str],
@@ -125,7 +180,9 @@ def extract(
     for param in route.params:
         value, from_query = _lookup(param, query, body, path)
         if value is not MISSING:
-            values[param.name] = coerce(param, value, from_query)
+            value = coerce(param, value, from_query)
+            check_limits(param, value)
+            values[param.name] = value
     for param in route.params:
         if param.name not in values:
             if param.required:

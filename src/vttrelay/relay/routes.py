@@ -31,6 +31,18 @@ DEFAULT_TIMEOUT: Final = 10.0
 SCRIPT_TIMEOUT: Final = 20.0
 USE_TIMEOUT: Final = 30.0
 
+# Limits every parameter has unless its entry declares its own (README "Limits"). The relay
+# refuses a value past them before anything reaches the world: sizes with 413, ranges and nesting
+# with 400, each as `{"error": "'<name>' ..."}` (params.py).
+MAX_SAFE_INTEGER: Final = 2**53 - 1  # the largest integer a JavaScript number holds exactly
+DEFAULT_MAX_LENGTH: Final = 65_536  # characters of a string value
+DEFAULT_MAX_BYTES: Final = 4 * 1024 * 1024  # JSON bytes of an array, object or untyped value
+DEFAULT_MAX_DEPTH: Final = 32  # nesting of arrays and objects (a real actor nests about 8)
+CHAT_CONTENT_MAX: Final = 100_000  # characters of a chat message (a rich item card is ~10,000)
+FLAVOR_MAX: Final = 10_000  # characters of a chat message's flavor text
+CHAT_PAGE_MAX: Final = 1_000  # chat messages per GET /chat page
+SCRIPT_MAX: Final = 1_000_000  # characters of an execute-js script
+
 
 @dataclass(frozen=True)
 class Param:
@@ -42,6 +54,12 @@ class Param:
     required: bool = False
     default: Any = MISSING  # applied by the relay when the caller gave nothing
     description: str = ""
+    # Constraints (declarative; params.py enforces them, openapi.py shows them):
+    minimum: float = -MAX_SAFE_INTEGER  # numbers
+    maximum: float = MAX_SAFE_INTEGER  # numbers
+    max_length: int = DEFAULT_MAX_LENGTH  # strings (and untyped values given as strings)
+    max_bytes: int = DEFAULT_MAX_BYTES  # arrays, objects, untyped non-strings: JSON size
+    max_depth: int = DEFAULT_MAX_DEPTH  # arrays, objects, untyped: nesting levels
 
 
 @dataclass(frozen=True)
@@ -302,6 +320,7 @@ DND5E_ROUTES: Final = (
             "object",
             True,
             sources=B,
+            max_depth=1,
             description='Coins to move, e.g. {"gp": 5, "sp": 3}.',
         ),
         _p("sourceActorUuid", "string", description="Uuid of the paying actor."),
@@ -340,8 +359,16 @@ CHAT_ROUTES: Final = (
         params=(
             CLIENT_ID,
             USER_ID,
-            Param("limit", "number", Q, default=10, description="At most this many (default 10)."),
-            Param("offset", "number", Q, default=0, description="Messages to skip."),
+            Param(
+                "limit",
+                "number",
+                Q,
+                default=10,
+                minimum=0,
+                maximum=CHAT_PAGE_MAX,
+                description="At most this many (default 10).",
+            ),
+            Param("offset", "number", Q, default=0, minimum=0, description="Messages to skip."),
             Param("chatType", "number", Q, description="0 OOC, 1 IC, 2 emote, 3 whisper, 4 roll."),
             Param("speaker", "string", Q, description="Speaker name or actor id."),
         ),
@@ -357,12 +384,19 @@ CHAT_ROUTES: Final = (
         params=(
             CLIENT_ID,
             USER_ID,
-            Param("content", "string", B, required=True, description="Message text (HTML)."),
+            Param(
+                "content",
+                "string",
+                B,
+                required=True,
+                max_length=CHAT_CONTENT_MAX,
+                description="Message text (HTML).",
+            ),
             Param("whisper", "array", B, description="User ids to whisper to."),
             Param("speaker", "string", B, description="Actor id or uuid speaking."),
             Param("alias", "string", B, description="Display name of the speaker."),
             Param("chatType", "number", B, description="0 OOC, 1 IC, 2 emote, 3 whisper, 4 roll."),
-            Param("flavor", "string", B, description="Flavor text."),
+            Param("flavor", "string", B, max_length=FLAVOR_MAX, description="Flavor text."),
         ),
     ),
     Route(
@@ -481,7 +515,13 @@ UTILITY_ROUTES: Final = (
         params=(
             CLIENT_ID,
             USER_ID,
-            Param("script", None, B, description="JavaScript: the body of an async function."),
+            Param(
+                "script",
+                None,
+                B,
+                max_length=SCRIPT_MAX,
+                description="JavaScript: the body of an async function.",
+            ),
         ),
         forbidden_patterns=FORBIDDEN_SCRIPT_PATTERNS,
     ),
