@@ -1,7 +1,7 @@
 """`python -m bench`: run the relay benchmarks of issue 6 and print one table per scenario.
 
 Scenarios (`--scenario`, repeatable; all by default):
-  forwarded  the forwarded mix (get-actor-details, skill-check, GET/POST /chat, /players)
+  forwarded  the forwarded mix (get-actor-details, skill-check, GET/POST /chat, /players, /roll)
   floor      the same load against GET /api/health (no world hop)
   streams    SSE fan-out to 1,000 subscribers, and RSS per idle subscriber
   worlds     the forwarded mix spread over 500 connected worlds

@@ -20,13 +20,14 @@ Request = tuple[str, str, dict[str, Any] | None]  # method, path with query, JSO
 DETAILS: Final = '["resources","items","features","spells"]'
 ACTOR_DETAILS_QUERY: Final = urlencode({"actorUuid": ACTOR, "details": DETAILS})
 
-# Scenario 1: the forwarded mix of issue 6, one of each.
+# Scenario 1: the forwarded mix of issue 6 (plus /roll, issue 10), one of each.
 FORWARDED: Final[tuple[Request, ...]] = (
     ("GET", "/dnd5e/get-actor-details?" + ACTOR_DETAILS_QUERY, None),
     ("POST", "/dnd5e/skill-check", {"actorUuid": ACTOR, "skill": "prc"}),
     ("GET", "/chat?limit=10", None),
     ("POST", "/chat", {"content": "Hello from the bench", "flavor": "bench"}),
     ("GET", "/players", None),
+    ("POST", "/roll", {"formula": "2d20kh", "flavor": "Test Roll", "createChatMessage": True}),
 )
 
 # Scenario 2: the floor, no world hop.
@@ -41,11 +42,12 @@ def with_client(path: str, client_id: str) -> str:
 
 def spread(mix: Sequence[Request], client_ids: Sequence[str]) -> list[Request]:
     """The mix over many worlds: every (world, action) pair once; consecutive requests go to
-    different worlds. Request i goes to world i mod n with action (i + i div n) mod len(mix)."""
+    different worlds. Request i goes to world i mod n with action (i mod n + i div n) mod
+    len(mix): each world takes every action once, whatever the two lengths."""
     n, k = len(client_ids), len(mix)
     out: list[Request] = []
     for i in range(n * k):
-        method, path, body = mix[(i + i // n) % k]
+        method, path, body = mix[(i % n + i // n) % k]
         out.append((method, with_client(path, client_ids[i % n]), body))
     return out
 

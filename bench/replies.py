@@ -1,7 +1,8 @@
 """Recorded world replies the fake world answers with, one per action (data only).
 
 The shapes and values come from the reference captures quoted in world-behaviour.md §3, §4, §5
-and §9 and wire-protocol §4.6 (the skill-check exchange). The actor is the example's Lightfoot
+and §9, wire-protocol §4.6 (the skill-check exchange) and endpoints-beyond-seed.md §3.1 (the
+/roll reply). The actor is the example's Lightfoot
 Halfling Monk (`Actor.V5OF1QXHjaIy6iO8`); get-actor-details carries its 17 items, 8 features and
 1 spell as 11-key Item sources, so the forwarded body is about as large as a real one of that actor.
 
@@ -258,6 +259,26 @@ REPLIES: Final[dict[str, dict[str, Any]]] = {
         }
     },
     "execute-js": {"success": True, "result": "ws://relay:3010"},
+    "roll": {
+        "success": True,
+        "data": {
+            "id": "manual_1782956918692_n3iweer4g58",
+            "chatMessageCreated": True,
+            "roll": {
+                "formula": "2d20kh",
+                "total": 7,
+                "isCritical": False,
+                "isFumble": False,
+                "dice": [
+                    {
+                        "faces": 20,
+                        "results": [{"result": 3, "active": False}, {"result": 7, "active": True}],
+                    }
+                ],
+                "timestamp": 1782956918692,
+            },
+        },
+    },
 }
 
 # An action the world does not know gets what the module would say about a missing handler's

@@ -46,7 +46,14 @@ def test_wrk_summary_line_is_parsed() -> None:
 
 
 def test_recorded_replies_echo_the_request_id() -> None:
-    for action in ("get-actor-details", "skill-check", "chat-messages", "chat-send", "players"):
+    for action in (
+        "get-actor-details",
+        "skill-check",
+        "chat-messages",
+        "chat-send",
+        "players",
+        "roll",
+    ):
         frame = orjson.loads(replies.build_reply(action, 'id_"quoted"'))
         assert frame["type"] == action + "-result"
         assert frame["requestId"] == 'id_"quoted"'

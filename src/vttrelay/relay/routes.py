@@ -527,6 +527,62 @@ UTILITY_ROUTES: Final = (
     ),
 )
 
+ROLL_ROUTES: Final = (
+    Route(
+        "POST",
+        "/roll",
+        "forward",
+        "Roll a dice formula, optionally posting it to chat.",
+        "Rolls",
+        scope="roll:execute",
+        action="roll",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param(
+                "formula",
+                "string",
+                B,
+                required=True,
+                description="Dice formula, e.g. `2d20kh + 5`.",
+            ),
+            Param("flavor", None, B, description="Flavor text (default empty)."),
+            Param(
+                "createChatMessage",
+                "boolean",
+                B,
+                description="Post the roll to chat (default false).",
+            ),
+            Param("speaker", None, B, description="Token or actor uuid speaking."),
+            Param("whisper", "array", B, description="User ids: a private roll for them."),
+        ),
+    ),
+    Route(
+        "GET",
+        "/rolls",
+        "forward",
+        "The recent rolls, newest first (at most 20).",
+        "Rolls",
+        scope="roll:read",
+        action="rolls",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("limit", "number", Q, description="At most this many (default and cap 20)."),
+        ),
+    ),
+    Route(
+        "GET",
+        "/lastroll",
+        "forward",
+        "The most recent roll, or null.",
+        "Rolls",
+        scope="roll:read",
+        action="last-roll",
+        params=(CLIENT_ID, USER_ID),
+    ),
+)
+
 HOOK_FILTERS = (
     Param("hooks", "string", Q, description="Comma-separated hook names (hooks stream)."),
     Param("encounterId", "string", Q, description="Only this encounter (encounters stream)."),
@@ -644,6 +700,7 @@ ROUTES: Final[tuple[Route, ...]] = (
     *DND5E_ROUTES,
     *CHAT_ROUTES,
     *UTILITY_ROUTES,
+    *ROLL_ROUTES,
     *STREAM_ROUTES,
     *RELAY_ROUTES,
 )

@@ -1,9 +1,11 @@
 """The context an action handler runs in: the open transaction, the acting user, dice, the
-clock, chat-message creation, token selection and event emission.
+clock, chat-message creation, recorded rolls, token selection and event emission.
 
 Events are queued here and sent only after the transaction commits (and only for channels that
 have subscribers); a failed action therefore emits nothing. A new token selection is likewise
-applied only after commit.
+applied only after commit, and so are rolls added to the world's recent-rolls list: every chat
+message with rolls records its first roll there (and on the roll stream), as the module does
+while someone subscribes to rolls.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from vttrelay import protocol
 from vttrelay.world import documents
 from vttrelay.world.ids import new_id
+from vttrelay.world.rules import rolls as rolls_rules
 from vttrelay.world.store import Tx
 
 if TYPE_CHECKING:
@@ -61,6 +64,7 @@ class ActionContext:
         self.user = user
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.selection: list[str] | None = None  # a new selection (token uuids), set by /select
+        self.rolls: list[dict[str, Any]] = []  # recent-rolls entries, added after commit
 
     # The transaction -----------------------------------------------------------------------
 
@@ -162,25 +166,31 @@ class ActionContext:
         tx.put("ChatMessage", doc)
         message = documents.message_to_api(doc, documents.users_by_id(tx))
         self.emit("chat-event", {"eventType": "create", "data": message})
-        if rolls and self.wants("roll-data"):
-            first = rolls[0]
-            self.emit(
-                "roll-data",
-                {
-                    "id": doc["_id"],
-                    "messageId": doc["_id"],
-                    "user": message["author"],
-                    "speaker": spk,
-                    "flavor": flavor,
-                    "rollTotal": first.get("total"),
-                    "formula": first.get("formula"),
-                    "isCritical": bool(first.get("isCritical")),
-                    "isFumble": bool(first.get("isFumble")),
-                    "dice": first.get("dice", []),
-                    "timestamp": now,
-                },
+        if rolls:
+            self.record_roll(
+                rolls_rules.message_entry(
+                    doc["_id"],
+                    user=message["author"],
+                    speaker=spk,
+                    flavor=flavor,
+                    first_roll=rolls[0],
+                    timestamp=now,
+                )
             )
         return message
+
+    # Rolls ----------------------------------------------------------------------------------
+
+    def record_roll(self, entry: dict[str, Any], *, emit: bool = True) -> None:
+        """Add a roll to the world's recent-rolls list (after commit) and, unless `emit` is
+        False, send it on the roll stream as a `roll-data` event."""
+        self.rolls.append(entry)
+        if emit:
+            self.emit("roll-data", entry)
+
+    def recent_rolls(self) -> list[dict[str, Any]]:
+        """The world's recent rolls, newest first (without this action's own)."""
+        return list(self._world.recent_rolls)
 
     # Token selection ------------------------------------------------------------------------
 

@@ -78,6 +78,7 @@ class Roll:
     is_fumble: bool
     result: str  # the formula with each dice term replaced by its total
     terms: tuple[DieTerm, ...] = field(default_factory=tuple)
+    leading_faces: int | None = None  # faces of the formula's first term, if it is a dice term
 
     @property
     def dice(self) -> list[dict[str, Any]]:
@@ -156,6 +157,7 @@ class Dice:
             is_fumble=natural is not None and natural <= fumble,
             result=result,
             terms=tuple(terms),
+            leading_faces=_leading_faces(evaluated.expr),
         )
 
 
@@ -164,6 +166,20 @@ def _natural(terms: tuple[DieTerm, ...] | list[DieTerm]) -> int | None:
         return None
     kept = [value for value, active in terms[0].results if active]
     return kept[0] if len(kept) == 1 else None
+
+
+def _leading_faces(node: Any) -> int | None:
+    """The faces of the leftmost term of an expression when it is a dice term (`1d20 + 5` ->
+    20); None when the formula starts with anything else (a number, a parenthesis, a sign)."""
+    while True:
+        if isinstance(node, _d20_expression.Expression):
+            node = node.roll
+        elif isinstance(node, _d20_expression.BinOp):
+            node = node.left
+        elif isinstance(node, _d20_expression.Dice):
+            return 100 if node.size == "%" else int(node.size)
+        else:
+            return None
 
 
 def _number(value: float) -> str:

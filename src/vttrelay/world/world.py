@@ -18,6 +18,7 @@ from vttrelay.world import documents
 from vttrelay.world.actions import UserNotFound, dispatch, load_actions
 from vttrelay.world.context import ActionContext
 from vttrelay.world.events import collect_document_events
+from vttrelay.world.rules import rolls as rolls_rules
 from vttrelay.world.store import Tx, WorldStore
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class World:
         self.subscriptions: dict[str, int] = {}
         self.sink: Callable[[dict[str, Any]], None] | None = None
         self.online: set[str] = set()  # ids of users shown as active
+        self.recent_rolls: list[dict[str, Any]] = []  # newest first (GET /rolls, /lastroll)
         load_actions()
 
     @classmethod
@@ -174,6 +176,8 @@ class World:
             collect_document_events(ctx, tx.changes)
         if ctx.selection is not None:
             self.selection = ctx.selection
+        for entry in ctx.rolls:
+            rolls_rules.add_recent(self.recent_rolls, entry)
         self.publish(ctx.events)
         return result
 

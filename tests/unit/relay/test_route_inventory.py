@@ -27,6 +27,10 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("GET", "/players"): ("entity:read", "players", 10.0),
     ("GET", "/world-info"): ("world:info", "world-info", 10.0),
     ("POST", "/execute-js"): ("execute-js", "execute-js", 20.0),
+    # endpoints-beyond-seed §0.4
+    ("POST", "/roll"): ("roll:execute", "roll", 10.0),
+    ("GET", "/rolls"): ("roll:read", "rolls", 10.0),
+    ("GET", "/lastroll"): ("roll:read", "last-roll", 10.0),
     **{
         ("GET", f"/{s}/subscribe"): ("events:subscribe", None, None)
         for s in ("chat", "rolls", "hooks", "encounters", "actor", "scene")
@@ -53,7 +57,7 @@ def test_every_endpoint_once_with_scope_action_and_timeout() -> None:
         assert route.action == action, where
         if timeout is not None:
             assert route.timeout == timeout, where
-    counts = {"DnD5e": 21, "Chat": 4, "Utility": 5, "Events": 6}
+    counts = {"DnD5e": 21, "Chat": 4, "Utility": 5, "Events": 6, "Rolls": 3}
     for group, n in counts.items():
         assert sum(r.group == group for r in ROUTES) == n, group
 
