@@ -229,6 +229,19 @@ def mint_serve_key(store: RelayStore) -> str:
     return secret
 
 
+def reserve_embedded_id(store: RelayStore, config: RelayConfig) -> str:
+    """A fresh connection token for the embedded world (the last one is revoked); its id becomes
+    the only token that may connect as EMBEDDED_CLIENT_ID (`RelayConfig.reserved_client_ids`)."""
+    store.revoke_tokens_named(DEFAULT_ACCOUNT, EMBEDDED_TOKEN_NAME)
+    token = store.create_connection_token(
+        DEFAULT_ACCOUNT, EMBEDDED_CLIENT_ID, name=EMBEDDED_TOKEN_NAME
+    )
+    record = store.token_by_secret(token)
+    assert record is not None
+    config.reserved_client_ids[EMBEDDED_CLIENT_ID] = record.id
+    return token
+
+
 async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | None = None) -> None:
     """Run the relay (and the embedded world) until SIGINT/SIGTERM."""
     from aiohttp import web
@@ -237,6 +250,11 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
     from vttrelay.world import embedded
 
     store = RelayStore(config.db_path)
+    # The embedded world's id is reserved for the token minted now, before the relay listens:
+    # no other token can take it, not even while the embedded world (re)connects.
+    token = reserve_embedded_id(store, config) if with_world else None
+    if token is None:
+        config.reserved_client_ids[EMBEDDED_CLIENT_ID] = None
     access = BufferedAccessLog(sys.stderr)  # request lines written in batches (accesslog.py)
     app = create_app(config, store, access)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=5)
@@ -249,11 +267,7 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
     secret = mint_serve_key(store)
 
     world = None
-    if with_world:
-        store.revoke_tokens_named(DEFAULT_ACCOUNT, EMBEDDED_TOKEN_NAME)
-        token = store.create_connection_token(
-            DEFAULT_ACCOUNT, EMBEDDED_CLIENT_ID, name=EMBEDDED_TOKEN_NAME
-        )
+    if token is not None:
         world = await embedded.start(f"ws://{local_host}:{port}/relay", token, config.data_dir)
 
     path = "/world-info" if world is not None else "/clients"

@@ -173,6 +173,8 @@ async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.R
     existing = body.get("existingClientId")
     if not isinstance(existing, str) or not existing.strip() or len(existing) > 128:
         existing = None
+    elif existing in state.config.reserved_client_ids:
+        existing = None  # the embedded world's id: never handed out (worlds._token_fits)
     metadata = {k: v for k in ("worldId", "worldTitle") if isinstance(v := body.get(k), str) and v}
     result = state.store.redeem_pairing_code(code.strip(), existing, metadata)
     if isinstance(result, PairingError):

@@ -33,6 +33,9 @@ class RelayConfig:
     pong_timeout: float | None = None  # drop a world after this long without a pong; 2x ping
     max_frame_bytes: int = 256 * 1024 * 1024  # largest world frame accepted
     close_timeout: float = 2.0  # how long to wait for a close handshake
+    # client id -> the only connection-token id that may connect as it (None: no token may);
+    # `vttrelay serve` reserves the embedded world's id for the token it mints at start-up
+    reserved_client_ids: dict[str, str | None] = field(default_factory=dict)
     # REST
     timeout_override: float | None = None  # replaces every route timeout (tests)
     rate_per_minute: int = 300  # per key, token bucket; 0 disables

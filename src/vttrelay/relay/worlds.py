@@ -1,7 +1,8 @@
 """Connected worlds: the `/relay` WebSocket, the registry of live worlds, pending requests.
 
 A world connects to `/relay?id=<clientId>&<metadata>`, sends `{"type":"auth","token":...}` first,
-and is registered under the account its connection token belongs to (wire-protocol §2). The
+and is registered under the account its connection token belongs to (wire-protocol §2). A token
+connects only as the client id it was issued for, else 1008 (DESIGN §6 item 8). The
 duplicate-id check happens before `auth-success` (DESIGN §6 item 3). Requests to a world are
 correlated by `requestId` only; any frame whose `requestId` is pending resolves it, and a world
 that goes away fails its pending requests at once (DESIGN §6 item 4).
@@ -34,6 +35,7 @@ log = logging.getLogger("vttrelay.relay")
 
 MISSING_ID = "Missing client ID"
 TOKEN_IN_URL = "Token URL parameter is not supported. Send auth as the first WebSocket message."
+TOKEN_NOT_FOR_ID = "Connection token not issued for this client ID"
 _PONG_FRAME = orjson.dumps({"type": protocol.PONG})
 _AUTH_SUCCESS = orjson.dumps({"type": protocol.AUTH_SUCCESS})
 
@@ -432,6 +434,9 @@ class WorldGateway:
         if record is None:
             await refuse(Close.AUTH_FAILED, "Authentication failed")
             return None
+        if not _token_fits(record, client_id, self.config.reserved_client_ids):
+            await refuse(Close.AUTH_FAILED, TOKEN_NOT_FOR_ID)
+            return None
         host, shown = _peer(request)
         if not _ip_allowed(record.ip_allow, host):
             await refuse(Close.AUTH_PROTOCOL, "IP address not allowed")
@@ -558,6 +563,15 @@ class WorldGateway:
 async def _send_quietly(world: WorldConnection, data: bytes) -> None:
     with contextlib.suppress(WorldGone):
         await world.send_bytes(data)
+
+
+def _token_fits(record: TokenRecord, client_id: str, reserved: dict[str, str | None]) -> bool:
+    """May this token connect as `client_id`? Only as the id it was issued for (the module always
+    sends that id; DESIGN §6 item 8), and a reserved id only with the one token it is reserved
+    for (`RelayConfig.reserved_client_ids`: the embedded world's)."""
+    if record.client_id != client_id:
+        return False
+    return client_id not in reserved or reserved[client_id] == record.id
 
 
 def _auth_token(msg: Any) -> str | None:

@@ -137,7 +137,8 @@ async def test_other_host_duplicate_gets_4004_before_auth_success(
     first = await relay.world("dup")
     connector = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
     async with aiohttp.ClientSession(connector=connector) as session:
-        other = world_double(relay.ws_url, "dup", relay.token(), session=session)
+        token = relay.token(client_id="dup")
+        other = world_double(relay.ws_url, "dup", token, session=session)
         ws = await other.open_socket()
         await ws.send_str(orjson.dumps({"type": "auth", "token": other.token}).decode())
         msg = await ws.receive(timeout=5)

@@ -1,5 +1,6 @@
 """`vttrelay serve` as a user runs it: a real process with the relay and the demo world; the
-printed `curl` line works when pasted, and the world's state survives a restart of the process."""
+printed `curl` line works when pasted, the world's state survives a restart of the process, and
+no other token can claim the demo world's id."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ...conftest import free_port
+from vttrelay.protocol import Close
+from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.store import RelayStore
+from vttrelay.relay.worlds import TOKEN_NOT_FOR_ID
+
+from ...conftest import WorldDouble, WorldRefused, free_port
 from .conftest import stop_process
 
 pytestmark = pytest.mark.skipif(
@@ -78,8 +84,17 @@ async def test_serve_prints_a_working_curl_line_and_keeps_state(tmp_path: Path) 
 
         await stop_process(proc)
         assert proc.returncode == 0
+        # A token for the demo world's id that serve did not mint (as an old pairing could have
+        # issued) can't claim the id, not even while the restarted relay waits for its world.
+        store = RelayStore(RelayConfig(data_dir=data_dir).db_path)
+        rogue = store.create_connection_token("other", "vttrelay-demo", name="rogue")
+        store.close()
         proc, lines = await _serve(data_dir, port)
         procs.append(proc)
+        refused = WorldDouble(f"ws://127.0.0.1:{port}/relay", "vttrelay-demo", rogue)
+        with pytest.raises(WorldRefused) as info:
+            await refused.connect()
+        assert (info.value.code, info.value.reason) == (Close.AUTH_FAILED, TOKEN_NOT_FOR_ID)
         key = next(line.split(": ", 1)[1] for line in lines if line.startswith("API key: "))
         listed = orjson.loads(await _run(["curl", "-s", "-H", f"x-api-key: {key}", f"{base}/chat"]))
         assert [m["content"] for m in listed["data"]["messages"]] == ["still here"]
