@@ -41,7 +41,6 @@ from vttrelay.relay.params import ParamError, extract
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.streams import (
     FELL_BEHIND,
-    TOO_MANY,
     Mailbox,
     Subscriber,
     error_frame,
@@ -52,8 +51,28 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("vttrelay.relay.client_ws")
 
-MAX_IN_FLIGHT: Final = 64  # unanswered requests per socket; more are refused with 429
-TOO_MANY_IN_FLIGHT: Final = "Too many requests in flight on this socket"
+MAX_IN_FLIGHT: Final = 100  # unanswered requests per socket; more are refused with 429
+# The reference relay's texts (endpoints-beyond-seed §13.2-13.3)
+TOO_MANY_IN_FLIGHT: Final = "Too many concurrent requests; try again shortly"
+INVALID_JSON: Final = "Invalid JSON"
+MISSING_TYPE: Final = 'Missing "type" field'
+MISSING_REQUEST_ID: Final = 'Missing "requestId" field for request messages'
+TOO_MANY_SUBSCRIPTIONS: Final = "Maximum event subscriptions reached for this client"
+NO_LONGER_CONNECTED: Final = "Foundry client is no longer connected"
+INTERNAL_ERROR: Final = "Internal error"
+REMOTE_REQUEST: Final = "remote-request"
+REMOTE_RESPONSE: Final = "remote-response"
+
+# The core's texts as the reference words them on this socket (its statuses are kept).
+WS_TEXTS: Final = {
+    "Invalid client ID": NO_LONGER_CONNECTED,
+    core.WORLD_GONE: NO_LONGER_CONNECTED,
+}
+AUTH_TEXTS: Final = {
+    "Invalid client ID": "Invalid clientId",
+    "Invalid API key for this client ID": "API key does not match the specified clientId",
+    "No connected Foundry clients found": "No connected Foundry client found",
+}
 
 
 def _flat(route: Route) -> Route:
@@ -66,7 +85,7 @@ def _flat(route: Route) -> Route:
 ACTION_ROUTES: Final = {r.action: _flat(r) for r in ROUTES if r.mode == "forward" and r.action}
 CHANNEL_ROUTES: Final = {r.channel: _flat(r) for r in ROUTES if r.mode == "stream" and r.channel}
 CONTROL_TYPES: Final = ("subscribe", "unsubscribe", "ping")
-SUPPORTED_TYPES: Final = sorted(ACTION_ROUTES) + list(CONTROL_TYPES)
+SUPPORTED_TYPES: Final = sorted(ACTION_ROUTES) + list(CONTROL_TYPES) + [REMOTE_REQUEST]
 
 
 class ClientSocket:
@@ -140,7 +159,7 @@ class ClientSocket:
             key = core.admit(self.state, token, None, wanted)
             world = core.resolve_world(key, wanted, self.state.registry)
         except RelayError as exc:
-            return await self._refuse(4002, exc.message)
+            return await self._refuse(4002, AUTH_TEXTS.get(exc.message, exc.message))
         self.secret = token
         self.client_id = world.client_id
         await self._send(
@@ -158,18 +177,18 @@ class ClientSocket:
     async def _serve(self) -> None:
         while True:
             msg = await self.ws.receive()
-            if msg.type == WSMsgType.TEXT:
+            if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
                 frame = _parse(msg.data)
                 if frame is None:
-                    await self._send({"type": "error", "error": "Messages must be JSON objects"})
+                    await self._send({"error": INVALID_JSON, "type": "error"})
                     continue
                 try:
                     await self._dispatch(frame)
-                except Exception:  # one bad frame must not end the socket
-                    log.exception("/ws/api frame %r failed", frame.get("type"))
-                    await self._send({"type": "error", "error": "Internal error"})
-            elif msg.type == WSMsgType.BINARY:
-                await self._send({"type": "error", "error": "Binary frames are not supported"})
+                except Exception as exc:  # one bad frame must not end the socket, nor go unanswered
+                    log.warning("/ws/api frame %r failed: %r", frame.get("type"), exc)
+                    await self._send(
+                        {"error": INTERNAL_ERROR, "requestId": _request_id(frame), "type": "error"}
+                    )
             elif msg.type in (
                 WSMsgType.CLOSE,
                 WSMsgType.CLOSING,
@@ -183,77 +202,132 @@ class ClientSocket:
             await self.ws.send_frame(dumps(frame), WSMsgType.TEXT)
 
     async def _dispatch(self, frame: dict[str, Any]) -> None:
+        """One frame, checked in the reference relay's order (endpoints-beyond-seed §13.2)."""
         kind = frame.get("type")
-        if kind == "ping":
-            await self._send({"type": "pong"})
+        request_id = _request_id(frame)
+        if not isinstance(kind, str):
+            await self._send({"error": MISSING_TYPE, "requestId": request_id, "type": "error"})
+        elif kind == "ping":
+            await self._send({"requestId": request_id, "type": "pong"})
         elif kind == "subscribe":
-            await self._subscribe(frame)
+            await self._subscribe(frame, request_id)
         elif kind == "unsubscribe":
-            await self._unsubscribe(frame)
-        elif isinstance(kind, str) and kind in ACTION_ROUTES:
-            if len(self.tasks) >= MAX_IN_FLIGHT:  # refused before any check, never forwarded
-                await self._send(self._failure(kind, frame, 429, TOO_MANY_IN_FLIGHT))
-                return
-            task = asyncio.ensure_future(self._request(ACTION_ROUTES[kind], frame))
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
-        else:
+            await self._unsubscribe(frame, request_id)
+        elif kind not in ACTION_ROUTES and kind != REMOTE_REQUEST:
             await self._send(
                 {
+                    "error": f'Unknown message type: "{kind}"',
+                    "requestId": request_id,
                     "type": "error",
-                    "requestId": frame.get("requestId"),
-                    "error": f"Unknown message type: {kind}",
                 }
             )
+        elif not isinstance(frame.get("requestId"), str):
+            await self._send({"error": MISSING_REQUEST_ID, "type": "error"})
+        elif len(self.tasks) >= MAX_IN_FLIGHT:  # refused before any check, never forwarded
+            failed = error(429, TOO_MANY_IN_FLIGHT)
+            if kind == REMOTE_REQUEST:
+                await self._send(_remote_failure(request_id, failed))
+            else:
+                await self._send(self._failure(kind, request_id, failed))
+        else:
+            if kind == REMOTE_REQUEST:
+                work = self._remote_request(frame, request_id)
+            else:
+                work = self._request(ACTION_ROUTES[kind], frame, request_id)
+            task = asyncio.ensure_future(work)
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
 
     # Requests -----------------------------------------------------------------------------------
 
-    def _failure(
-        self, action: str, frame: dict[str, Any], status: int, message: str
-    ) -> dict[str, Any]:
+    def _failure(self, action: str, request_id: str, exc: RelayError) -> dict[str, Any]:
+        """A refused request as the reference answers it (`<action>-result` with `error`), with
+        the socket's `clientId` and the refusal's HTTP-style `status` added."""
         return {
-            "type": protocol.result_type(action),
-            "requestId": frame.get("requestId"),
             "clientId": self.client_id,
-            "error": message,
-            "status": status,
+            "error": WS_TEXTS.get(exc.message, exc.message),
+            "requestId": request_id,
+            "status": exc.status,
+            "type": protocol.result_type(action),
         }
 
-    async def _request(self, route: Route, frame: dict[str, Any]) -> None:
+    async def _request(self, route: Route, frame: dict[str, Any], request_id: str) -> None:
         action = route.action or ""
         try:
-            reply = await self._forward(route, frame)
+            reply = await self._forward(route, frame, self.client_id)
         except RelayError as exc:
-            await self._send(self._failure(action, frame, exc.status, exc.message))
+            await self._send(self._failure(action, request_id, exc))
             return
-        reply["requestId"] = frame.get("requestId")
+        except Exception as exc:  # never silence: the caller gets an error frame
+            log.warning("/ws/api %s request failed: %r", action, exc)
+            await self._send(self._failure(action, request_id, error(500, INTERNAL_ERROR)))
+            return
+        reply["type"] = protocol.result_type(action)
+        reply["requestId"] = request_id
         reply["clientId"] = self.client_id
         await self._send(reply)
 
-    async def _forward(self, route: Route, frame: dict[str, Any]) -> dict[str, Any]:
+    async def _forward(
+        self, route: Route, params_frame: dict[str, Any], client_id: str
+    ) -> dict[str, Any]:
         """One request through the core (the key is looked up again, so a revoked or expired
         key stops working on an open socket too); the world's reply frame, or RelayError."""
-        key = core.admit(self.state, self.secret, route.scope, self.client_id)
+        key = core.admit(self.state, self.secret, route.scope, client_id)
         try:
-            params = extract(route, {}, frame, {})
+            params = extract(route, {}, params_frame, {})
         except ParamError as exc:
             raise error(exc.status, exc.message) from None
-        params["clientId"] = self.client_id  # the socket's world, whatever the frame says
+        params["clientId"] = client_id  # the world named by the socket, never by the frame
         reply = await core.forward(self.state, key, route, params)
         return dict(reply.frame)
 
+    async def _remote_request(self, frame: dict[str, Any], request_id: str) -> None:
+        """`{type:"remote-request", requestId, targetClientId, action, payload}`: one request to
+        a world of this key's account by action name, with the same checks as REST; answered
+        `{type:"remote-response", requestId, success, data?, error?}`."""
+        action = frame.get("action")
+        route = ACTION_ROUTES.get(action) if isinstance(action, str) else None
+        target = frame.get("targetClientId")
+        payload = frame.get("payload")
+        try:
+            if route is None:
+                raise error(400, f'Unknown action: "{action}"')
+            if target is not None and (not isinstance(target, str) or not target):
+                raise error(400, "'targetClientId' must be a string")
+            if payload is not None and not isinstance(payload, dict):
+                raise error(400, "'payload' must be an object")
+            reply = await self._forward(route, payload or {}, target or self.client_id)
+        except RelayError as exc:
+            await self._send(_remote_failure(request_id, exc))
+            return
+        except Exception as exc:  # never silence: the caller gets an error frame
+            log.warning("/ws/api remote-request %s failed: %r", action, exc)
+            await self._send(_remote_failure(request_id, error(500, INTERNAL_ERROR)))
+            return
+        reply.pop("requestId", None)
+        answer: dict[str, Any] = {
+            "data": reply,
+            "requestId": request_id,
+            "success": not isinstance(reply.get("error"), str),
+            "type": REMOTE_RESPONSE,
+        }
+        if not answer["success"]:
+            answer["error"] = reply["error"]
+        await self._send(answer)
+
     # Subscriptions ------------------------------------------------------------------------------
 
-    async def _subscribe(self, frame: dict[str, Any]) -> None:
+    async def _subscribe(self, frame: dict[str, Any], request_id: str) -> None:
         channel = frame.get("channel")
         route = CHANNEL_ROUTES.get(channel) if isinstance(channel, str) else None
         if route is None:
+            named = channel if isinstance(channel, str) else "" if channel is None else str(channel)
             await self._send(
                 {
-                    "type": "error",
-                    "channel": channel,
-                    "error": f"Unknown channel: {channel}. Channels: "
+                    "error": f'Invalid channel: "{named}". Supported: '
                     + ", ".join(protocol.CHANNELS),
+                    "requestId": request_id,
+                    "type": "error",
                 }
             )
             return
@@ -261,7 +335,13 @@ class ClientSocket:
             sub, last_seen = self._subscription(route, frame)
         except RelayError as exc:
             await self._send(
-                {"type": "error", "channel": channel, "error": exc.message, "status": exc.status}
+                {
+                    "channel": channel,
+                    "error": exc.message,
+                    "requestId": request_id,
+                    "status": exc.status,
+                    "type": "error",
+                }
             )
             return
         old = self.subs.pop(route.channel or "", None)
@@ -270,14 +350,27 @@ class ClientSocket:
         resume = self.streams.hub.subscribe(sub, last_seen)
         if resume is None:
             await self._send(
-                {"type": "error", "channel": channel, "error": TOO_MANY, "status": 429}
+                {
+                    "channel": channel,
+                    "error": TOO_MANY_SUBSCRIPTIONS,
+                    "requestId": request_id,
+                    "status": 429,
+                    "type": "error",
+                }
             )
             return
         self.subs[sub.channel] = sub
         # `subscribed`, the gap and the replay go through the outbox now, before any await, so
         # that nothing new can overtake them.
         self._deliver(
-            dumps({"type": "subscribed", "channel": channel, "lastEventId": resume.cursor})
+            dumps(
+                {
+                    "channel": channel,
+                    "lastEventId": resume.cursor,
+                    "requestId": request_id,
+                    "type": "subscribed",
+                }
+            )
         )
         if resume.gap is not None:
             self._deliver(dumps({"type": "gap", "channel": channel, **resume.gap.as_json()}))
@@ -307,13 +400,24 @@ class ClientSocket:
         )
         return sub, last if valid else None
 
-    async def _unsubscribe(self, frame: dict[str, Any]) -> None:
+    async def _unsubscribe(self, frame: dict[str, Any], request_id: str) -> None:
+        """Drop this socket's subscription to `channel`, or all of them without one."""
         channel = frame.get("channel")
-        sub = self.subs.pop(channel, None) if isinstance(channel, str) else None
-        if sub is not None:
+        if channel:
+            sub = self.subs.pop(channel, None) if isinstance(channel, str) else None
+            dropped = [sub] if sub is not None else []
+        else:
+            dropped, channel = list(self.subs.values()), "all"
+            self.subs.clear()
+        for sub in dropped:
             self.streams.hub.finished(sub)
         await self._send(
-            {"type": "unsubscribed", "channel": channel, "wasSubscribed": sub is not None}
+            {
+                "channel": channel,
+                "removed": len(dropped),
+                "requestId": request_id,
+                "type": "unsubscribed",
+            }
         )
 
     # Events -------------------------------------------------------------------------------------
@@ -359,6 +463,22 @@ def subscription_params(frame: dict[str, Any], client_id: str) -> dict[str, Any]
         params["type"] = params.pop("chatType")
     params["clientId"] = client_id
     return params
+
+
+def _request_id(frame: dict[str, Any]) -> str:
+    """The caller's `requestId`, echoed by every control reply ("" when it sent none)."""
+    request_id = frame.get("requestId")
+    return request_id if isinstance(request_id, str) else ""
+
+
+def _remote_failure(request_id: str, exc: RelayError) -> dict[str, Any]:
+    return {
+        "error": exc.message,
+        "requestId": request_id,
+        "status": exc.status,
+        "success": False,
+        "type": REMOTE_RESPONSE,
+    }
 
 
 def _parse(data: Any) -> dict[str, Any] | None:

@@ -341,15 +341,18 @@ class LoggedEvent:
 
     @property
     def ws(self) -> bytes:
-        """The /ws/api frame: `{"type":"chat-event","event":"chat-create","id":7,"data":...}`."""
+        """The /ws/api frame: `{"type":"chat-event","event":"chat-create","id":7,"data":...}`;
+        a hook event also names its hook at the top level, as the reference relay sends it
+        (`{"type":"hook-event","event":"createActor","id":7,"hook":"createActor","data":...}`)."""
         if self._ws is None:
-            head = dumps(
-                {
-                    "type": WS_EVENT_TYPE[self.event.channel],
-                    "event": self.event.name,
-                    "id": self.seq,
-                }
-            )
+            fields: dict[str, Any] = {
+                "type": WS_EVENT_TYPE[self.event.channel],
+                "event": self.event.name,
+                "id": self.seq,
+            }
+            if self.event.channel == protocol.HOOK_CHANNEL:
+                fields["hook"] = self.event.name
+            head = dumps(fields)
             self._ws = head[:-1] + b',"data":' + self.data_json + b"}"
         return self._ws
 

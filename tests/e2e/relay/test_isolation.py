@@ -104,8 +104,9 @@ async def test_client_websocket(relay: Any, two_accounts: Any) -> None:
         )
         first = await ws.receive(timeout=5)
         assert first.type == aiohttp.WSMsgType.TEXT
-        refused = {"type": "error", "error": "Invalid API key for this client ID"}
-        assert orjson.loads(first.data) == refused  # the REST rule and text (core.admit)
+        # the REST rule (core.admit), in the reference's /ws/api wording
+        refused = {"type": "error", "error": "API key does not match the specified clientId"}
+        assert orjson.loads(first.data) == refused
         closing = await ws.receive(timeout=5)
         assert closing.type == aiohttp.WSMsgType.CLOSE and ws.close_code == 4002
     assert victim.received == []

@@ -107,6 +107,7 @@ Rule = Callable[[Any, str], Awaitable[Attempt]]
 GM_ONLY = "User 'Alice' must be a GM to subscribe to hooks"
 NOT_AUTHORIZED = "API key is not authorized for this client"
 OTHER_ACCOUNT = "Invalid API key for this client ID"
+WS_OTHER_ACCOUNT = "API key does not match the specified clientId"
 RATE = "Too many API requests, please slow down"
 
 # rule -> expected (status, text) per path: rest, sse, ws request, ws subscription
@@ -126,7 +127,8 @@ RULES: list[tuple[Rule, dict[str, tuple[int, str]]]] = [
     ),
     (rate_limited, {"rest": (429, RATE), "ws": (429, RATE)}),
     (world_not_allowed, {"rest": (403, NOT_AUTHORIZED), "ws": (4002, NOT_AUTHORIZED)}),
-    (world_of_another_account, {"rest": (401, OTHER_ACCOUNT), "ws": (4002, OTHER_ACCOUNT)}),
+    # /ws/api refuses the connection in the reference relay's wording of the same rule
+    (world_of_another_account, {"rest": (401, OTHER_ACCOUNT), "ws": (4002, WS_OTHER_ACCOUNT)}),
     (
         forced_user,
         {
@@ -204,6 +206,7 @@ async def via_ws(relay: Any, attempt: Attempt, subscribe: bool) -> tuple[int, st
             frame["userId"] = attempt.user_id
         await ws.send_str(orjson.dumps(frame).decode())
         reply = orjson.loads((await ws.receive(timeout=5)).data)
+        assert reply["requestId"] == "r1"
         if "error" in reply:
             return reply["status"], reply["error"]
         if subscribe:

@@ -26,8 +26,8 @@ async def test_auth_and_connected(relay: Any, api_ws: Any) -> None:
     assert hello["clientId"] == "world-1"
     assert hello["eventChannels"] == list(protocol.CHANNELS)
     assert "skill-check" in hello["supportedTypes"] and "subscribe" in hello["supportedTypes"]
-    await socket.send({"type": "ping"})
-    assert await socket.recv() == {"type": "pong"}
+    await socket.send({"type": "ping", "requestId": "p1"})
+    assert await socket.recv() == {"type": "pong", "requestId": "p1"}
 
 
 async def test_auth_failures_close_the_socket(relay: Any, api_ws: Any) -> None:
@@ -36,7 +36,7 @@ async def test_auth_failures_close_the_socket(relay: Any, api_ws: Any) -> None:
     cases: list[tuple[dict[str, Any], int, str]] = [
         ({"key": "wrong"}, 4002, "Invalid API key"),
         ({"key": None}, 4002, "Invalid auth message"),
-        ({"key": relay.key(), "clientId": "ghost"}, 4002, "Invalid client ID"),
+        ({"key": relay.key(), "clientId": "ghost"}, 4002, "Invalid clientId"),
         ({"key": relay.key()}, 4002, "Multiple clients connected. Please specify clientId."),
         (
             {"key": relay.key(client_ids=["world-2"]), "clientId": "world-1"},
@@ -111,9 +111,9 @@ async def test_request_errors(relay: Any, api_ws: Any) -> None:
     timed_out = await ask({"type": "world-info", "requestId": "d"})
     assert (timed_out["error"], timed_out["status"]) == ("Request timed out", 408)
     unknown = await ask({"type": "nope", "requestId": "e"})
-    assert unknown == {"type": "error", "requestId": "e", "error": "Unknown message type: nope"}
+    assert unknown == {"type": "error", "requestId": "e", "error": 'Unknown message type: "nope"'}
     await socket.ws.send_str("not json")
-    assert (await socket.recv())["error"] == "Messages must be JSON objects"
+    assert await socket.recv() == {"type": "error", "error": "Invalid JSON"}
 
 
 async def test_subscriptions_events_and_counts(
@@ -123,11 +123,12 @@ async def test_subscriptions_events_and_counts(
     relay.state.streams.hub.settings.subscription_linger = 0.1  # the world hears 0 soon after
     key = relay.key()
     socket = await api_ws(relay, key)
-    await socket.send({"type": "subscribe", "channel": "chat-events"})
+    await socket.send({"type": "subscribe", "channel": "chat-events", "requestId": "s1"})
     assert await socket.recv() == {
         "type": "subscribed",
         "channel": "chat-events",
         "lastEventId": 0,
+        "requestId": "s1",
     }
     await socket.send({"type": "subscribe", "channel": "combat-events", "encounterId": "e1"})
     assert (await socket.recv())["type"] == "subscribed"
@@ -158,13 +159,14 @@ async def test_subscriptions_events_and_counts(
     assert await socket.recv() == {
         "type": "unsubscribed",
         "channel": "chat-events",
-        "wasSubscribed": True,
+        "removed": 1,
+        "requestId": "",
     }
     await eventually(lambda: sub_counts(world, protocol.CHAT_CHANNEL) == [1, 2, 1])
     await world.emit(chat_event("create", "m2"))
     assert (await stream.event()).data["id"] == "m2"
     await socket.send({"type": "ping"})
-    assert await socket.recv() == {"type": "pong"}  # m2 did not come to the socket
+    assert await socket.recv() == {"type": "pong", "requestId": ""}  # m2 did not come here
 
     await socket.close()
     await eventually(lambda: sub_counts(world, protocol.COMBAT_CHANNEL) == [1, 0])
@@ -178,11 +180,12 @@ async def test_subscription_errors_and_replay(relay: Any, api_ws: Any) -> None:
         "type": "error",
         "channel": "chat-events",
         "error": "API key lacks required scope: events:subscribe",
+        "requestId": "",
         "status": 403,
     }
     socket = await api_ws(relay, relay.key())
     await socket.send({"type": "subscribe", "channel": "gossip"})
-    assert (await socket.recv())["error"].startswith("Unknown channel: gossip")
+    assert (await socket.recv())["error"].startswith('Invalid channel: "gossip". Supported: ')
     await socket.send({"type": "subscribe", "channel": "chat-events", "userId": "nobody"})
     assert (await socket.recv())["error"] == "User not found: nobody"
 
@@ -190,7 +193,12 @@ async def test_subscription_errors_and_replay(relay: Any, api_ws: Any) -> None:
         await world.emit(chat_event("create", f"m{i}"))
     await eventually(lambda: relay.state.streams.hub.log("world-1", "chat-events").last_seq == 3)
     await socket.send({"type": "subscribe", "channel": "chat-events", "lastEventId": 1})
-    assert await socket.recv() == {"type": "subscribed", "channel": "chat-events", "lastEventId": 1}
+    assert await socket.recv() == {
+        "type": "subscribed",
+        "channel": "chat-events",
+        "lastEventId": 1,
+        "requestId": "",
+    }
     replayed = [await socket.recv(), await socket.recv()]
     assert [(f["id"], f["data"]["id"]) for f in replayed] == [(2, "m1"), (3, "m2")]
 
@@ -204,7 +212,7 @@ async def test_world_reconnect_keeps_ws_subscriptions(relay: Any, api_ws: Any) -
     await eventually(lambda: relay.state.registry.get("world-1") is None)
     await socket.send({"type": "world-info", "requestId": "x"})
     gone = await socket.recv()
-    assert (gone["error"], gone["status"]) == ("Invalid client ID", 404)
+    assert (gone["error"], gone["status"]) == ("Foundry client is no longer connected", 404)
     back = await relay.world()
     await eventually(
         lambda: (
@@ -302,9 +310,9 @@ async def test_requests_in_flight_per_socket_are_limited(relay: Any, api_ws: Any
         "error": TOO_MANY_IN_FLIGHT,
         "status": 429,
     }
-    assert TOO_MANY_IN_FLIGHT == "Too many requests in flight on this socket"
+    assert TOO_MANY_IN_FLIGHT == "Too many concurrent requests; try again shortly"
     await socket.send({"type": "ping"})  # control frames are not requests
-    assert await socket.recv() == {"type": "pong"}
+    assert await socket.recv() == {"type": "pong", "requestId": ""}
     other = await api_ws(relay, key)  # the limit is per socket
     await other.send({"type": "world-info", "requestId": "elsewhere"})
     await eventually(lambda: world.requests.qsize() == MAX_IN_FLIGHT + 1)
