@@ -1,25 +1,42 @@
-"""`/ws/api`: the client WebSocket (wire-protocol §8), with scopes enforced.
+"""`/ws/api`: the client WebSocket as the reference relay speaks it (endpoints-beyond-seed §13),
+an adapter of the request core (`core.py`): the same key, scope, rate, world and user rules as
+REST, each refusal translated into an error frame.
 
 A client connects, sends `{"type":"auth","token":"<api key>","clientId"?}` first and gets
-`{"type":"connected","clientId","supportedTypes","eventChannels"}` (or an error frame and a close:
-4002 for a missing or malformed auth frame, also for a refused key or world). After that:
+`{"type":"connected","clientId","supportedTypes","eventChannels"}`, or an error frame and a close
+with 4002 and the reason (`Authentication timeout`, `Invalid auth message`, `Invalid API key`,
+`Invalid clientId`, ...: the core's texts in the reference's wording, `AUTH_TEXTS`). Then each
+frame is checked in the reference's order, and every control reply echoes the caller's
+`requestId` ("" when it sent none):
 
-- `{type:<action>, requestId, ...params}` is a request by world action name (`skill-check`,
-  `chat-messages`, ...): it needs the scope of the route with that action, its parameters are
-  checked as the route declares them (from the frame's top level), and it is forwarded to the
-  world with the core's machinery; the world's reply comes back with the caller's `requestId`
-  and an added `clientId`. Requests run concurrently and may be answered in any order. Relay-side
-  failures answer `{type:"<action>-result", requestId, clientId, error, status}`; among them, a
-  request beyond `MAX_IN_FLIGHT` (64) unanswered ones on the same socket is refused at once with
-  status 429 and `TOO_MANY_IN_FLIGHT`, and is not forwarded.
-- `{type:"subscribe", channel, ...filters, lastEventId?}` (scope `events:subscribe`) subscribes to
-  one of the six channels with the filters of its SSE route (the chat `type` filter is named
-  `chatType` here), and answers `subscribed`, then replays what came after `lastEventId`; events
-  then arrive as `{type:"chat-event", event:"chat-create", id, data}` and so on.
-  `{type:"unsubscribe", channel}` answers `unsubscribed`. `{type:"ping"}` answers `pong`.
-- Anything else (not JSON, binary, an unknown type) answers `{type:"error", error}` and the
-  socket stays open. A socket that does not read its events fast enough gets a final error frame
-  and is closed with 1013 (`streams.EventHub` bounds what it may have queued).
+1. not JSON, or not an object -> `{"type":"error","error":"Invalid JSON"}` (text or binary frame);
+2. `type` missing or not a string -> `Missing "type" field`;
+3. `{type:"ping"}` -> `{type:"pong", requestId}`;
+4. `{type:"subscribe", channel, ...filters, lastEventId?}` (scope `events:subscribe`) ->
+   `{type:"subscribed", channel, requestId, lastEventId}`, then the replay of what came after
+   `lastEventId`; the filters are those of the channel's SSE route (the chat `type` filter is
+   named `chatType` here). Errors: `Invalid channel: "<c>". Supported: ...`, `Maximum event
+   subscriptions reached for this client` (a key's limit per world and channel, as for SSE), or
+   the core's refusal with its `status`. Events then arrive as `{type:"chat-event",
+   event:"chat-create", id, data}` and so on; hook events also carry `hook` at the top level;
+5. `{type:"unsubscribe", channel?}` -> `{type:"unsubscribed", channel, removed, requestId}`
+   (without a channel: all of this socket's subscriptions, and `channel` is "all");
+6. a type that is neither a world action nor `remote-request` -> `Unknown message type: "<t>"`;
+7. a request without a string `requestId` -> `Missing "requestId" field for request messages`
+   (no requestId key), and it is not run;
+8. `{type:<action>, requestId, ...params}`: the route with that world action, its parameters read
+   from the frame's top level and checked by `params.extract` as on REST, forwarded to the
+   socket's world by `core.forward`. The reply comes back with `type` `<action>-result`, the
+   caller's `requestId` and the socket's `clientId`; a refusal is `{type:"<action>-result",
+   requestId, clientId, error, status}`. More than `MAX_IN_FLIGHT` (100) unanswered requests on
+   one socket: refused at once (`Too many concurrent requests; try again shortly`, 429).
+   `{type:"remote-request", requestId, targetClientId?, action, payload?}` is the same request to
+   another world of the key's account (`payload` holds the parameters), answered
+   `{type:"remote-response", requestId, success, data?, error?}` (`data`: the world's reply).
+
+Any failure while serving a frame is answered with an error frame, never silence, and the socket
+stays open. A socket that does not read its events fast enough gets a final error frame and is
+closed with 1013 (`streams.EventHub` bounds what it may have queued).
 """
 
 from __future__ import annotations

@@ -16,8 +16,7 @@ this order (wire-protocol §4.1 stages 3, 4, 7, 8-13):
 4. Requests: `forward(state, key, route, params)` checks the world's game system (400), builds the
    frame with `build_frame` (declared parameters, `_scopes`, the key's forced `userId` over the
    caller's) and awaits the reply (408 `Request timed out`, 503 `World disconnected before
-   replying`; 400 when the frame cannot be encoded as JSON). It returns the world's `Reply`
-   untouched.
+   replying). It returns the world's `Reply` untouched.
    Streams: `build_filter(channel, params, key.user_id, users)` is the stream's frame: the key's
    forced user wins over the caller's `userId`, and a bound non-GM user may open only the chat
    and roll streams (403).
@@ -218,8 +217,6 @@ async def forward(
         raise error(408, TIMED_OUT) from None
     except WorldGone:
         raise error(503, WORLD_GONE) from None
-    except orjson.JSONEncodeError as exc:  # a value JSON cannot carry (nested too deeply, ...)
-        raise error(400, f"The request cannot be sent as JSON: {exc}") from None
 
 
 # 4. Streams: the filter --------------------------------------------------------------------------
