@@ -113,9 +113,10 @@ async def test_ws_resubscribe_within_the_grace_period_gets_every_event(
         "type": "subscribed",
         "channel": "scene-events",
         "lastEventId": 0,
+        "requestId": "",
     }
     replayed = [await again.recv(), await again.recv()]
     assert [(f["id"], f["data"]["sceneId"]) for f in replayed] == [(1, "s1"), (2, "s2")]
     await again.send({"type": "ping"})
-    assert await again.recv() == {"type": "pong"}
+    assert await again.recv() == {"type": "pong", "requestId": ""}
     assert sub_counts(double, protocol.SCENE_CHANNEL) == [1]
