@@ -54,7 +54,7 @@ async def read_params(request: web.Request, route: Route) -> dict[str, Any]:
     try:
         return extract(route, request.query, body, request.match_info)
     except ParamError as exc:
-        raise error(exc.status, exc.message) from None
+        raise error(exc.status, exc.message, **exc.extra) from None
 
 
 def reply_response(reply: Reply) -> web.Response:

@@ -85,6 +85,8 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
                 entry["description"] = param.description
             if param.type in ("array", "object") and source == "query":
                 entry["description"] = (param.description + " Sent as JSON text.").strip()
+            if route.document_types is not None and param.name == "documentType":
+                entry["schema"]["enum"] = list(route.document_types)
             entry["x-sources"] = sources
             out.append(entry)
     return out

@@ -30,12 +30,14 @@ _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 class ParamError(Exception):
     """A refused parameter: HTTP `status` (400, or 413 for a value over its size limit) with
-    body `{"error": message}`; /ws/api sends the same message and status in an error frame."""
+    body `{"error": message, **extra}`; /ws/api sends the same message and status in an error
+    frame."""
 
-    def __init__(self, message: str, status: int = 400) -> None:
+    def __init__(self, message: str, status: int = 400, **extra: Any) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
+        self.extra = extra
 
 
 def parse_body(method: str, raw: bytes) -> dict[str, Any]:
@@ -190,6 +192,8 @@ def extract(
             if param.default is not MISSING:
                 values[param.name] = param.default
     validate(route, values)
+    if route.document_types is not None:
+        values["className"] = route.document_types[values["documentType"]]
     return values
 
 
@@ -211,9 +215,17 @@ def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def validate(route: Route, values: Mapping[str, Any]) -> None:
-    """Route-specific checks of the table: `require_any` and `forbidden_patterns`."""
+    """Route-specific checks of the table: `require_any`, `document_types` and
+    `forbidden_patterns`."""
     if route.require_any and not any(n in values for n in route.require_any):
         raise ParamError(require_any_message(route.require_any))
+    if route.document_types is not None and values.get("documentType") not in (
+        route.document_types
+    ):
+        valid = list(route.document_types)
+        raise ParamError(
+            f"Invalid documentType. Must be one of: {', '.join(valid)}", validTypes=valid
+        )
     if route.forbidden_patterns:
         script = values.get("script")
         if (

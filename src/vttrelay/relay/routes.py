@@ -84,6 +84,9 @@ class Route:
     channel: str | None = None
     handler: str | None = None
     require_any: tuple[str, ...] = ()  # at least one of these parameters must be given
+    # The `documentType` values the route accepts, each with the `className` the relay adds to
+    # the frame (the canvas routes); any other value is refused (params.validate).
+    document_types: dict[str, str] | None = None
     forbidden_patterns: tuple[str, ...] = ()  # regexes a `script` parameter must not match
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -696,11 +699,308 @@ RELAY_ROUTES: Final = (
     _local("GET", "/docs", "docs", "Interactive API documentation.", "Status"),
 )
 
+# Canvas (endpoints-beyond-seed §10) ----------------------------------------------------------
+
+# documentType -> the embedded document class the relay sends as `className` (§10.1).
+CANVAS_DOCUMENT_TYPES: Final = {
+    "tokens": "Token",
+    "tiles": "Tile",
+    "drawings": "Drawing",
+    "lights": "AmbientLight",
+    "sounds": "AmbientSound",
+    "notes": "Note",
+    "templates": "MeasuredTemplate",
+    "walls": "Wall",
+    "regions": "Region",
+}
+DOCUMENT_TYPE = Param(
+    "documentType",
+    "string",
+    P,
+    required=True,
+    description="tokens, tiles, drawings, lights, sounds, notes, templates, walls or regions.",
+)
+SCENE_ID_Q = Param("sceneId", "string", Q, description="Scene id (default: the active scene).")
+SCENE_ID_BQ = Param("sceneId", "string", BQ, description="Scene id (default: the active scene).")
+
+
+def _canvas(
+    method: str,
+    path: str,
+    action: str,
+    summary: str,
+    scope: str,
+    *params: Param,
+    timeout: float = DEFAULT_TIMEOUT,
+    document_types: dict[str, str] | None = None,
+) -> Route:
+    return Route(
+        method,
+        path,
+        "forward",
+        summary,
+        "Canvas",
+        scope=scope,
+        action=action,
+        timeout=timeout,
+        params=(CLIENT_ID, USER_ID, *params),
+        document_types=document_types,
+    )
+
+
+CANVAS_ROUTES: Final = (
+    _canvas(
+        "GET",
+        "/canvas/{documentType}",
+        "get-canvas-documents",
+        "List a scene's embedded documents of one type, or one by id.",
+        "canvas:read",
+        DOCUMENT_TYPE,
+        SCENE_ID_Q,
+        Param("documentId", "string", Q, description="Only this document."),
+        document_types=CANVAS_DOCUMENT_TYPES,
+    ),
+    _canvas(
+        "POST",
+        "/canvas/{documentType}",
+        "create-canvas-document",
+        "Create a document (token, tile, wall, light...) on a scene.",
+        "canvas:write",
+        DOCUMENT_TYPE,
+        Param("data", "object", B, required=True, description="The new document's data."),
+        SCENE_ID_BQ,
+        timeout=USE_TIMEOUT,
+        document_types=CANVAS_DOCUMENT_TYPES,
+    ),
+    _canvas(
+        "PUT",
+        "/canvas/{documentType}",
+        "update-canvas-document",
+        "Update a document on a scene (nested data merges).",
+        "canvas:write",
+        DOCUMENT_TYPE,
+        Param("documentId", "string", BQ, required=True, description="Id of the document."),
+        Param("data", "object", B, required=True, description="The changes."),
+        SCENE_ID_BQ,
+        timeout=USE_TIMEOUT,
+        document_types=CANVAS_DOCUMENT_TYPES,
+    ),
+    _canvas(
+        "DELETE",
+        "/canvas/{documentType}",
+        "delete-canvas-document",
+        "Delete a document from a scene.",
+        "canvas:write",
+        DOCUMENT_TYPE,
+        Param("documentId", "string", Q, required=True, description="Id of the document."),
+        SCENE_ID_Q,
+        document_types=CANVAS_DOCUMENT_TYPES,
+    ),
+    _canvas(
+        "POST",
+        "/move-token",
+        "move-token",
+        "Move a token (snapped to the grid), through optional waypoints.",
+        "canvas:write",
+        _p("x", "number", True, description="Target x of the token's top-left corner (pixels)."),
+        _p("y", "number", True, description="Target y of the token's top-left corner (pixels)."),
+        _p("uuid", "string", description="Token uuid, or an actor uuid (its token)."),
+        _p("name", "string", description="Token name (case-insensitive)."),
+        _p("waypoints", "array", description="[{x, y}, ...] visited first."),
+        _p("animate", "boolean", description="Animate the move (default true)."),
+        _p("sceneId", "string", description="Scene id (default: the active scene)."),
+    ),
+    _canvas(
+        "GET",
+        "/measure-distance",
+        "measure-distance",
+        "Distance between two points or tokens, with the grid's diagonal rule and units.",
+        "canvas:read",
+        _p("originX", "number", description="Origin x (pixels)."),
+        _p("originY", "number", description="Origin y (pixels)."),
+        _p("originUuid", "string", description="Origin token uuid."),
+        _p("originName", "string", description="Origin token name."),
+        _p("targetX", "number", description="Target x (pixels)."),
+        _p("targetY", "number", description="Target y (pixels)."),
+        _p("targetUuid", "string", description="Target token uuid."),
+        _p("targetName", "string", description="Target token name."),
+        _p("sceneId", "string", description="Scene id (default: the active scene)."),
+    ),
+)
+
+# Playlists and sounds (endpoints-beyond-seed §11); every parameter body first, then query.
+
+PLAYLIST_ID = _p("playlistId", "string", description="Playlist id.")
+PLAYLIST_NAME = _p("playlistName", "string", description="Playlist name (case-insensitive).")
+SOUND_ID = _p("soundId", "string", description="Id of a sound of the playlist.")
+SOUND_NAME = _p("soundName", "string", description="Name of a sound (case-insensitive).")
+
+
+def _playlist(method: str, path: str, action: str, summary: str, *params: Param) -> Route:
+    return Route(
+        method,
+        path,
+        "forward",
+        summary,
+        "Playlists",
+        scope="playlist:control",
+        action=action,
+        params=(CLIENT_ID, USER_ID, *params),
+    )
+
+
+PLAYLIST_ROUTES: Final = (
+    _playlist("GET", "/playlists", "get-playlists", "Every playlist with its sounds."),
+    _playlist(
+        "POST",
+        "/playlist/play",
+        "playlist-play",
+        "Play a playlist, or one of its sounds.",
+        PLAYLIST_ID,
+        PLAYLIST_NAME,
+        SOUND_ID,
+        SOUND_NAME,
+    ),
+    _playlist(
+        "POST", "/playlist/stop", "playlist-stop", "Stop a playlist.", PLAYLIST_ID, PLAYLIST_NAME
+    ),
+    _playlist(
+        "POST",
+        "/playlist/next",
+        "playlist-next",
+        "Skip to the playlist's next sound.",
+        PLAYLIST_ID,
+        PLAYLIST_NAME,
+    ),
+    _playlist(
+        "POST",
+        "/playlist/volume",
+        "playlist-volume",
+        "Set the volume (0 to 1) of a playlist or of one of its sounds.",
+        _p("volume", "number", True, description="0 to 1."),
+        PLAYLIST_ID,
+        PLAYLIST_NAME,
+        SOUND_ID,
+        SOUND_NAME,
+    ),
+    _playlist(
+        "POST",
+        "/play-sound",
+        "play-sound",
+        "Play a sound file for everyone.",
+        _p("src", "string", True, description="Path of the audio file."),
+        _p("volume", "number", default=0.5, description="0 to 1 (default 0.5)."),
+        _p("loop", "boolean", default=False, description="Repeat (default false)."),
+    ),
+    _playlist(
+        "POST",
+        "/stop-sound",
+        "stop-sound",
+        "Stop the sounds playing this file (every sound without `src`).",
+        _p("src", "string", description="Path of the audio file."),
+    ),
+)
+
+# Users (endpoints-beyond-seed §7) ------------------------------------------------------------
+
+USER_ROUTES: Final = (
+    Route(
+        "GET",
+        "/users",
+        "forward",
+        "Every user of the world.",
+        "Users",
+        scope="user:read",
+        action="get-users",
+        params=(CLIENT_ID, USER_ID),
+    ),
+    Route(
+        "GET",
+        "/user",
+        "forward",
+        "One user, by id or name.",
+        "Users",
+        scope="user:read",
+        action="get-user",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("id", "string", Q, description="User id."),
+            Param("name", "string", Q, description="User name (case-insensitive)."),
+        ),
+        require_any=("id", "name"),
+    ),
+    Route(
+        "POST",
+        "/user",
+        "forward",
+        "Create a user (GM only with userId).",
+        "Users",
+        scope="user:write",
+        action="create-user",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("name", "string", B, required=True, description="The new user's name."),
+            Param(
+                "role",
+                "number",
+                B,
+                default=1,
+                description="0 none, 1 player, 2 trusted, 3 assistant GM, 4 GM (default 1).",
+            ),
+            Param("password", "string", B, description="Password."),
+        ),
+    ),
+    Route(
+        "PUT",
+        "/user",
+        "forward",
+        "Update a user (GM only with userId).",
+        "Users",
+        scope="user:write",
+        action="update-user",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param(
+                "data",
+                "object",
+                B,
+                required=True,
+                description="Changes: name, role, password, color, avatar, character.",
+            ),
+            Param("id", "string", BQ, description="Id of the user to change."),
+            Param("name", "string", BQ, description="Name of the user to change."),
+        ),
+        require_any=("id", "name"),
+    ),
+    Route(
+        "DELETE",
+        "/user",
+        "forward",
+        "Delete a user (GM only with userId).",
+        "Users",
+        scope="user:write",
+        action="delete-user",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("id", "string", Q, description="User id."),
+            Param("name", "string", Q, description="User name (case-insensitive)."),
+        ),
+        require_any=("id", "name"),
+    ),
+)
+
 ROUTES: Final[tuple[Route, ...]] = (
     *DND5E_ROUTES,
     *CHAT_ROUTES,
     *UTILITY_ROUTES,
     *ROLL_ROUTES,
+    *CANVAS_ROUTES,
+    *PLAYLIST_ROUTES,
+    *USER_ROUTES,
     *STREAM_ROUTES,
     *RELAY_ROUTES,
 )

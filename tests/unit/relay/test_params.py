@@ -173,3 +173,36 @@ def test_number_text_is_as_strict_as_the_reference(text: str) -> None:
 )
 def test_number_text_accepted(text: str, expected: float) -> None:
     assert coerce(p("number"), text, True) == expected
+
+
+def test_canvas_document_type_adds_class_name_after_the_required_checks() -> None:
+    put = route("PUT", "/canvas/{documentType}")
+    got = extract(put, {}, {"documentId": "t1", "data": {"x": 450}}, {"documentType": "lights"})
+    assert got == {
+        "documentType": "lights",
+        "documentId": "t1",
+        "data": {"x": 450},
+        "className": "AmbientLight",
+    }
+    with pytest.raises(ParamError, match="'documentId' is required"):
+        extract(put, {}, {"data": {}}, {"documentType": "invalid"})
+    with pytest.raises(ParamError) as refused:
+        extract(put, {}, {"documentId": "t1", "data": {}}, {"documentType": "invalid"})
+    valid = ["tokens", "tiles", "drawings", "lights", "sounds", "notes", "templates", "walls"]
+    valid.append("regions")
+    assert refused.value.message == "Invalid documentType. Must be one of: " + ", ".join(valid)
+    assert refused.value.extra == {"validTypes": valid}
+    post = route("POST", "/canvas/{documentType}")
+    with pytest.raises(ParamError, match="'data' must be an object"):
+        extract(post, {}, {"data": [{"x": 1}]}, {"documentType": "tokens"})
+
+
+def test_user_routes_check_data_before_the_selector() -> None:
+    put = route("PUT", "/user")
+    with pytest.raises(ParamError, match="'data' is required"):
+        extract(put, {}, {}, {})
+    with pytest.raises(ParamError, match="^At least one of 'id' or 'name' is required$"):
+        extract(put, {}, {"data": {"role": 2}}, {})
+    assert extract(route("POST", "/user"), {}, {"name": "Cleo"}, {}) == {"name": "Cleo", "role": 1}
+    with pytest.raises(ParamError, match="^At least one of 'id' or 'name' is required$"):
+        extract(route("DELETE", "/user"), {}, {"id": "body-ignored"}, {})

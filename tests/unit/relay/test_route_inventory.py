@@ -35,6 +35,25 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
         ("GET", f"/{s}/subscribe"): ("events:subscribe", None, None)
         for s in ("chat", "rolls", "hooks", "encounters", "actor", "scene")
     },
+    # endpoints-beyond-seed §0.4: canvas, playlists, users
+    ("GET", "/canvas/{documentType}"): ("canvas:read", "get-canvas-documents", 10.0),
+    ("POST", "/canvas/{documentType}"): ("canvas:write", "create-canvas-document", 30.0),
+    ("PUT", "/canvas/{documentType}"): ("canvas:write", "update-canvas-document", 30.0),
+    ("DELETE", "/canvas/{documentType}"): ("canvas:write", "delete-canvas-document", 10.0),
+    ("POST", "/move-token"): ("canvas:write", "move-token", 10.0),
+    ("GET", "/measure-distance"): ("canvas:read", "measure-distance", 10.0),
+    ("GET", "/playlists"): ("playlist:control", "get-playlists", 10.0),
+    **{
+        ("POST", f"/playlist/{n}"): ("playlist:control", f"playlist-{n}", 10.0)
+        for n in ("play", "stop", "next", "volume")
+    },
+    ("POST", "/play-sound"): ("playlist:control", "play-sound", 10.0),
+    ("POST", "/stop-sound"): ("playlist:control", "stop-sound", 10.0),
+    ("GET", "/users"): ("user:read", "get-users", 10.0),
+    ("GET", "/user"): ("user:read", "get-user", 10.0),
+    ("POST", "/user"): ("user:write", "create-user", 10.0),
+    ("PUT", "/user"): ("user:write", "update-user", 10.0),
+    ("DELETE", "/user"): ("user:write", "delete-user", 10.0),
     ("GET", "/clients"): ("clients:read", None, None),
     ("GET", "/api/health"): (None, None, None),
     ("GET", "/health"): (None, None, None),
@@ -57,7 +76,16 @@ def test_every_endpoint_once_with_scope_action_and_timeout() -> None:
         assert route.action == action, where
         if timeout is not None:
             assert route.timeout == timeout, where
-    counts = {"DnD5e": 21, "Chat": 4, "Utility": 5, "Events": 6, "Rolls": 3}
+    counts = {
+        "DnD5e": 21,
+        "Chat": 4,
+        "Utility": 5,
+        "Events": 6,
+        "Rolls": 3,
+        "Canvas": 6,
+        "Playlists": 7,
+        "Users": 5,
+    }
     for group, n in counts.items():
         assert sum(r.group == group for r in ROUTES) == n, group
 
