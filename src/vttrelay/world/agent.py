@@ -239,7 +239,7 @@ class Agent:
         self.world.online = {gm["_id"]} if gm else set()
         self.world.sink = outbox.put_nowait
         outbox.put_nowait({"type": protocol.PING})
-        outbox.put_nowait({"type": protocol.PLAYER_LIST, "users": self.world.player_list()})
+        self.world.send_player_list()
         writer = asyncio.create_task(self._write(ws, outbox))
         pinger = asyncio.create_task(self._ping(outbox))
         self.connected.set()

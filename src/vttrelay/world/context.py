@@ -65,6 +65,7 @@ class ActionContext:
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.selection: list[str] | None = None  # a new selection (token uuids), set by /select
         self.rolls: list[dict[str, Any]] = []  # recent-rolls entries, added after commit
+        self.users_changed = False  # set by the user actions: the relay gets a new player-list
 
     # The transaction -----------------------------------------------------------------------
 

@@ -135,6 +135,12 @@ class World:
     def set_subscription(self, channel: str, count: int) -> None:
         self.subscriptions[channel] = max(0, int(count))
 
+    def send_player_list(self) -> None:
+        """Tell the relay the world's users again (after a user was created, changed or
+        deleted), so that its stream filters know them at once."""
+        if self.sink is not None:
+            self.sink({"type": protocol.PLAYER_LIST, "users": self.player_list()})
+
     def publish(self, events: list[tuple[str, dict[str, Any]]]) -> None:
         """Send queued event frames (still only for channels with subscribers)."""
         sink = self.sink
@@ -179,6 +185,8 @@ class World:
         for entry in ctx.rolls:
             rolls_rules.add_recent(self.recent_rolls, entry)
         self.publish(ctx.events)
+        if ctx.users_changed:
+            self.send_player_list()
         return result
 
     def run_action(

@@ -4,7 +4,8 @@ Every module in this package registers its handlers with `@action("<name>")`. A 
 action context and the whole request frame and returns the reply body without `type` and
 `requestId`; the dispatcher prepends those two. A synchronous handler runs inside one store
 transaction: `ActionError` (or any other exception) rolls everything back and becomes an error
-reply `{type, requestId, **error_extra, "error": text}`. An async handler (execute-js) gets a
+reply `{type, requestId, **error_extra, "error": text, **error_tail}` (`error_tail` holds the keys
+the module puts after `error`, such as `"data": null`). An async handler (execute-js) gets a
 context without an open transaction and uses `ctx.transact(fn)` for its reads and writes.
 
 Before any handler, an unknown `userId` (by id, then case-insensitive name) is answered with
@@ -51,13 +52,17 @@ class ActionSpec:
     handler: Callable[..., Any]
     error_extra: dict[str, Any] = field(default_factory=dict)
     is_async: bool = False
+    error_tail: dict[str, Any] = field(default_factory=dict)
 
 
 ACTIONS: dict[str, ActionSpec] = {}
 
 
 def action(
-    name: str, *, error_extra: dict[str, Any] | None = None
+    name: str,
+    *,
+    error_extra: dict[str, Any] | None = None,
+    error_tail: dict[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a handler for the action `name` (sync or async)."""
 
@@ -65,7 +70,11 @@ def action(
         if name in ACTIONS and ACTIONS[name].handler is not fn:
             raise ValueError(f"action {name!r} is registered twice")
         ACTIONS[name] = ActionSpec(
-            name, fn, dict(error_extra or {}), inspect.iscoroutinefunction(fn)
+            name,
+            fn,
+            dict(error_extra or {}),
+            inspect.iscoroutinefunction(fn),
+            dict(error_tail or {}),
         )
         return fn
 
@@ -104,8 +113,9 @@ async def dispatch(world: World, frame: dict[str, Any]) -> dict[str, Any]:
     except UserNotFound as exc:
         return {**head, "error": f"User not found: {exc.ref}", "data": None}
     except ActionError as exc:
-        return {**head, **spec.error_extra, "error": exc.message}
+        return {**head, **spec.error_extra, "error": exc.message, **spec.error_tail}
     except Exception as exc:  # a bug: roll back (done) and answer clearly instead of timing out
         log.exception("action %s failed", name)
-        return {**head, **spec.error_extra, "error": f"Internal error in {name}: {exc}"}
+        text = f"Internal error in {name}: {exc}"
+        return {**head, **spec.error_extra, "error": text, **spec.error_tail}
     return {**head, **body}
