@@ -54,9 +54,7 @@ async def test_list_and_get_users(relay: Any, world: Any, api: Api) -> None:
 async def test_create_update_delete_a_user_and_use_it_at_once(
     relay: Any, world: Any, api: Api
 ) -> None:
-    status, body = await api(
-        "POST", "/user", {"name": "Cleo", "role": 1, "password": "s3cret"}
-    )
+    status, body = await api("POST", "/user", {"name": "Cleo", "role": 1, "password": "s3cret"})
     assert status == 200, body
     assert list(body) == ["type", "requestId", "data"] and body["type"] == "create-user-result"
     cleo = body["data"]
