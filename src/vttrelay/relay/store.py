@@ -12,7 +12,8 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -136,6 +137,63 @@ def _client_row(row: sqlite3.Row) -> KnownClient:
     )
 
 
+def insert_key(
+    db: sqlite3.Connection,
+    account: str,
+    scopes: Iterable[str],
+    client_ids: Iterable[str] = (),
+    user_id: str | None = None,
+    expires_at: float | None = None,
+    rate_per_minute: int | None = None,
+    name: str = "",
+) -> tuple[str, str]:
+    """Insert a new enabled key on `db` (inside the caller's lock or transaction); returns
+    `(key_id, secret)`. Only the secret's SHA-256 is stored."""
+    key_id = "key_" + secrets.token_hex(6)
+    secret = secrets.token_hex(32)
+    db.execute(
+        "INSERT INTO api_keys (id, account, name, key_hash, scopes, client_ids, user_id,"
+        " expires_at, enabled, rate_per_minute, created_at) VALUES (?,?,?,?,?,?,?,?,1,?,?)",
+        (
+            key_id,
+            account,
+            name,
+            sha256_hex(secret),
+            orjson.dumps(list(dict.fromkeys(scopes))).decode(),
+            orjson.dumps(list(dict.fromkeys(client_ids))).decode(),
+            user_id,
+            expires_at,
+            rate_per_minute,
+            time.time(),
+        ),
+    )
+    return key_id, secret
+
+
+def new_code(length: int, alphabet: str = PAIRING_ALPHABET) -> str:
+    """A random code of `length` characters of `alphabet` (the pairing alphabet by default)."""
+    return "".join(secrets.choice(alphabet) for _ in range(length))
+
+
+def insert_pairing_code(
+    db: sqlite3.Connection, account: str, ttl: float, now: float | None = None
+) -> str:
+    """Insert a single-use 6-character pairing code valid `ttl` seconds (inside the caller's
+    lock or transaction); a code already taken is drawn again."""
+    now = time.time() if now is None else now
+    while True:
+        code = new_code(PAIRING_CODE_LENGTH)
+        try:
+            db.execute(
+                "INSERT INTO pairing_codes (code, account, created_at, expires_at)"
+                " VALUES (?,?,?,?)",
+                (code, account, now, now + ttl),
+            )
+            return code
+        except sqlite3.IntegrityError:
+            continue
+
+
 def migrate(path: Path) -> None:
     """Create or upgrade the schema of the database at `path`."""
     backend = get_backend("sqlite:///" + str(path))
@@ -175,6 +233,20 @@ class RelayStore:
         with self._lock:
             return self._db.execute(sql, tuple(args)).rowcount
 
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE): committed when the block ends, rolled back
+        if it raises, so a call that fails changes nothing. Other processes sharing the file
+        (the CLI beside a running relay) wait for it (busy timeout)."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
     def _oldest_first(self, table: str, account: str | None) -> list[sqlite3.Row]:
         """Every row of `table` (of one account, or of all), oldest first."""
         if account is None:
@@ -196,25 +268,10 @@ class RelayStore:
         name: str = "",
     ) -> tuple[str, str]:
         """Create a key; returns `(key_id, secret)`. The secret is not stored."""
-        key_id = "key_" + secrets.token_hex(6)
-        secret = secrets.token_hex(32)
-        self._run(
-            "INSERT INTO api_keys (id, account, name, key_hash, scopes, client_ids, user_id,"
-            " expires_at, enabled, rate_per_minute, created_at) VALUES (?,?,?,?,?,?,?,?,1,?,?)",
-            (
-                key_id,
-                account,
-                name,
-                sha256_hex(secret),
-                orjson.dumps(list(dict.fromkeys(scopes))).decode(),
-                orjson.dumps(list(dict.fromkeys(client_ids))).decode(),
-                user_id,
-                expires_at,
-                rate_per_minute,
-                time.time(),
-            ),
-        )
-        return key_id, secret
+        with self._lock:
+            return insert_key(
+                self._db, account, scopes, client_ids, user_id, expires_at, rate_per_minute, name
+            )
 
     def key_by_secret(self, secret: str) -> KeyRecord | None:
         """The key whose secret this is, enabled or not; None if unknown."""
@@ -255,18 +312,8 @@ class RelayStore:
 
     def create_pairing_code(self, account: str = DEFAULT_ACCOUNT, ttl: float = PAIRING_TTL) -> str:
         """A single-use 6-character code, valid `ttl` seconds."""
-        now = time.time()
-        while True:
-            code = "".join(secrets.choice(PAIRING_ALPHABET) for _ in range(PAIRING_CODE_LENGTH))
-            try:
-                self._run(
-                    "INSERT INTO pairing_codes (code, account, created_at, expires_at)"
-                    " VALUES (?,?,?,?)",
-                    (code, account, now, now + ttl),
-                )
-                return code
-            except sqlite3.IntegrityError:
-                continue
+        with self._lock:
+            return insert_pairing_code(self._db, account, ttl)
 
     def redeem_pairing_code(
         self,
