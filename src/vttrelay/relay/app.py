@@ -25,7 +25,7 @@ from aiohttp.typedefs import Middleware
 
 from vttrelay import __version__, protocol
 from vttrelay.protocol import Close
-from vttrelay.relay import openapi
+from vttrelay.relay import openapi, pairing
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog
 from vttrelay.relay.auth import KeyCache, UsageCounter
 from vttrelay.relay.config import RelayConfig
@@ -70,6 +70,7 @@ class RelayState:
     access: AccessLog
     pair_buckets: TokenBuckets = field(default_factory=TokenBuckets)
     probe_buckets: TokenBuckets = field(default_factory=TokenBuckets)
+    request_buckets: TokenBuckets = field(default_factory=TokenBuckets)  # pair/key requests
     streams: Streams = field(init=False)  # set by create_app: it needs the state
     started_at: float = field(default_factory=time.time)
     owns_store: bool = False
@@ -154,9 +155,8 @@ async def h_clients(request: web.Request, route: Route, state: RelayState) -> we
 
 
 def _relay_url(request: web.Request) -> str:
-    proto = request.headers.get("X-Forwarded-Proto", request.scheme).split(",")[0].strip()
-    scheme = "wss" if proto == "https" else "ws"
-    return f"{scheme}://{request.host}/relay"
+    scheme, _, rest = pairing.public_base(request).partition("://")
+    return f"{'wss' if scheme == 'https' else 'ws'}://{rest}/relay"
 
 
 async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.Response:
@@ -226,6 +226,7 @@ LOCAL_HANDLERS: dict[str, Callable[[web.Request, Route, RelayState], Awaitable[w
     "self_unpair": h_self_unpair,
     "openapi": h_openapi,
     "docs": h_docs,
+    **pairing.HANDLERS,  # pair and key requests (endpoints-beyond-seed §12)
 }
 
 

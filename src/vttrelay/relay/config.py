@@ -41,6 +41,11 @@ class RelayConfig:
     rate_per_minute: int = 300  # per key, token bucket; 0 disables
     max_body_mb: float = 250.0
     pair_rate_limit: int = 10  # POST /auth/pair per IP per 15 minutes; 0 disables
+    # Pair and key requests (endpoints-beyond-seed §12): requests per IP per 15 minutes shared by
+    # POST /auth/pair-request, its status poll, POST /auth/key-request and the exchange
+    key_request_rate_limit: int = 20  # 0 disables
+    pair_request_ttl: float = 600.0  # seconds a pair request waits for a decision
+    key_request_ttl: float = 600.0  # seconds a key request waits for a decision
     probe_rate_limit: int = 60  # GET /api/clients/{id}/active per IP per minute; 0 disables
     token_check_interval: float = 30.0  # re-check live worlds' tokens (revocations elsewhere)
     key_cache_ttl: float = 5.0  # seconds a key lookup (hit or miss) is trusted

@@ -993,6 +993,93 @@ USER_ROUTES: Final = (
     ),
 )
 
+CODE = Param("code", "string", P, required=True, description="The request's code.")
+_TEXT_B = ("worldTitle", "systemId", "systemTitle", "systemVersion", "foundryVersion")
+
+# Browser pairing and API-key requests (endpoints-beyond-seed §12): public, handled by pairing.py;
+# the relay's owner approves with `vttrelay pair approve` / `vttrelay keys approve`.
+PAIRING_ROUTES: Final = (
+    Route(
+        "POST",
+        "/auth/pair-request",
+        "local",
+        "A world asks to be paired (the module's Pair and Upgrade buttons); 201 with its code.",
+        "Auth",
+        handler="pair_request",
+        params=(
+            Param("worldId", "string", B, required=True, description="The world's id."),
+            *(Param(name, "string", B, description=f"The world's {name}.") for name in _TEXT_B),
+            Param("clientId", "string", B, description="The paired world's id (upgrade)."),
+            Param("requestedRemoteScopes", "array", B, description="Cross-world scopes asked."),
+            Param("requestedTargetClients", "array", B, description="Cross-world targets asked."),
+            Param("upgradeOnly", "boolean", B, description="Only upgrade permissions."),
+        ),
+    ),
+    Route(
+        "GET",
+        "/auth/pair-request/{code}/status",
+        "local",
+        "A pair request's status; the first read after approval carries the pairing code.",
+        "Auth",
+        handler="pair_status",
+        params=(CODE,),
+    ),
+    Route(
+        "POST",
+        "/auth/key-request",
+        "local",
+        "An app asks for an API key with these scopes; 201 with its code and approval URL.",
+        "Auth",
+        handler="key_request",
+        params=(
+            Param("appName", "string", B, required=True, description="The app's name."),
+            Param("scopes", "array", B, required=True, description="Scopes asked for."),
+            Param("appDescription", "string", B, description="What the app does."),
+            Param("appUrl", "string", B, description="The app's public http(s) URL."),
+            Param("callbackUrl", "string", B, description="Set: web flow (exchange code)."),
+            Param("clientIds", "array", B, description="Worlds the key should reach."),
+            Param("suggestedMonthlyLimit", "number", B, description="Shown to the approver."),
+            Param("suggestedExpiry", "string", B, description="Shown to the approver."),
+        ),
+    ),
+    Route(
+        "GET",
+        "/auth/key-request/{code}/status",
+        "local",
+        "A key request's status; device flow: the first read after approval carries the key.",
+        "Auth",
+        handler="key_status",
+        params=(CODE,),
+    ),
+    Route(
+        "POST",
+        "/auth/key-request/exchange",
+        "local",
+        "Web flow: trade the one-time exchange code for the approved API key.",
+        "Auth",
+        handler="key_exchange",
+        params=(Param("code", "string", B, required=True, description="The exchange code."),),
+    ),
+    Route(
+        "GET",
+        "/pair/{code}",
+        "local",
+        "The page a pair request's pairUrl opens: who asks, and how to approve.",
+        "Auth",
+        handler="pair_page",
+        params=(CODE,),
+    ),
+    Route(
+        "GET",
+        "/approve/{code}",
+        "local",
+        "The page a key request's approvalUrl opens: what is asked, and how to approve.",
+        "Auth",
+        handler="key_page",
+        params=(CODE,),
+    ),
+)
+
 ROUTES: Final[tuple[Route, ...]] = (
     *DND5E_ROUTES,
     *CHAT_ROUTES,
@@ -1003,6 +1090,7 @@ ROUTES: Final[tuple[Route, ...]] = (
     *USER_ROUTES,
     *STREAM_ROUTES,
     *RELAY_ROUTES,
+    *PAIRING_ROUTES,
 )
 
 # All scopes a key may hold (wire-protocol §7.2) and those a new key gets by default.

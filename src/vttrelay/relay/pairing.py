@@ -1,0 +1,352 @@
+"""The browser-pairing and API-key-request endpoints (endpoints-beyond-seed §12) and the two
+small pages their URLs open.
+
+`POST /auth/pair-request` and `GET /auth/pair-request/{code}/status` serve the unmodified
+module's "Pair" and "Upgrade" buttons; `POST /auth/key-request`, its status and
+`POST /auth/key-request/exchange` let an app ask for an API key. All are public and answered
+with CORS (by the app's middleware). Handlers here only check the body, apply the shared
+per-IP limit and shape the answer; the records and their rules live in `approvals.py`, which the
+CLI calls to approve or refuse. `GET /pair/{code}` and `GET /approve/{code}` are the pages the
+module and apps open: they show who asks and the command that approves it.
+"""
+
+from __future__ import annotations
+
+import html
+import ipaddress
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import orjson
+from aiohttp import web
+
+from vttrelay.relay import approvals
+from vttrelay.relay.approvals import KeyAsk, PairAsk, Refused
+from vttrelay.relay.auth import error
+from vttrelay.relay.routes import ALL_SCOPES, Route
+
+if TYPE_CHECKING:
+    from vttrelay.relay.app import RelayState
+
+RATE_WINDOW = 15 * 60.0  # the key-request limit counts requests per IP over 15 minutes
+MAX_TEXT = 512  # longest name, title, version or id accepted
+MAX_DESCRIPTION = 2000
+MAX_URL = 2048
+MAX_ITEMS = 64  # most scopes, worlds or targets in one request
+INVALID_BODY = "Invalid request body"
+
+
+# Answers ---------------------------------------------------------------------------------------
+
+
+def sorted_json(body: Any, status: int = 200) -> web.Response:
+    """A JSON answer with its keys sorted, as the reference relay (Go) writes them."""
+    return web.Response(
+        body=orjson.dumps(body, option=orjson.OPT_SORT_KEYS),
+        status=status,
+        content_type="application/json",
+    )
+
+
+def rfc3339(ts: float) -> str:
+    """Unix seconds as `2026-07-02T01:58:57Z`."""
+    moment = datetime.fromtimestamp(ts, UTC).replace(microsecond=0)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def public_base(request: web.Request) -> str:
+    """The relay's origin as the caller reached it (`X-Forwarded-Proto` honoured)."""
+    proto = request.headers.get("X-Forwarded-Proto", request.scheme).split(",")[0].strip()
+    return f"{'https' if proto == 'https' else 'http'}://{request.host}"
+
+
+def _check_rate(request: web.Request, state: RelayState) -> None:
+    limit = state.config.key_request_rate_limit
+    if not state.request_buckets.allow(request.remote or "", limit, window=RATE_WINDOW):
+        raise error(429, "Too many key request attempts from this IP, please try again later")
+
+
+async def _body(request: web.Request) -> dict[str, Any]:
+    try:
+        body = orjson.loads(await request.read())
+    except orjson.JSONDecodeError:
+        raise Refused(400, INVALID_BODY) from None
+    if not isinstance(body, dict):
+        raise Refused(400, INVALID_BODY)
+    return body
+
+
+# Body rules (pure) -----------------------------------------------------------------------------
+# The reference decodes bodies into typed structs: a field of the wrong JSON type makes the whole
+# body invalid, `null` counts as absent, unknown fields are ignored.
+
+
+def _text(body: dict[str, Any], name: str, limit: int = MAX_TEXT) -> str:
+    value = body.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise Refused(400, INVALID_BODY)
+    if len(value) > limit:
+        raise Refused(400, f"{name} is too long (at most {limit} characters)")
+    return value.strip()
+
+
+def _texts(body: dict[str, Any], name: str) -> tuple[str, ...]:
+    value = body.get(name)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise Refused(400, INVALID_BODY)
+    if len(value) > MAX_ITEMS or any(len(v) > MAX_TEXT for v in value):
+        raise Refused(400, f"{name} is too long (at most {MAX_ITEMS} items of {MAX_TEXT} chars)")
+    return tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
+
+
+def _scopes(scopes: tuple[str, ...]) -> tuple[str, ...]:
+    for scope in scopes:
+        if scope not in ALL_SCOPES:
+            raise Refused(400, f"Invalid scope: {scope}")
+    return scopes
+
+
+def parse_pair_ask(body: dict[str, Any]) -> PairAsk:
+    """The body of `POST /auth/pair-request` (§12.2), checked."""
+    upgrade = body.get("upgradeOnly")
+    if upgrade is not None and not isinstance(upgrade, bool):
+        raise Refused(400, INVALID_BODY)
+    ask = PairAsk(
+        world_id=_text(body, "worldId"),
+        world_title=_text(body, "worldTitle"),
+        system_id=_text(body, "systemId"),
+        system_title=_text(body, "systemTitle"),
+        system_version=_text(body, "systemVersion"),
+        foundry_version=_text(body, "foundryVersion"),
+        client_id=_text(body, "clientId"),
+        remote_scopes=_texts(body, "requestedRemoteScopes"),
+        target_clients=tuple(c for c in _texts(body, "requestedTargetClients") if c != "*"),
+        upgrade_only=bool(upgrade),
+    )
+    if not ask.world_id:
+        raise Refused(400, "worldId is required")
+    _scopes(ask.remote_scopes)
+    return ask
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` may not be an app's or callback URL (§12.4), or None if it may."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        return "invalid URL"
+    if parts.scheme not in ("http", "https"):
+        return "URL must use http or https scheme"
+    host = parts.hostname or ""
+    if not host:
+        return "URL must have a non-empty host"
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return None  # a name, not an address literal
+    if ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_unspecified:
+        return "URL must not target a private or loopback address"
+    return None
+
+
+def parse_key_ask(body: dict[str, Any]) -> KeyAsk:
+    """The body of `POST /auth/key-request` (§12.4), checked."""
+    limit = body.get("suggestedMonthlyLimit")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+        raise Refused(400, INVALID_BODY)
+    ask = KeyAsk(
+        app_name=_text(body, "appName"),
+        scopes=_texts(body, "scopes"),
+        app_description=_text(body, "appDescription", MAX_DESCRIPTION),
+        app_url=_text(body, "appUrl", MAX_URL),
+        callback_url=_text(body, "callbackUrl", MAX_URL),
+        client_ids=_texts(body, "clientIds"),
+        suggested_monthly_limit=limit,
+        suggested_expiry=_text(body, "suggestedExpiry"),
+    )
+    if not ask.app_name or not ask.scopes:
+        raise Refused(400, "appName and scopes are required")
+    _scopes(ask.scopes)
+    for name, url in (("appUrl", ask.app_url), ("callbackUrl", ask.callback_url)):
+        problem = url and url_problem(url)
+        if problem:
+            raise Refused(400, f"Invalid {name}: {problem}")
+    return ask
+
+
+# Handlers (route.handler names) ----------------------------------------------------------------
+
+LocalHandler = Callable[[web.Request, Route, "RelayState"], Awaitable[web.Response]]
+
+
+def _refusals(handler: LocalHandler) -> LocalHandler:
+    """Turn `Refused` into the reference's `{"error": ...}` answer."""
+
+    async def wrapped(request: web.Request, route: Route, state: RelayState) -> web.Response:
+        try:
+            return await handler(request, route, state)
+        except Refused as refused:
+            raise error(refused.status, refused.message) from None
+
+    return wrapped
+
+
+@_refusals
+async def h_pair_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    _check_rate(request, state)
+    ask = parse_pair_ask(await _body(request))
+    ttl = state.config.pair_request_ttl
+    made = approvals.create_pair_request(state.store, ask, request.remote or "", ttl)
+    return sorted_json(
+        {
+            "code": made.code,
+            "expiresAt": rfc3339(made.expires_at),
+            "expiresIn": int(ttl),
+            "pairUrl": f"{public_base(request)}/pair/{made.code}",
+            "upgradeOnly": ask.upgrade_only,
+        },
+        status=201,
+    )
+
+
+async def h_pair_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    _check_rate(request, state)
+    status, body = approvals.pair_status(state.store, request.match_info["code"])
+    return sorted_json(body, status)
+
+
+@_refusals
+async def h_key_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    _check_rate(request, state)
+    ask = parse_key_ask(await _body(request))
+    ttl = state.config.key_request_ttl
+    made = approvals.create_key_request(state.store, ask, request.remote or "", ttl)
+    return sorted_json(
+        {
+            "approvalUrl": f"{public_base(request)}/approve/{made.code}",
+            "code": made.code,
+            "expiresAt": rfc3339(made.expires_at),
+            "expiresIn": int(ttl),
+        },
+        status=201,
+    )
+
+
+async def h_key_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    status, body = approvals.key_status(state.store, request.match_info["code"])
+    return sorted_json(body, status)
+
+
+@_refusals
+async def h_key_exchange(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    _check_rate(request, state)
+    code = (await _body(request)).get("code")
+    if not isinstance(code, str) or not code.strip():
+        raise Refused(400, "Code is required")
+    if len(code) > MAX_TEXT:
+        raise Refused(404, "Invalid exchange code")
+    status, body = approvals.exchange_key(state.store, code)
+    return sorted_json(body, status)
+
+
+# The pages pairUrl and approvalUrl open -------------------------------------------------------
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title} - vttrelay</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}}
+th{{text-align:left;padding-right:1rem;vertical-align:top}}
+code{{background:#eee;padding:.1rem .3rem;border-radius:.2rem}}</style></head>
+<body><h1>{title}</h1>{content}</body></html>
+"""
+
+
+def _page(title: str, content: str, status: int = 200) -> web.Response:
+    text = PAGE.format(title=html.escape(title), content=content)
+    return web.Response(text=text, status=status, content_type="text/html")
+
+
+def _details(rows: list[tuple[str, str]]) -> str:
+    cells = "".join(
+        f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows if v
+    )
+    return f"<table>{cells}</table>"
+
+
+def _decision(state: str, what: str, command: str, code: str) -> str:
+    """What the visitor can do: the commands that approve or refuse a pending request."""
+    if state != approvals.PENDING:
+        return f"<p>This {what} has already been {html.escape(state)}.</p>"
+    return (
+        "<p>To approve it, run on the relay's machine:</p>"
+        f"<p><code>{command} approve {code}</code></p>"
+        f"<p>To refuse it: <code>{command} refuse {code}</code>. "
+        f"<code>{command} requests</code> lists the requests waiting for a decision.</p>"
+    )
+
+
+async def h_pair_page(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    found = approvals.get_pair_request(state.store, request.match_info["code"])
+    if found is None:
+        return _page("Pair request not found", "<p>No pair request has this code.</p>", 404)
+    ask = found.ask
+    system = f"{ask.system_title or ask.system_id} v{ask.system_version}".strip()
+    details = _details(
+        [
+            ("Code", found.code),
+            ("World", ask.world),
+            ("System", system if ask.system_title or ask.system_id else ""),
+            ("Foundry", f"v{ask.foundry_version}" if ask.foundry_version else ""),
+            ("Client id", ask.client_id),
+            ("Cross-world scopes", ", ".join(ask.remote_scopes)),
+            ("Target worlds", ", ".join(ask.target_clients)),
+            ("From", found.peer),
+            ("Expires", rfc3339(found.expires_at)),
+        ]
+    )
+    title = "Upgrade World Permissions" if ask.upgrade_only else "Pair Foundry World"
+    decision = _decision(found.state(), "pair request", "vttrelay pair", found.code)
+    return _page(title, details + decision)
+
+
+async def h_key_page(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    found = approvals.get_key_request(state.store, request.match_info["code"])
+    if found is None:
+        return _page("Key request not found", "<p>No API key request has this code.</p>", 404)
+    ask = found.ask
+    limit = ask.suggested_monthly_limit
+    details = _details(
+        [
+            ("Code", found.code),
+            ("App", ask.app_name),
+            ("Description", ask.app_description),
+            ("App URL", ask.app_url),
+            ("Callback URL", ask.callback_url),
+            ("Scopes", ", ".join(ask.scopes)),
+            ("Worlds", ", ".join(ask.client_ids)),
+            ("Suggested monthly limit", str(limit) if limit is not None else ""),
+            ("Suggested expiry", ask.suggested_expiry),
+            ("From", found.peer),
+            ("Expires", rfc3339(found.expires_at)),
+        ]
+    )
+    decision = _decision(found.state(), "key request", "vttrelay keys", found.code)
+    return _page("Approve API Key Request", details + decision)
+
+
+HANDLERS: dict[str, LocalHandler] = {
+    "pair_request": h_pair_request,
+    "pair_status": h_pair_status,
+    "key_request": h_key_request,
+    "key_status": h_key_status,
+    "key_exchange": h_key_exchange,
+    "pair_page": h_pair_page,
+    "key_page": h_key_page,
+}

@@ -1,0 +1,246 @@
+"""Pair-request and API-key-request endpoints over a real relay (endpoints-beyond-seed §12):
+bodies, statuses and errors, the key-request device and web flows end to end (request, status,
+approval through `relay.approvals` as the CLI does, exchange, the key used), and the pages."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from vttrelay.relay import approvals
+from vttrelay.relay.store import PAIRING_ALPHABET
+
+APP = {
+    "appName": "Dice Bot",
+    "appDescription": "Rolls for the table",
+    "appUrl": "https://bot.example",
+    "scopes": ["world:info", "chat:read", "entity:read"],
+    "clientIds": ["world-1"],
+    "suggestedMonthlyLimit": 1000,
+    "suggestedExpiry": "30d",
+}
+
+
+@pytest.fixture
+async def relay(relay_factory: Any) -> Any:
+    """A relay without the per-IP request limit (tested on its own below)."""
+    return await relay_factory(key_request_rate_limit=0)
+
+
+async def _request_key(relay: Any, **fields: Any) -> dict[str, Any]:
+    got = await relay.call("POST", "/auth/key-request", json={**APP, **fields})
+    assert got.status == 201, got.body
+    assert got.headers["Access-Control-Allow-Origin"] == "*"
+    return dict(got.json())
+
+
+async def _status(relay: Any, code: str) -> tuple[int, Any]:
+    got = await relay.call("GET", f"/auth/key-request/{code}/status")
+    return got.status, got.json()
+
+
+async def test_web_flow_request_approve_exchange_use(relay: Any) -> None:
+    await relay.world("world-1")
+    made = await _request_key(relay, callbackUrl="https://bot.example/cb")
+    code = made["code"]
+    assert list(made) == ["approvalUrl", "code", "expiresAt", "expiresIn"]
+    assert re.fullmatch(f"[{PAIRING_ALPHABET}]{{6}}", code) and made["expiresIn"] == 600
+    assert made["approvalUrl"] == f"{relay.url}/approve/{code}"
+    page = (await relay.call("GET", f"/approve/{code}")).body.decode()
+    assert "Dice Bot" in page and f"vttrelay keys approve {code}" in page
+    assert await _status(relay, code) == (200, {"status": "pending"})
+
+    with pytest.raises(approvals.Refused) as refused:  # only scopes that were asked for
+        approvals.approve_key_request(relay.store, code, "default", scopes=("execute-js",))
+    assert refused.value.status == 400
+    assert refused.value.message == "Cannot grant scope not in original request: execute-js"
+    done = approvals.approve_key_request(
+        relay.store, code.lower(), "default", scopes=("world:info", "chat:read")
+    )
+    assert done.exchange_code is not None and re.fullmatch("[0-9a-f]{32}", done.exchange_code)
+    key = relay.store.get_key(done.key_id)
+    assert key.name == "Dice Bot" and key.scopes == ("world:info", "chat:read")
+    assert key.client_ids == ("world-1",) and key.enabled
+    # Web flow: the status poll never carries the key; the exchange does, once.
+    assert await _status(relay, code) == (200, {"status": "approved"})
+    got = await relay.call("POST", "/auth/key-request/exchange", json={"code": done.exchange_code})
+    assert got.status == 200
+    body = got.json()
+    assert list(body) == ["apiKey", "clientIds", "scopes"]
+    assert body["clientIds"] == ["world-1"] and body["scopes"] == ["world:info", "chat:read"]
+    secret = body["apiKey"]
+    assert re.fullmatch("[0-9a-f]{64}", secret)
+    assert (await relay.call("GET", "/world-info", key=secret)).status == 200
+    got = await relay.call("GET", "/players", key=secret)
+    assert (got.status, got.json()) == (403, {"error": "API key lacks required scope: entity:read"})
+
+    got = await relay.call("POST", "/auth/key-request/exchange", json={"code": done.exchange_code})
+    assert (got.status, got.json()) == (
+        410,
+        {"error": "Exchange code has already been used or request was denied"},
+    )
+    assert await _status(relay, code) == (
+        200,
+        {"message": "API key has already been retrieved", "status": "exchanged"},
+    )
+    assert (await relay.call("GET", "/world-info", key=secret)).status == 200  # still the key
+
+
+async def test_device_flow_key_on_first_status_read(relay: Any) -> None:
+    await relay.world("world-1")
+    code = (await _request_key(relay, clientIds=None))["code"]
+    done = approvals.approve_key_request(relay.store, code, "default")
+    assert done.exchange_code is None and done.client_ids == ()
+    assert relay.store.get_key(done.key_id).enabled  # listed and revocable before retrieval
+    status, body = await _status(relay, code)
+    assert status == 200 and list(body) == ["apiKey", "clientIds", "scopes", "status"]
+    assert body["status"] == "approved" and body["clientIds"] is None
+    assert body["scopes"] == APP["scopes"]
+    assert relay.store.key_by_secret(body["apiKey"]).id == done.key_id
+    assert (await relay.call("GET", "/world-info", key=body["apiKey"])).status == 200
+    assert (await _status(relay, code))[1]["status"] == "exchanged"  # shown once
+
+
+async def test_key_request_refused_and_expired(relay: Any) -> None:
+    code = (await _request_key(relay))["code"]
+    approvals.refuse_key_request(relay.store, code)
+    assert await _status(relay, code) == (200, {"status": "denied"})
+    with pytest.raises(approvals.Refused) as refused:
+        approvals.approve_key_request(relay.store, code, "default")
+    assert (refused.value.status, refused.value.message) == (400, "Key request is not pending")
+    assert relay.store.list_keys() == []
+
+    made = approvals.create_key_request(relay.store, approvals.KeyAsk("late", ("search",)), ttl=-1)
+    assert await _status(relay, made.code) == (410, {"status": "expired"})
+    with pytest.raises(approvals.Refused) as refused:
+        approvals.approve_key_request(relay.store, made.code, "default")
+    assert (refused.value.status, refused.value.message) == (410, "Key request has expired")
+    assert await _status(relay, "NOPE42") == (404, {"error": "Key request not found"})
+    assert relay.store.list_keys() == []
+
+
+async def test_exchange_code_expires(relay: Any) -> None:
+    code = (await _request_key(relay, callbackUrl="https://bot.example/cb"))["code"]
+    done = approvals.approve_key_request(relay.store, code, "default", now=0.0)  # long ago
+    got = await relay.call("POST", "/auth/key-request/exchange", json={"code": done.exchange_code})
+    assert (got.status, got.json()) == (410, {"error": "Exchange code has expired"})
+
+
+async def test_a_key_revoked_before_retrieval_is_never_handed_out(relay: Any) -> None:
+    code = (await _request_key(relay))["code"]
+    done = approvals.approve_key_request(relay.store, code, "default")
+    relay.store.revoke_key(done.key_id)
+    assert await _status(relay, code) == (200, {"status": "approved"})
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"{nope", "Invalid request body"),
+        (b"[]", "Invalid request body"),
+        (b'{"appName": 5, "scopes": ["search"]}', "Invalid request body"),
+        (b'{"appName": "a", "scopes": "search"}', "Invalid request body"),
+        (b'{"appName": "a", "scopes": ["search"], "suggestedMonthlyLimit": 1.5}',
+         "Invalid request body"),
+        (b'{"appName": "a"}', "appName and scopes are required"),
+        (b'{"appName": "", "scopes": ["search"]}', "appName and scopes are required"),
+        (b'{"appName": "a", "scopes": []}', "appName and scopes are required"),
+        (b'{"appName": "a", "scopes": ["search", "root"]}', "Invalid scope: root"),
+        (b'{"appName": "a", "scopes": ["search"], "appUrl": "ftp://x.example"}',
+         "Invalid appUrl: URL must use http or https scheme"),
+        (b'{"appName": "a", "scopes": ["search"], "callbackUrl": "http://127.0.0.1:9/cb"}',
+         "Invalid callbackUrl: URL must not target a private or loopback address"),
+        (b'{"appName": "a", "scopes": ["search"], "callbackUrl": "http://[::1"}',
+         "Invalid callbackUrl: invalid URL"),
+        (b'{"appName": "a", "scopes": ["search"], "appUrl": "https://"}',
+         "Invalid appUrl: URL must have a non-empty host"),
+    ],
+)  # fmt: skip
+async def test_key_request_errors(relay: Any, body: bytes, message: str) -> None:
+    got = await relay.call("POST", "/auth/key-request", data=body)
+    assert (got.status, got.json()) == (400, {"error": message})
+    assert approvals.key_requests(relay.store, pending_only=False) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        (b"", 400, "Invalid request body"),
+        (b"{}", 400, "Code is required"),
+        (b'{"code": 7}', 400, "Code is required"),
+        (b'{"code": "00000000000000000000000000000000"}', 404, "Invalid exchange code"),
+    ],
+)
+async def test_exchange_errors(relay: Any, body: bytes, status: int, message: str) -> None:
+    got = await relay.call("POST", "/auth/key-request/exchange", data=body)
+    assert (got.status, got.json()) == (status, {"error": message})
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"nope", "Invalid request body"),
+        (b"{}", "worldId is required"),
+        (b'{"worldId": ""}', "worldId is required"),
+        (b'{"worldId": 3}', "Invalid request body"),
+        (b'{"worldId": "w", "upgradeOnly": "yes"}', "Invalid request body"),
+        (b'{"worldId": "w", "requestedRemoteScopes": ["entity:read", "all"]}',
+         "Invalid scope: all"),
+        (b'{"worldId": "w", "worldTitle": "' + b"x" * 600 + b'"}',
+         "worldTitle is too long (at most 512 characters)"),
+    ],
+)  # fmt: skip
+async def test_pair_request_errors(relay: Any, body: bytes, message: str) -> None:
+    got = await relay.call("POST", "/auth/pair-request", data=body)
+    assert (got.status, got.json()) == (400, {"error": message})
+    assert approvals.pair_requests(relay.store, pending_only=False) == []
+
+
+async def test_pair_request_fields_stored_and_shown(relay: Any) -> None:
+    got = await relay.call(
+        "POST",
+        "/auth/pair-request",
+        json={
+            "worldId": "w",
+            "worldTitle": "<b>Friday</b>",
+            "systemId": "dnd5e",
+            "systemVersion": "5.1.4",
+            "requestedRemoteScopes": ["entity:read"],
+            "requestedTargetClients": ["*", "fvtt_other"],
+            "serverFingerprint": "ignored",
+        },
+        headers={"Host": "relay.example", "X-Forwarded-Proto": "https"},
+    )
+    assert got.status == 201
+    made = got.json()
+    assert made["pairUrl"] == f"https://relay.example/pair/{made['code']}"
+    stored = approvals.get_pair_request(relay.store, made["code"])
+    assert stored is not None
+    assert stored.ask.remote_scopes == ("entity:read",)
+    assert stored.ask.target_clients == ("fvtt_other",)  # "*" is dropped
+    assert stored.peer == "127.0.0.1" and stored.state() == "pending"
+    page = await relay.call("GET", f"/pair/{made['code']}")
+    assert page.status == 200 and page.headers["Content-Type"].startswith("text/html")
+    text = page.body.decode()
+    assert "&lt;b&gt;Friday&lt;/b&gt;" in text and "<b>Friday" not in text
+    assert "dnd5e v5.1.4" in text and "Pair Foundry World" in text
+    missing = await relay.call("GET", "/pair/NOSUCHCD")
+    assert missing.status == 404 and "not found" in missing.body.decode()
+    assert (await relay.call("GET", "/approve/NOSUCH")).status == 404
+
+
+async def test_request_limit_is_per_ip_and_spares_the_key_status(relay_factory: Any) -> None:
+    relay = await relay_factory(key_request_rate_limit=3)
+    code = (await _request_key(relay))["code"]
+    assert (await relay.call("POST", "/auth/pair-request", json={"worldId": "w"})).status == 201
+    got = await relay.call("POST", "/auth/key-request/exchange", json={"code": "x"})
+    assert got.status == 404
+    got = await relay.call("POST", "/auth/pair-request", json={"worldId": "w"})
+    assert (got.status, got.json()) == (
+        429,
+        {"error": "Too many key request attempts from this IP, please try again later"},
+    )
+    for _ in range(5):  # the key status is not limited
+        assert (await _status(relay, code))[0] == 200
