@@ -1,5 +1,9 @@
 """The `vttrelay` command: serve, pair, keys and tokens (list/revoke), the world's subcommands.
 
+`pair requests|approve|refuse` and `keys requests|approve|refuse` decide the pair requests of a
+module's Pair button and the API-key requests of apps (`relay.approvals`); they write the same
+SQLite file as a running relay, which sees each decision on the asker's next poll.
+
 Every command takes `--data-dir` (default `$VTTRELAY_DATA_DIR`, else `./data`). Results a script
 may capture (a new key, a pairing code) go to stdout alone on their line; everything else goes
 to stderr. `vttrelay.world.commands.register` adds the `world ...` commands; `serve` starts
@@ -24,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from vttrelay import __version__
+from vttrelay.relay import approvals
 from vttrelay.relay.accesslog import LOG_FORMAT, BufferedAccessLog
 from vttrelay.relay.config import DATA_DIR_ENV, RelayConfig, default_data_dir
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
@@ -97,6 +102,133 @@ def cmd_pair(args: argparse.Namespace) -> int:
         f"Pairing code for account {args.account!r}: single use, valid "
         f"{int(PAIRING_TTL // 60)} minutes. Enter it in the world's connection dialog."
     )
+    return 0
+
+
+def cmd_pair_requests(args: argparse.Namespace) -> int:
+    with closing(_open_store(args)) as store:
+        requests = approvals.pair_requests(store, pending_only=not args.all)
+    now = time.time()
+    header = ("CODE", "STATUS", "KIND", "CLIENT", "SYSTEM", "FOUNDRY", "FROM", "EXPIRES", "WORLD")
+    rows = [
+        (
+            r.code,
+            r.state(now),
+            "upgrade" if r.ask.upgrade_only else "pair",
+            r.ask.client_id or "-",
+            " ".join(filter(None, (r.ask.system_id, r.ask.system_version))) or "-",
+            r.ask.foundry_version or "-",
+            r.peer or "-",
+            _iso(r.expires_at),
+            f"{r.ask.world} ({r.ask.world_id})" if r.ask.world_title else r.ask.world_id,
+        )
+        for r in requests
+    ]
+    _table(header, rows, empty="No pending pair requests." if not args.all else "No pair requests.")
+    return 0
+
+
+def cmd_pair_approve(args: argparse.Namespace) -> int:
+    with closing(_open_store(args)) as store:
+        request = approvals.get_pair_request(store, args.code)
+        account = args.account
+        if request is not None and request.ask.upgrade_only and args.account is None:
+            world = store.known_client(request.ask.client_id)
+            account = world.account if world is not None else None
+        try:
+            done = approvals.approve_pair_request(store, args.code, account or DEFAULT_ACCOUNT)
+        except approvals.Refused as refused:
+            _err(f"{refused.message} ({args.code}).")
+            return 1
+    ask = done.request.ask
+    if done.upgraded:
+        _err(
+            f"Approved the upgrade of world {ask.world!r} ({ask.client_id}): "
+            "the module confirms on its next poll."
+        )
+    else:
+        _err(
+            f"Approved pair request {done.request.code} of world {ask.world!r} for account "
+            f"{account or DEFAULT_ACCOUNT!r}: the module receives its pairing code on its next "
+            "poll and connects."
+        )
+    return 0
+
+
+def cmd_pair_refuse(args: argparse.Namespace) -> int:
+    with closing(_open_store(args)) as store:
+        try:
+            request = approvals.refuse_pair_request(store, args.code)
+        except approvals.Refused as refused:
+            _err(f"{refused.message} ({args.code}).")
+            return 1
+    _err(f"Refused pair request {request.code} of world {request.ask.world!r}.")
+    return 0
+
+
+def cmd_keys_requests(args: argparse.Namespace) -> int:
+    with closing(_open_store(args)) as store:
+        requests = approvals.key_requests(store, pending_only=not args.all)
+    now = time.time()
+    header = ("CODE", "STATUS", "FLOW", "CLIENTS", "FROM", "EXPIRES", "SCOPES", "APP")
+    rows = [
+        (
+            r.code,
+            r.state(now),
+            "web" if r.ask.callback_url else "device",
+            ",".join(r.ask.client_ids) or "*",
+            r.peer or "-",
+            _iso(r.expires_at),
+            ",".join(r.ask.scopes),
+            " ".join(filter(None, (r.ask.app_name, r.ask.app_url and f"<{r.ask.app_url}>"))),
+        )
+        for r in requests
+    ]
+    _table(header, rows, empty="No pending key requests." if not args.all else "No key requests.")
+    return 0
+
+
+def cmd_keys_approve(args: argparse.Namespace) -> int:
+    with closing(_open_store(args)) as store:
+        try:
+            done = approvals.approve_key_request(
+                store,
+                args.code,
+                args.account,
+                scopes=tuple(args.scope) if args.scope else None,
+                client_ids=tuple(args.client) if args.client else None,
+                expires_at=args.expires,
+                rate_per_minute=args.rate,
+                user_id=args.user,
+            )
+        except approvals.Refused as refused:
+            _err(f"{refused.message} ({args.code}).")
+            return 1
+    ask = done.request.ask
+    _err(
+        f"Approved key request {done.request.code} of {ask.app_name!r}: API key {done.key_id} "
+        f"(account {args.account!r}, scopes: {', '.join(done.scopes)})."
+    )
+    if done.exchange_code is None:
+        _err("The app receives the key on its next status poll (shown once).")
+        return 0
+    print(done.exchange_code)
+    callback = f"{ask.callback_url}{'&' if '?' in ask.callback_url else '?'}code="
+    _err(
+        "Give the app this one-time exchange code (valid "
+        f"{int(approvals.EXCHANGE_TTL // 60)} minutes), or open {callback}{done.exchange_code}"
+    )
+    return 0
+
+
+def cmd_keys_refuse(args: argparse.Namespace) -> int:
+    with closing(_open_store(args)) as store:
+        try:
+            request = approvals.refuse_key_request(store, args.code)
+        except approvals.Refused as refused:
+            _err(f"{refused.message} ({args.code}).")
+            return 1
+    _err(f"Refused key request {request.code} of {request.ask.app_name!r}.")
     return 0
 
 
@@ -308,6 +440,8 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
         config.max_body_mb = args.max_body_mb
     if args.subscription_linger is not None:
         config.subscription_linger = args.subscription_linger
+    if args.key_request_rate is not None:
+        config.key_request_rate_limit = args.key_request_rate
     return config
 
 
@@ -356,11 +490,48 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds a world keeps sending a channel's events after its last subscriber "
         "leaves, so a reconnecting client misses nothing (default 30; 0: stop at once)",
     )
+    p.add_argument(
+        "--key-request-rate",
+        type=int,
+        default=None,
+        help="pair/key requests and their polls per IP per 15 minutes (default 20, as the "
+        "reference relay; 0: off)",
+    )
     p.set_defaults(func=cmd_serve)
 
-    p = commands.add_parser("pair", parents=[common], help="print a pairing code for a world")
-    p.add_argument("--account", default=DEFAULT_ACCOUNT)
-    p.set_defaults(func=cmd_pair)
+    # Subcommands of a command that takes the common options itself must not reset them.
+    sub_common = argparse.ArgumentParser(add_help=False)
+    sub_common.add_argument("--data-dir", default=argparse.SUPPRESS, help="as for the command")
+    sub_common.add_argument("--log-level", default=argparse.SUPPRESS, help="as for the command")
+
+    pair = commands.add_parser(
+        "pair",
+        parents=[common],
+        help="print a pairing code for a world; decide the Pair button's requests",
+        description="Without an action: print a single-use pairing code. With one: list, "
+        "approve or refuse the requests of the module's Pair and Upgrade buttons.",
+    )
+    pair.add_argument("--account", default=DEFAULT_ACCOUNT)
+    pair.set_defaults(func=cmd_pair)
+    pair_commands = pair.add_subparsers(dest="pair_command", metavar="ACTION")
+    p = pair_commands.add_parser(
+        "requests", parents=[sub_common], help="list pending pair requests (who asks)"
+    )
+    p.add_argument("--all", action="store_true", help="also decided and expired ones")
+    p.set_defaults(func=cmd_pair_requests)
+    p = pair_commands.add_parser(
+        "approve", parents=[sub_common], help="approve a pair request: the world gets a token"
+    )
+    p.add_argument("code", help="the request's code (on the page the module opened)")
+    p.add_argument(
+        "--account",
+        default=None,
+        help="the account the world joins (default 'default'; an upgrade: the world's own)",
+    )
+    p.set_defaults(func=cmd_pair_approve)
+    p = pair_commands.add_parser("refuse", parents=[sub_common], help="refuse a pair request")
+    p.add_argument("code")
+    p.set_defaults(func=cmd_pair_refuse)
 
     keys = commands.add_parser("keys", help="manage API keys")
     key_commands = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
@@ -379,6 +550,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = key_commands.add_parser("revoke", parents=[common], help="revoke a key by its id")
     p.add_argument("key_id")
     p.set_defaults(func=cmd_keys_revoke)
+    p = key_commands.add_parser(
+        "requests", parents=[common], help="list pending API-key requests of apps"
+    )
+    p.add_argument("--all", action="store_true", help="also decided and expired ones")
+    p.set_defaults(func=cmd_keys_requests)
+    p = key_commands.add_parser(
+        "approve", parents=[common], help="approve an app's key request: create its key"
+    )
+    p.add_argument("code", help="the request's code (on the page the app opened)")
+    p.add_argument(
+        "--scope", action="append", type=_scope, help="grant only these requested scopes"
+    )
+    p.add_argument("--client", action="append", help="allowed world (default: those asked)")
+    p.add_argument("--user", default=None, help="userId forced on every call")
+    p.add_argument("--expires", type=parse_expiry, default=None, help="ISO date/time or 30d")
+    p.add_argument("--rate", type=int, default=None, help="requests per minute (0: unlimited)")
+    p.add_argument("--account", default=DEFAULT_ACCOUNT)
+    p.set_defaults(func=cmd_keys_approve)
+    p = key_commands.add_parser("refuse", parents=[common], help="refuse an app's key request")
+    p.add_argument("code")
+    p.set_defaults(func=cmd_keys_refuse)
 
     tokens = commands.add_parser("tokens", help="manage world connection tokens")
     token_commands = tokens.add_subparsers(dest="tokens_command", required=True, metavar="ACTION")

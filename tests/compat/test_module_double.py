@@ -1,7 +1,10 @@
 """A scripted double of the real Foundry module (v3.4.1) against the relay.
 
 `ModuleDouble` does what the module does on the wire (wire-protocol §2): it pairs with a code
-through `POST /auth/pair` (with the module's body and an Origin header, as a browser fetch),
+through `POST /auth/pair` (with the module's body and an Origin header, as a browser fetch), or
+with its default "Pair" button (and "Upgrade") through `POST /auth/pair-request`, opening the
+`pairUrl` page and polling the status until approved, refused or expired (endpoints-beyond-seed
+§12.1; `browser_pair` returns the text the module shows),
 derives the socket URL from `relayUrl` (strip `/relay`, append `/relay`), connects with the
 module's exact query, sends the auth frame first, drops anything before `auth-success`, then
 sends `ping` and `player-list`, answers requests with recorded reply shapes, and reacts to close
@@ -13,13 +16,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import orjson
 import pytest
 
+from vttrelay import cli
 from vttrelay.protocol import PERMANENT_CLOSE_CODES, Close
+from vttrelay.relay.store import PAIRING_ALPHABET
 
 GM = {"id": "u-gm", "name": "Gamemaster", "role": 4, "active": True}
 PLAYER = {"id": "u-p1", "name": "Player One", "role": 1, "active": False}
@@ -95,12 +102,72 @@ class ModuleDouble:
         self._session = aiohttp.ClientSession()
         self._task: asyncio.Task[None] | None = None
         self.base_delay = 0.05
+        self.poll_interval = 3.0  # the module polls a pair request every 3 s
+        self.pair_request: dict[str, Any] = {}  # the create answer of the last pair request
+        self.pair_page = ""  # the page pairUrl opened
+        self.pair_requested = asyncio.Event()
+        self.polls: list[tuple[int, dict[str, Any]]] = []  # every status poll's answer
+
+    def world_fields(self) -> dict[str, str]:
+        return {
+            "worldId": "my-world",
+            "worldTitle": "My World",
+            "systemId": "dnd5e",
+            "systemTitle": "Dungeons & Dragons Fifth Edition",
+            "systemVersion": "5.1.4",
+            "foundryVersion": "14.363",
+        }
+
+    async def browser_pair(self, upgrade: bool = False) -> str:
+        """The Pair (or Upgrade) button (§12.1): request, open pairUrl, poll every
+        `poll_interval` until a decision, then `POST /auth/pair` with the approved code."""
+        if upgrade:
+            body: dict[str, Any] = {"clientId": self.client_id, **self.world_fields()}
+            body["upgradeOnly"] = True
+        else:
+            body = {**self.world_fields(), "serverFingerprint": "abc"}
+        async with self._session.post(
+            self.http_base + "/auth/pair-request", json=body, headers={"Origin": self.origin}
+        ) as resp:
+            assert resp.headers["Access-Control-Allow-Origin"] == "*"
+            reply = await resp.json()
+            if resp.status // 100 != 2:
+                return f"Pairing failed: {reply.get('error')}"
+        self.pair_request = reply
+        if reply["pairUrl"].startswith(("http://", "https://")):  # opened in a new tab
+            async with self._session.get(reply["pairUrl"]) as page:
+                self.pair_page = await page.text()
+        self.pair_requested.set()
+        status_url = f"{self.http_base}/auth/pair-request/{reply['code']}/status"
+        while True:
+            await asyncio.sleep(self.poll_interval)
+            try:
+                async with self._session.get(status_url, headers={"Origin": self.origin}) as resp:
+                    answer = (resp.status, await resp.json())
+            except aiohttp.ClientError:
+                continue  # retried on the next tick
+            self.polls.append(answer)
+            status, polled = answer
+            if status // 100 != 2:
+                return "Pair request not found or expired."
+            state = polled.get("status")
+            if state == "denied":
+                return "Pairing request was denied."
+            if state in ("expired", "exchanged"):
+                return "Pair request expired. Please try again."
+            if state == "approved" and upgrade and polled.get("upgraded"):
+                return "Cross-world permissions updated successfully!"
+            if state == "approved" and "pairingCode" in polled:
+                paired = await self.pair(polled["pairingCode"])
+                if paired["status"] != 200:
+                    return f"Pairing failed: {paired.get('error')}"
+                return f"Paired! Client ID: {self.client_id}"
 
     async def pair(self, code: str) -> dict[str, Any]:
         body = {
             "code": code.upper(),
-            "worldId": "my-world",
-            "worldTitle": "My World",
+            "worldId": self.world_fields()["worldId"],
+            "worldTitle": self.world_fields()["worldTitle"],
             "serverFingerprint": "abc",
             "existingClientId": self.client_id or None,
             "serverOrigin": self.origin,
@@ -308,3 +375,170 @@ async def test_same_browser_reload_replaces_the_old_tab(relay: Any, module: Modu
         assert module.connection_token  # and keeps its token
     finally:
         await reloaded.close()
+
+
+# The Pair button (endpoints-beyond-seed §12.1) ----------------------------------------------------
+
+
+async def _approval(*args: str) -> int:
+    """Run `vttrelay ARGS` in this process (a thread), as the relay's owner would beside it."""
+    return await asyncio.to_thread(cli.main, list(args))
+
+
+async def _requested(module: ModuleDouble, flow: asyncio.Task[str]) -> str:
+    """The pair request's code, once the module made it and opened its page."""
+    waiter = asyncio.ensure_future(module.pair_requested.wait())
+    await asyncio.wait([waiter, flow], timeout=5, return_when=asyncio.FIRST_COMPLETED)
+    assert module.pair_requested.is_set(), flow.result() if flow.done() else "no request"
+    return str(module.pair_request["code"])
+
+
+async def _pair_button(relay: Any, module: ModuleDouble, data: Path) -> str:
+    """Press Pair, approve with `vttrelay pair approve CODE`, return the module's message."""
+    flow = asyncio.ensure_future(module.browser_pair())
+    code = await _requested(module, flow)
+    await asyncio.sleep(3 * module.poll_interval)  # the module polls while it waits
+    assert await _approval("pair", "approve", code, "--data-dir", str(data)) == 0
+    return await asyncio.wait_for(flow, 10)
+
+
+@pytest.fixture
+async def pairing_relay(relay_factory: Any, tmp_path: Path) -> Any:
+    """A relay on a data dir the CLI shares, with the per-IP request limit lifted (the module
+    double polls much faster than every 3 s)."""
+    return await relay_factory(data_dir=tmp_path / "shared", key_request_rate_limit=0)
+
+
+@pytest.fixture
+async def fast_module(pairing_relay: Any) -> Any:
+    double = ModuleDouble(pairing_relay.url)
+    double.poll_interval = 0.05
+    yield double
+    await double.close()
+
+
+async def test_pair_button_approved_then_the_module_connects(
+    pairing_relay: Any, fast_module: ModuleDouble, tmp_path: Path
+) -> None:
+    relay, module = pairing_relay, fast_module
+    message = await _pair_button(relay, module, tmp_path / "shared")
+    assert message == f"Paired! Client ID: {module.client_id}"
+    created = module.pair_request
+    code = created["code"]
+    assert re.fullmatch(f"[{PAIRING_ALPHABET}]{{8}}", code)
+    assert list(created) == ["code", "expiresAt", "expiresIn", "pairUrl", "upgradeOnly"]
+    assert created["expiresIn"] == 600 and created["upgradeOnly"] is False
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", created["expiresAt"])
+    assert created["pairUrl"] == f"{relay.url}/pair/{code}"
+    assert "My World" in module.pair_page and f"vttrelay pair approve {code}" in module.pair_page
+    pending = [p for p in module.polls if p == (200, {"status": "pending"})]
+    assert pending and module.polls[: len(pending)] == pending
+    status, approved = module.polls[-1]
+    assert status == 200 and list(approved) == ["pairingCode", "status"]
+    assert approved["status"] == "approved"
+    assert re.fullmatch(f"[{PAIRING_ALPHABET}]{{6}}", approved["pairingCode"])
+    # The pairing code is handed out once; the code itself is then used up by /auth/pair.
+    got = await relay.call("GET", f"/auth/pair-request/{code}/status")
+    assert (got.status, got.json()) == (
+        200,
+        {"message": "Pairing code has already been retrieved", "status": "exchanged"},
+    )
+    again = await relay.call(
+        "POST", "/auth/pair", json={"code": approved["pairingCode"], "worldId": "my-world"}
+    )
+    assert (again.status, again.json()) == (410, {"error": "Pairing code has already been used"})
+    assert "already been exchanged" in (await relay.call("GET", f"/pair/{code}")).body.decode()
+
+    module.start()
+    await asyncio.wait_for(module.connected.wait(), 5)
+    assert relay.store.known_client(module.client_id).metadata["worldTitle"] == "My World"
+    got = await relay.call(
+        "GET", "/world-info", key=relay.key(), params={"clientId": module.client_id}
+    )
+    assert got.status == 200 and got.json()["data"]["foundryVersion"] == "14.363"
+
+
+async def test_pair_button_refused(
+    pairing_relay: Any, fast_module: ModuleDouble, tmp_path: Path
+) -> None:
+    relay, module, data = pairing_relay, fast_module, str(tmp_path / "shared")
+    flow = asyncio.ensure_future(module.browser_pair())
+    code = await _requested(module, flow)
+    assert await _approval("pair", "refuse", code.lower(), "--data-dir", data) == 0
+    assert await asyncio.wait_for(flow, 10) == "Pairing request was denied."
+    assert module.polls[-1] == (200, {"status": "denied"})
+    assert relay.store.list_tokens() == [] and module.connection_token == ""
+    # A decided request can't be decided again; nothing changes.
+    assert await _approval("pair", "approve", code, "--data-dir", data) == 1
+    got = await relay.call("GET", f"/auth/pair-request/{code}/status")
+    assert (got.status, got.json()) == (200, {"status": "denied"})
+    assert "already been denied" in (await relay.call("GET", f"/pair/{code}")).body.decode()
+
+
+async def test_pair_button_request_expires(relay_factory: Any, tmp_path: Path) -> None:
+    data = tmp_path / "shared"
+    relay = await relay_factory(data_dir=data, key_request_rate_limit=0, pair_request_ttl=0.4)
+    module = ModuleDouble(relay.url)
+    module.poll_interval = 0.05
+    try:
+        flow = asyncio.ensure_future(module.browser_pair())
+        code = await _requested(module, flow)
+        assert module.pair_request["expiresIn"] == 0  # as configured (600 by default)
+        assert await asyncio.wait_for(flow, 5) == "Pair request not found or expired."
+        assert module.polls[-1] == (410, {"status": "expired"})
+        assert (200, {"status": "pending"}) in module.polls
+        assert await _approval("pair", "approve", code, "--data-dir", str(data)) == 1
+        assert relay.store.list_tokens() == []
+        got = await relay.call("GET", "/auth/pair-request/NOSUCHCD/status")
+        assert (got.status, got.json()) == (404, {"error": "Pair request not found"})
+    finally:
+        await module.close()
+
+
+async def test_upgrade_button(
+    pairing_relay: Any, fast_module: ModuleDouble, tmp_path: Path
+) -> None:
+    relay, module, data = pairing_relay, fast_module, tmp_path / "shared"
+    assert (await _pair_button(relay, module, data)).startswith("Paired!")
+    module.start()
+    await asyncio.wait_for(module.connected.wait(), 5)
+    token = module.connection_token
+
+    module.pair_requested.clear()
+    flow = asyncio.ensure_future(module.browser_pair(upgrade=True))
+    code = await _requested(module, flow)
+    assert module.pair_request["upgradeOnly"] is True
+    assert "Upgrade World Permissions" in module.pair_page
+    assert await _approval("pair", "approve", code, "--data-dir", str(data)) == 0
+    assert await asyncio.wait_for(flow, 10) == "Cross-world permissions updated successfully!"
+    assert module.polls[-1] == (200, {"status": "approved", "upgraded": True})
+    assert module.connection_token == token and module.state == "connected"  # no new token
+    assert len(relay.store.list_tokens()) == 1
+
+    # An upgrade for a world this relay never paired is refused at approval.
+    module.pair_requested.clear()
+    module.client_id = "fvtt_0000000000000000"
+    flow = asyncio.ensure_future(module.browser_pair(upgrade=True))
+    code = await _requested(module, flow)
+    assert await _approval("pair", "approve", code, "--data-dir", str(data)) == 1
+    assert await _approval("pair", "refuse", code, "--data-dir", str(data)) == 0
+    assert await asyncio.wait_for(flow, 10) == "Pairing request was denied."
+
+
+async def test_pair_button_stops_on_the_reference_rate_limit(relay: Any) -> None:
+    """20 requests per IP per 15 minutes, shared by the request and its polls (§12): a module
+    polling every 3 s gives up after about a minute; here it polls faster."""
+    module = ModuleDouble(relay.url)
+    module.poll_interval = 0.01
+    try:
+        message = await asyncio.wait_for(module.browser_pair(), 10)
+        assert message == "Pair request not found or expired."
+        assert len(module.polls) == 20  # the request took the first of 20
+        assert module.polls[-1] == (
+            429,
+            {"error": "Too many key request attempts from this IP, please try again later"},
+        )
+        got = await relay.call("POST", "/auth/key-request", json={"appName": "a", "scopes": []})
+        assert got.status == 429  # the same bucket
+    finally:
+        await module.close()

@@ -246,3 +246,101 @@ async def test_cli_keys_reach_a_running_relay(relay_factory: Any, tmp_path: Path
     await asyncio.sleep(0.3)
     got = await relay.call("GET", "/world-info", key=key)
     assert (got.status, got.json()) == (401, {"error": "API key is disabled"})
+
+
+async def test_pair_requests_listed_approved_and_refused_beside_a_running_relay(
+    relay_factory: Any, tmp_path: Path
+) -> None:
+    data = str(tmp_path / "shared")
+    relay = await relay_factory(data_dir=tmp_path / "shared", key_request_rate_limit=0)
+    world = {"worldId": "friday", "worldTitle": "Friday Game", "systemId": "dnd5e",
+             "systemVersion": "5.1.4", "foundryVersion": "14.363"}  # fmt: skip
+    codes = []
+    for title in ("Friday Game", "Other"):
+        got = await relay.call("POST", "/auth/pair-request", json={**world, "worldTitle": title})
+        codes.append(got.json()["code"])
+    code, out, err = await _cli("pair", "requests", "--data-dir", data)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "CODE", "STATUS", "KIND", "CLIENT", "SYSTEM", "FOUNDRY", "FROM", "EXPIRES", "WORLD",
+    ]  # fmt: skip
+    first = lines[1].split()
+    assert first[:4] == [codes[0], "pending", "pair", "-"] and first[4:7] == [
+        "dnd5e",
+        "5.1.4",
+        "14.363",
+    ]
+    assert lines[1].endswith("Friday Game (friday)") and codes[1] in lines[2]
+
+    code, out, err = await _cli(
+        "pair", "approve", codes[0], "--account", "acct", "--data-dir", data
+    )
+    assert (code, out) == (0, "") and "Friday Game" in err
+    got = await relay.call("GET", f"/auth/pair-request/{codes[0]}/status")
+    pairing = got.json()["pairingCode"]  # the running relay sees the CLI's decision at once
+    got = await relay.call("POST", "/auth/pair", json={"code": pairing, "worldId": "friday"})
+    assert got.status == 200
+    assert relay.store.known_client(got.json()["clientId"]).account == "acct"
+    code, _, err = await _cli("pair", "refuse", codes[1], "--data-dir", data)
+    assert code == 0, err
+    code, _, err = await _cli("pair", "refuse", codes[1], "--data-dir", data)
+    assert code == 1 and "Pair request is not pending" in err
+    code, _, err = await _cli("pair", "approve", "NOSUCHCD", "--data-dir", data)
+    assert code == 1 and "Pair request not found" in err
+
+    code, out, err = await _cli("pair", "requests", "--data-dir", data)
+    assert (code, out) == (0, "") and "No pending pair requests." in err
+    code, out, _ = await _cli("pair", "requests", "--all", "--data-dir", data)
+    states = {ln.split()[0]: ln.split()[1] for ln in out.splitlines()[1:]}
+    assert states == {codes[0]: "exchanged", codes[1]: "denied"}
+
+
+async def test_key_request_approved_with_the_cli_then_exchanged_and_used(
+    relay_factory: Any, tmp_path: Path
+) -> None:
+    data = str(tmp_path / "shared")
+    relay = await relay_factory(data_dir=tmp_path / "shared", key_request_rate_limit=0)
+    await relay.world()
+    ask = {"appName": "Stream Deck", "appUrl": "https://deck.example",
+           "callbackUrl": "https://deck.example/cb?state=1",
+           "scopes": ["world:info", "chat:read"]}  # fmt: skip
+    request_code = (await relay.call("POST", "/auth/key-request", json=ask)).json()["code"]
+    code, out, err = await _cli("keys", "requests", "--data-dir", data)
+    assert code == 0, err
+    row = out.splitlines()[1].split()
+    assert row[:4] == [request_code, "pending", "web", "*"]
+    assert (
+        row[-3:] == ["Stream", "Deck", "<https://deck.example>"] and "world:info,chat:read" in row
+    )
+
+    code, out, err = await _cli(
+        "keys", "approve", request_code, "--scope", "root", "--data-dir", data
+    )
+    assert code == 2 and "unknown scope" in err
+    code, out, err = await _cli(
+        "keys", "approve", request_code, "--scope", "execute-js", "--data-dir", data
+    )
+    assert code == 1 and "Cannot grant scope not in original request: execute-js" in err
+    code, out, err = await _cli(
+        "keys", "approve", request_code, "--scope", "world:info", "--rate", "5", "--data-dir", data
+    )
+    assert code == 0, err
+    exchange = out.strip()
+    assert re.fullmatch("[0-9a-f]{32}", exchange) and out == exchange + "\n"
+    assert f"https://deck.example/cb?state=1&code={exchange}" in err
+    got = await relay.call("POST", "/auth/key-request/exchange", json={"code": exchange})
+    assert got.status == 200 and got.json()["scopes"] == ["world:info"]
+    key = got.json()["apiKey"]
+    assert (await relay.call("GET", "/world-info", key=key)).status == 200
+    got = await relay.call("POST", "/auth/key-request/exchange", json={"code": exchange})
+    assert got.status == 410
+    code, out, _ = await _cli("keys", "list", "--data-dir", data)
+    line = next(ln for ln in out.splitlines() if "Stream" in ln)
+    assert "active" in line and " 5 " in line and key not in out
+
+    other = (await relay.call("POST", "/auth/key-request", json=ask)).json()["code"]
+    code, _, err = await _cli("keys", "refuse", other, "--data-dir", data)
+    assert code == 0 and "Stream Deck" in err
+    got = await relay.call("GET", f"/auth/key-request/{other}/status")
+    assert got.json() == {"status": "denied"}

@@ -64,7 +64,7 @@ def test_serve_flags_reach_the_relay_config() -> None:
     parser = build_parser()
     defaults = serve_config(parser.parse_args(["serve", "--data-dir", "d"]))
     assert (defaults.rate_per_minute, defaults.max_body_mb) == (300, 250)
-    assert defaults.subscription_linger == 30.0
+    assert defaults.subscription_linger == 30.0 and defaults.key_request_rate_limit == 20
     config = serve_config(
         parser.parse_args(
             [
@@ -79,11 +79,13 @@ def test_serve_flags_reach_the_relay_config() -> None:
                 "1.5",
                 "--subscription-linger",
                 "0",
+                "--key-request-rate",
+                "0",
             ]
         )  # fmt: skip
     )
     assert (config.port, config.rate_per_minute, config.max_body_mb) == (4000, 0, 1.5)
-    assert config.subscription_linger == 0.0
+    assert config.subscription_linger == 0.0 and config.key_request_rate_limit == 0
 
 
 def test_tokens_parser() -> None:
