@@ -31,6 +31,7 @@ from vttrelay import __version__
 from vttrelay.relay import approvals
 from vttrelay.relay.accesslog import LOG_FORMAT, BufferedAccessLog
 from vttrelay.relay.config import DATA_DIR_ENV, RelayConfig, default_data_dir
+from vttrelay.relay.core import RelayError
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
 from vttrelay.relay.store import DEFAULT_ACCOUNT, PAIRING_TTL, RelayStore
 from vttrelay.world import commands as world_commands
@@ -137,7 +138,7 @@ def cmd_pair_approve(args: argparse.Namespace) -> int:
             account = world.account if world is not None else None
         try:
             done = approvals.approve_pair_request(store, args.code, account or DEFAULT_ACCOUNT)
-        except approvals.Refused as refused:
+        except RelayError as refused:
             _err(f"{refused.message} ({args.code}).")
             return 1
     ask = done.request.ask
@@ -159,7 +160,7 @@ def cmd_pair_refuse(args: argparse.Namespace) -> int:
     with closing(_open_store(args)) as store:
         try:
             request = approvals.refuse_pair_request(store, args.code)
-        except approvals.Refused as refused:
+        except RelayError as refused:
             _err(f"{refused.message} ({args.code}).")
             return 1
     _err(f"Refused pair request {request.code} of world {request.ask.world!r}.")
@@ -201,7 +202,7 @@ def cmd_keys_approve(args: argparse.Namespace) -> int:
                 rate_per_minute=args.rate,
                 user_id=args.user,
             )
-        except approvals.Refused as refused:
+        except RelayError as refused:
             _err(f"{refused.message} ({args.code}).")
             return 1
     ask = done.request.ask
@@ -225,7 +226,7 @@ def cmd_keys_refuse(args: argparse.Namespace) -> int:
     with closing(_open_store(args)) as store:
         try:
             request = approvals.refuse_key_request(store, args.code)
-        except approvals.Refused as refused:
+        except RelayError as refused:
             _err(f"{refused.message} ({args.code}).")
             return 1
     _err(f"Refused key request {request.code} of {request.ask.app_name!r}.")

@@ -6,7 +6,8 @@ relay's owner approves or refuses; the asker polls the status and receives, once
 (which it trades at `POST /auth/pair` as usual), an "upgraded" answer, or an API key. These
 functions are the one place where that happens: the HTTP handlers (`pairing.py`), the CLI
 (`vttrelay pair approve`, `vttrelay keys approve`, ...) and a dashboard call them. Refusals
-raise `Refused(status, message)` with the reference's statuses and texts, and change nothing.
+raise the relay's one error type, `core.RelayError`, with the reference's statuses and texts,
+and change nothing.
 
 API keys are never stored: approval creates the key (listed, revocable) with the hash of a
 secret nobody knows; the real secret is drawn, and its hash stored, only when the asker
@@ -23,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from vttrelay.relay.core import error
 from vttrelay.relay.store import RelayStore, insert_key, insert_pairing_code, new_code, sha256_hex
 
 Answer = tuple[int, dict[str, Any]]  # an HTTP status and a JSON body
@@ -41,15 +43,6 @@ EXCHANGED = "exchanged"
 EXPIRED = "expired"
 
 NOT_PAIRED = "World is not yet paired — cannot upgrade. Pair first."
-
-
-class Refused(Exception):
-    """A request that cannot be created, approved, refused or exchanged: HTTP status and text."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -312,9 +305,9 @@ def pair_status(store: RelayStore, code: str, now: float | None = None) -> Answe
 def _pending_pair(db: sqlite3.Connection, code: str) -> sqlite3.Row:
     row = _pair_row(db, code)
     if row is None:
-        raise Refused(404, "Pair request not found")
+        raise error(404, "Pair request not found")
     if row["status"] != PENDING:
-        raise Refused(400, "Pair request is not pending")
+        raise error(400, "Pair request is not pending")
     return row
 
 
@@ -333,7 +326,7 @@ def approve_pair_request(
     with store.transaction() as db:
         row = _pending_pair(db, code)
         if row["expires_at"] <= now:
-            raise Refused(410, "Pair request has expired")
+            raise error(410, "Pair request has expired")
         request = _pair_request(row)
         pairing_code: str | None = None
         if request.ask.upgrade_only:
@@ -354,7 +347,7 @@ def _grant_remote(db: sqlite3.Connection, ask: PairAsk, account: str) -> None:
         "SELECT account, metadata FROM known_clients WHERE client_id = ?", (ask.client_id,)
     ).fetchone()
     if not ask.client_id or row is None or row["account"] != account:
-        raise Refused(400, NOT_PAIRED)
+        raise error(400, NOT_PAIRED)
     metadata = orjson.loads(row["metadata"])
     metadata["remoteScopes"] = list(ask.remote_scopes)
     metadata["allowedTargetClients"] = [c for c in ask.target_clients if c != ask.client_id]
@@ -481,9 +474,9 @@ def key_status(store: RelayStore, code: str, now: float | None = None) -> Answer
 def _pending_key(db: sqlite3.Connection, code: str) -> sqlite3.Row:
     row = _key_row(db, code)
     if row is None:
-        raise Refused(404, "Key request not found")
+        raise error(404, "Key request not found")
     if row["status"] != PENDING:
-        raise Refused(400, "Key request is not pending")
+        raise error(400, "Key request is not pending")
     return row
 
 
@@ -505,12 +498,12 @@ def approve_key_request(
     with store.transaction() as db:
         row = _pending_key(db, code)
         if row["expires_at"] <= now:
-            raise Refused(410, "Key request has expired")
+            raise error(410, "Key request has expired")
         request = _key_request(row)
         granted = tuple(dict.fromkeys(scopes)) if scopes else request.ask.scopes
         for scope in granted:
             if scope not in request.ask.scopes:
-                raise Refused(400, f"Cannot grant scope not in original request: {scope}")
+                raise error(400, f"Cannot grant scope not in original request: {scope}")
         worlds = tuple(client_ids) if client_ids is not None else request.ask.client_ids
         key_id, _unknown = insert_key(
             db, account, granted, worlds, user_id, expires_at, rate_per_minute, request.ask.app_name

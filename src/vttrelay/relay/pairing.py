@@ -23,8 +23,8 @@ import orjson
 from aiohttp import web
 
 from vttrelay.relay import approvals
-from vttrelay.relay.approvals import KeyAsk, PairAsk, Refused
-from vttrelay.relay.auth import error
+from vttrelay.relay.approvals import KeyAsk, PairAsk
+from vttrelay.relay.core import error
 from vttrelay.relay.routes import ALL_SCOPES, Route
 
 if TYPE_CHECKING:
@@ -72,9 +72,9 @@ async def _body(request: web.Request) -> dict[str, Any]:
     try:
         body = orjson.loads(await request.read())
     except orjson.JSONDecodeError:
-        raise Refused(400, INVALID_BODY) from None
+        raise error(400, INVALID_BODY) from None
     if not isinstance(body, dict):
-        raise Refused(400, INVALID_BODY)
+        raise error(400, INVALID_BODY)
     return body
 
 
@@ -88,9 +88,9 @@ def _text(body: dict[str, Any], name: str, limit: int = MAX_TEXT) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise Refused(400, INVALID_BODY)
+        raise error(400, INVALID_BODY)
     if len(value) > limit:
-        raise Refused(400, f"{name} is too long (at most {limit} characters)")
+        raise error(400, f"{name} is too long (at most {limit} characters)")
     return value.strip()
 
 
@@ -99,16 +99,16 @@ def _texts(body: dict[str, Any], name: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise Refused(400, INVALID_BODY)
+        raise error(400, INVALID_BODY)
     if len(value) > MAX_ITEMS or any(len(v) > MAX_TEXT for v in value):
-        raise Refused(400, f"{name} is too long (at most {MAX_ITEMS} items of {MAX_TEXT} chars)")
+        raise error(400, f"{name} is too long (at most {MAX_ITEMS} items of {MAX_TEXT} chars)")
     return tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
 
 
 def _scopes(scopes: tuple[str, ...]) -> tuple[str, ...]:
     for scope in scopes:
         if scope not in ALL_SCOPES:
-            raise Refused(400, f"Invalid scope: {scope}")
+            raise error(400, f"Invalid scope: {scope}")
     return scopes
 
 
@@ -116,7 +116,7 @@ def parse_pair_ask(body: dict[str, Any]) -> PairAsk:
     """The body of `POST /auth/pair-request` (§12.2), checked."""
     upgrade = body.get("upgradeOnly")
     if upgrade is not None and not isinstance(upgrade, bool):
-        raise Refused(400, INVALID_BODY)
+        raise error(400, INVALID_BODY)
     ask = PairAsk(
         world_id=_text(body, "worldId"),
         world_title=_text(body, "worldTitle"),
@@ -130,7 +130,7 @@ def parse_pair_ask(body: dict[str, Any]) -> PairAsk:
         upgrade_only=bool(upgrade),
     )
     if not ask.world_id:
-        raise Refused(400, "worldId is required")
+        raise error(400, "worldId is required")
     _scopes(ask.remote_scopes)
     return ask
 
@@ -160,7 +160,7 @@ def parse_key_ask(body: dict[str, Any]) -> KeyAsk:
     """The body of `POST /auth/key-request` (§12.4), checked."""
     limit = body.get("suggestedMonthlyLimit")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
-        raise Refused(400, INVALID_BODY)
+        raise error(400, INVALID_BODY)
     ask = KeyAsk(
         app_name=_text(body, "appName"),
         scopes=_texts(body, "scopes"),
@@ -172,12 +172,12 @@ def parse_key_ask(body: dict[str, Any]) -> KeyAsk:
         suggested_expiry=_text(body, "suggestedExpiry"),
     )
     if not ask.app_name or not ask.scopes:
-        raise Refused(400, "appName and scopes are required")
+        raise error(400, "appName and scopes are required")
     _scopes(ask.scopes)
     for name, url in (("appUrl", ask.app_url), ("callbackUrl", ask.callback_url)):
         problem = url and url_problem(url)
         if problem:
-            raise Refused(400, f"Invalid {name}: {problem}")
+            raise error(400, f"Invalid {name}: {problem}")
     return ask
 
 
@@ -186,19 +186,6 @@ def parse_key_ask(body: dict[str, Any]) -> KeyAsk:
 LocalHandler = Callable[[web.Request, Route, "RelayState"], Awaitable[web.Response]]
 
 
-def _refusals(handler: LocalHandler) -> LocalHandler:
-    """Turn `Refused` into the reference's `{"error": ...}` answer."""
-
-    async def wrapped(request: web.Request, route: Route, state: RelayState) -> web.Response:
-        try:
-            return await handler(request, route, state)
-        except Refused as refused:
-            raise error(refused.status, refused.message) from None
-
-    return wrapped
-
-
-@_refusals
 async def h_pair_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
     _check_rate(request, state)
     ask = parse_pair_ask(await _body(request))
@@ -222,7 +209,6 @@ async def h_pair_status(request: web.Request, route: Route, state: RelayState) -
     return sorted_json(body, status)
 
 
-@_refusals
 async def h_key_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
     _check_rate(request, state)
     ask = parse_key_ask(await _body(request))
@@ -244,14 +230,13 @@ async def h_key_status(request: web.Request, route: Route, state: RelayState) ->
     return sorted_json(body, status)
 
 
-@_refusals
 async def h_key_exchange(request: web.Request, route: Route, state: RelayState) -> web.Response:
     _check_rate(request, state)
     code = (await _body(request)).get("code")
     if not isinstance(code, str) or not code.strip():
-        raise Refused(400, "Code is required")
+        raise error(400, "Code is required")
     if len(code) > MAX_TEXT:
-        raise Refused(404, "Invalid exchange code")
+        raise error(404, "Invalid exchange code")
     status, body = approvals.exchange_key(state.store, code)
     return sorted_json(body, status)
 

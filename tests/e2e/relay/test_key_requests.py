@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from vttrelay.relay import approvals
+from vttrelay.relay.core import RelayError
 from vttrelay.relay.store import PAIRING_ALPHABET
 
 APP = {
@@ -52,7 +53,7 @@ async def test_web_flow_request_approve_exchange_use(relay: Any) -> None:
     assert "Dice Bot" in page and f"vttrelay keys approve {code}" in page
     assert await _status(relay, code) == (200, {"status": "pending"})
 
-    with pytest.raises(approvals.Refused) as refused:  # only scopes that were asked for
+    with pytest.raises(RelayError) as refused:  # only scopes that were asked for
         approvals.approve_key_request(relay.store, code, "default", scopes=("execute-js",))
     assert refused.value.status == 400
     assert refused.value.message == "Cannot grant scope not in original request: execute-js"
@@ -107,14 +108,14 @@ async def test_key_request_refused_and_expired(relay: Any) -> None:
     code = (await _request_key(relay))["code"]
     approvals.refuse_key_request(relay.store, code)
     assert await _status(relay, code) == (200, {"status": "denied"})
-    with pytest.raises(approvals.Refused) as refused:
+    with pytest.raises(RelayError) as refused:
         approvals.approve_key_request(relay.store, code, "default")
     assert (refused.value.status, refused.value.message) == (400, "Key request is not pending")
     assert relay.store.list_keys() == []
 
     made = approvals.create_key_request(relay.store, approvals.KeyAsk("late", ("search",)), ttl=-1)
     assert await _status(relay, made.code) == (410, {"status": "expired"})
-    with pytest.raises(approvals.Refused) as refused:
+    with pytest.raises(RelayError) as refused:
         approvals.approve_key_request(relay.store, made.code, "default")
     assert (refused.value.status, refused.value.message) == (410, "Key request has expired")
     assert await _status(relay, "NOPE42") == (404, {"error": "Key request not found"})

@@ -10,7 +10,8 @@ import pytest
 
 from vttrelay.cli import build_parser, cmd_pair, cmd_pair_approve
 from vttrelay.relay import approvals
-from vttrelay.relay.approvals import KeyAsk, PairAsk, Refused
+from vttrelay.relay.approvals import KeyAsk, PairAsk
+from vttrelay.relay.core import RelayError
 from vttrelay.relay.pairing import parse_key_ask, parse_pair_ask, url_problem
 from vttrelay.relay.store import PairingError, RelayStore
 
@@ -49,15 +50,15 @@ def test_body_rules() -> None:
     )
     assert ask == PairAsk(world_id="w", target_clients=("a",))
     assert ask.world == "w" and PairAsk("w", world_title="T").world == "T"
-    with pytest.raises(Refused, match="worldId is required"):
+    with pytest.raises(RelayError, match="worldId is required"):
         parse_pair_ask({"worldId": "   "})
-    with pytest.raises(Refused, match="Invalid request body"):
+    with pytest.raises(RelayError, match="Invalid request body"):
         parse_pair_ask({"worldId": "w", "requestedTargetClients": [1]})
-    with pytest.raises(Refused, match="too long"):
+    with pytest.raises(RelayError, match="too long"):
         parse_pair_ask({"worldId": "w", "requestedRemoteScopes": ["search"] * 65})
     key = parse_key_ask({"appName": "A", "scopes": ["search", "search"], "unknown": 1})
     assert key == KeyAsk(app_name="A", scopes=("search",))
-    with pytest.raises(Refused, match="Invalid request body"):
+    with pytest.raises(RelayError, match="Invalid request body"):
         parse_key_ask({"appName": "A", "scopes": ["search"], "suggestedMonthlyLimit": True})
 
 
@@ -69,7 +70,7 @@ def test_pair_request_lifecycle_with_a_clock(store: RelayStore) -> None:
     assert approvals.pair_status(store, made.code, now=1600.0) == (410, {"status": "expired"})
     assert approvals.pair_requests(store, now=1599.0) == [made]
     assert approvals.pair_requests(store, now=1600.0) == []
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(RelayError) as refused:
         approvals.approve_pair_request(store, made.code, "default", now=1600.0)
     assert (refused.value.status, refused.value.message) == (410, "Pair request has expired")
 
@@ -89,11 +90,11 @@ def test_pair_request_lifecycle_with_a_clock(store: RelayStore) -> None:
 def test_a_refused_approval_changes_nothing(store: RelayStore) -> None:
     ask = PairAsk("w", client_id="fvtt_unknown", upgrade_only=True)
     made = approvals.create_pair_request(store, ask)
-    with pytest.raises(Refused, match="cannot upgrade"):
+    with pytest.raises(RelayError, match="cannot upgrade"):
         approvals.approve_pair_request(store, made.code, "default")
     assert approvals.get_pair_request(store, made.code) == made
     store.create_connection_token("other", "fvtt_unknown")  # another account's world
-    with pytest.raises(Refused, match="cannot upgrade"):
+    with pytest.raises(RelayError, match="cannot upgrade"):
         approvals.approve_pair_request(store, made.code, "default")
     done = approvals.approve_pair_request(store, made.code, "other")
     assert done.upgraded and done.pairing_code is None
