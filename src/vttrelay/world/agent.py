@@ -6,6 +6,12 @@ It opens `<relay>/relay?id=...&worldId=...` with the module's metadata query, se
 events go out in order through one writer. `event-subscription-update` switches event channels on
 and off; the world emits events only for channels with subscribers.
 
+One request can't stop the world (issue 9): each reply is encoded to JSON by its own request task,
+and a reply that can't be built or encoded (a number past 64 bits, nesting past orjson's limit)
+is answered with an error reply to that request instead, logged in one line. The writer drops an
+event it can't encode (logged) and carries on; if sending itself fails, it logs why and closes
+the socket, so the agent reconnects (with backoff) instead of lingering "online" and mute.
+
 Close codes, as the module: 1000 stops for good; 1008/4001/4002 stop and forget the token (the
 world must be paired again); 4004 retries every 30 s; anything else (or a failed connect)
 reconnects with backoff 1 s doubling to a 30 s cap, forever, logging each attempt.
@@ -27,6 +33,7 @@ import orjson
 
 from vttrelay import protocol
 from vttrelay.world import documents
+from vttrelay.world.actions import error_reply, unsendable_reply
 from vttrelay.world.world import World
 
 log = logging.getLogger(__name__)
@@ -34,6 +41,11 @@ log = logging.getLogger(__name__)
 DUPLICATE_CLOSE: Final = int(protocol.Close.DUPLICATE)
 NORMAL_CLOSE: Final = int(protocol.Close.NORMAL)
 STOP_GRACE: Final = 5.0  # seconds stop() waits for the connection loop before cancelling it
+SENDER_FAILED: Final = 1011  # close code when the writer can't send: the agent reconnects
+
+# What the writer sends: an event or control frame (encoded by the writer), or a request's reply
+# already encoded by its own task (its type, for the `sent` counter, and its JSON).
+Outgoing = dict[str, Any] | tuple[str, bytes]
 
 
 def relay_socket_url(relay_url: str) -> str:
@@ -86,7 +98,7 @@ class Agent:
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._ws: aiohttp.ClientWebSocketResponse | None = None
-        self._outbox: asyncio.Queue[dict[str, Any]] | None = None
+        self._outbox: asyncio.Queue[Outgoing] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.sent: Counter[str] = Counter()  # frames sent, by type (diagnostics and tests)
 
@@ -227,7 +239,7 @@ class Agent:
     ) -> tuple[asyncio.Task[None], asyncio.Task[None]]:
         self.attempts = 0
         self.connections += 1
-        outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        outbox: asyncio.Queue[Outgoing] = asyncio.Queue()
         self._outbox = outbox
         with self.world.store.transaction() as tx:
             gm = documents.gm_user(tx)
@@ -254,18 +266,34 @@ class Agent:
         self._outbox = None
 
     async def _write(
-        self, ws: aiohttp.ClientWebSocketResponse, outbox: asyncio.Queue[dict[str, Any]]
+        self, ws: aiohttp.ClientWebSocketResponse, outbox: asyncio.Queue[Outgoing]
     ) -> None:
+        """Send frames in order until the connection ends. A frame that can't be encoded is
+        dropped (logged); a failed send closes the socket, so that the agent reconnects."""
         while True:
-            frame = await outbox.get()
+            item = await outbox.get()
+            if isinstance(item, tuple):
+                kind, data = item
+            else:
+                kind = str(item.get("type"))
+                try:
+                    data = orjson.dumps(item)
+                except (orjson.JSONEncodeError, TypeError) as exc:
+                    log.error(
+                        "world agent: dropped a %s frame that can't be encoded: %s", kind, exc
+                    )
+                    continue
             try:
-                await ws.send_str(orjson.dumps(frame).decode())
-                self.sent[str(frame.get("type"))] += 1
-            except (ConnectionError, RuntimeError, aiohttp.ClientError) as exc:
-                log.debug("world agent: send failed: %s", exc)
+                await ws.send_frame(data, aiohttp.WSMsgType.TEXT)
+            except Exception as exc:  # the socket is gone or broken: reconnect, don't linger
+                if not ws.closed:
+                    log.warning("world agent: sending failed (%r); reconnecting", exc)
+                    with contextlib.suppress(Exception):
+                        await ws.close(code=SENDER_FAILED, message=b"World could not send")
                 return
+            self.sent[kind] += 1
 
-    async def _ping(self, outbox: asyncio.Queue[dict[str, Any]]) -> None:
+    async def _ping(self, outbox: asyncio.Queue[Outgoing]) -> None:
         while True:
             await asyncio.sleep(self.config.ping_interval)
             outbox.put_nowait({"type": protocol.PING})
@@ -287,7 +315,20 @@ class Agent:
         log.debug("world agent: dropped frame of type %r", kind)
 
     async def _answer(self, frame: dict[str, Any]) -> None:
+        """Run one request and queue its encoded reply; any failure to build or encode the
+        reply becomes an error reply to this request (never a silent timeout)."""
         outbox = self._outbox
-        reply = await self.world.handle(frame)
+        try:
+            reply = await self.world.handle(frame)
+        except Exception as exc:  # dispatch answers failures itself; this is a last resort
+            reply = error_reply(frame, exc)
+        try:
+            data = orjson.dumps(reply)
+        except (orjson.JSONEncodeError, TypeError) as exc:
+            reply = unsendable_reply(frame, exc)
+            try:
+                data = orjson.dumps(reply)
+            except (orjson.JSONEncodeError, TypeError):  # its requestId itself: nobody to answer
+                return
         if outbox is not None and outbox is self._outbox:
-            outbox.put_nowait(reply)
+            outbox.put_nowait((str(reply.get("type")), data))

@@ -8,6 +8,11 @@ reply `{type, requestId, **error_extra, "error": text, **error_tail}` (`error_ta
 the module puts after `error`, such as `"data": null`). An async handler (execute-js) gets a
 context without an open transaction and uses `ctx.transact(fn)` for its reads and writes.
 
+An unexpected exception is logged once, as one line (type, message, innermost frames), and the
+reply says what was wrong with the request (a number too large, data nested too deeply, a value
+of the wrong shape), never the exception's own text. `unsendable_reply` is the same for a reply
+that was built but can't be encoded (the agent's last check before sending).
+
 Before any handler, an unknown `userId` (by id, then case-insensitive name) is answered with
 `{"type", "requestId", "error": "User not found: <id>", "data": null}`.
 """
@@ -18,6 +23,7 @@ import importlib
 import inspect
 import logging
 import pkgutil
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -114,8 +120,54 @@ async def dispatch(world: World, frame: dict[str, Any]) -> dict[str, Any]:
         return {**head, "error": f"User not found: {exc.ref}", "data": None}
     except ActionError as exc:
         return {**head, **spec.error_extra, "error": exc.message, **spec.error_tail}
-    except Exception as exc:  # a bug: roll back (done) and answer clearly instead of timing out
-        log.exception("action %s failed", name)
-        text = f"Internal error in {name}: {exc}"
-        return {**head, **spec.error_extra, "error": text, **spec.error_tail}
+    except Exception as exc:  # rolled back (done); answer clearly instead of timing out
+        return error_reply(frame, exc)
     return {**head, **body}
+
+
+def _reason(exc: BaseException) -> str:
+    """What was wrong with the request, judged from the exception it caused."""
+    text = str(exc)
+    if isinstance(exc, RecursionError) or "Recursion limit" in text:
+        return "its data is nested too deeply"
+    if isinstance(exc, OverflowError) or "64-bit" in text or "too large" in text:
+        return "a number in it is too large"
+    if "JSON serializable" in text or "valid UTF-8" in text or "key must be str" in text:
+        return "it holds a value JSON cannot carry"  # orjson's JSONEncodeError is a TypeError
+    if isinstance(exc, TypeError | ValueError | KeyError | IndexError | AttributeError):
+        return "a parameter has a value of an unexpected type or shape"
+    return "the world failed while carrying it out"
+
+
+def one_line(exc: BaseException, frames: int = 5) -> str:
+    """The exception as one log line: type, message (clipped), the innermost `frames` frames."""
+    message = str(exc).replace("\n", "\\n")[:300]
+    stack = traceback.extract_tb(exc.__traceback__)[-frames:]
+    where = " <- ".join(
+        f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} {f.name}" for f in reversed(stack)
+    )
+    return f"{type(exc).__name__}: {message} at {where or '?'}"
+
+
+def _failure(frame: dict[str, Any], text: str) -> dict[str, Any]:
+    name = frame.get("type")
+    spec = ACTIONS.get(name) if isinstance(name, str) else None
+    if spec is None:
+        return {**_head(frame), "error": text}
+    return {**_head(frame), **spec.error_extra, "error": text, **spec.error_tail}
+
+
+def error_reply(frame: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+    """The reply to a request whose action raised unexpectedly (logged here, one line)."""
+    name = frame.get("type")
+    log.error("action %s (request %s) failed: %s", name, frame.get("requestId"), one_line(exc))
+    return _failure(frame, f"Could not carry out {name}: {_reason(exc)}")
+
+
+def unsendable_reply(frame: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+    """The reply to a request whose reply was built but can't be encoded (logged, one line)."""
+    name = frame.get("type")
+    log.error(
+        "reply to %s (request %s) can't be encoded: %s", name, frame.get("requestId"), one_line(exc)
+    )
+    return _failure(frame, f"The reply to {name} could not be sent: {_reason(exc)}")
