@@ -342,7 +342,9 @@ def _resolve_activity(
         terms = [f"{number}d{faces}"] if number and faces else []
         bonus = str(healing.get("bonus") or "").strip()
         if bonus:
-            terms.append(resolve_formula(bonus, after))
+            # `@mod` in a spell's healing is the caster's spellcasting ability modifier
+            mod = ability_mod(after, spellcasting_ability(after, item))
+            terms.append(resolve_formula(bonus.replace("@mod", str(mod)), after))
         if terms:
             roll = dice.roll(join_formula(terms[0], terms[1:]))
             out.rolls.append(roll)

@@ -1,15 +1,17 @@
 """The demo actors are valid data: ids, ownership, item shapes per type (world-behaviour §3.1),
 and the contract's level-3 facts (xp, slots, pact magic, ki, charges), checked against the SRD
 5.1 (hit points, hit dice, saves, skills, proficiencies, languages, cantrips and spells known or
-prepared, features and their uses)."""
+prepared, features and their uses). The SRD compendium packs likewise: shapes, and SRD 5.1
+facts of their items, spells (every demo caster's spell among them) and monster stat blocks."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from vttrelay.world import packs
 from vttrelay.world.rules import spells
-from vttrelay.world.rules.abilities import character_level
+from vttrelay.world.rules.abilities import ABILITIES, character_level
 from vttrelay.world.rules.items import uses_max
 from vttrelay.world.seed import ITEM_KEYS
 
@@ -336,3 +338,160 @@ def test_srd_facts_of_the_level_three_characters(actors: dict[str, dict[str, Any
             if i["type"] == "feat" and i["system"].get("uses", {}).get("max")
         }
         assert limited == facts["uses"], actor_id
+
+
+# The SRD 5.1 compendium packs (content/packs/*.json) ------------------------------------------
+
+PACK_IDS = {"dnd5e.items": "Item", "dnd5e.spells": "Item", "dnd5e.monsters": "Actor"}
+ITEM_FACTS = {  # name: (damage dice, damage type, versatile die, price, unit, weight)
+    "Dagger": ("1d4", "piercing", None, 2, "gp", 1),
+    "Quarterstaff": ("1d6", "bludgeoning", 8, 2, "sp", 4),
+    "Longsword": ("1d8", "slashing", 10, 15, "gp", 3),
+    "Greataxe": ("1d12", "slashing", None, 30, "gp", 7),
+    "Light Crossbow": ("1d8", "piercing", None, 25, "gp", 5),
+    "Longbow": ("1d8", "piercing", None, 50, "gp", 2),
+}
+ARMOR_FACTS = {  # name: (AC, Dex cap, Strength, stealth disadvantage, price gp)
+    "Leather Armor": (11, None, None, False, 10),
+    "Scale Mail": (14, 2, None, True, 50),
+    "Chain Mail": (16, 0, 13, True, 75),
+    "Plate Armor": (18, 0, 15, True, 1500),
+    "Shield": (2, None, None, False, 10),
+}
+SPELL_FACTS = {  # name: (level, school, range, duration units, concentration, components)
+    "Fire Bolt": (0, "evo", "120", "inst", False, "VS"),
+    "Ray of Frost": (0, "evo", "60", "inst", False, "VS"),
+    "Mage Hand": (0, "con", "30", "minute", False, "VS"),
+    "Magic Missile": (1, "evo", "120", "inst", False, "VS"),
+    "Cure Wounds": (1, "evo", "", "inst", False, "VS"),
+    "Bless": (1, "enc", "30", "minute", True, "VSM"),
+    "Detect Magic": (1, "div", "", "minute", True, "VS"),
+    "Hold Person": (2, "enc", "60", "minute", True, "VSM"),
+    "Invisibility": (2, "ill", "", "hour", True, "VSM"),
+    "Fireball": (3, "evo", "150", "inst", False, "VSM"),
+}
+MONSTER_FACTS = {  # name: (AC, HP, HP dice, CR, STR DEX CON INT WIS CHA)
+    "Goblin": (15, 7, "2d6", 0.25, (8, 14, 10, 10, 8, 8)),
+    "Wolf": (13, 11, "2d8 + 2", 0.25, (12, 15, 12, 3, 12, 6)),
+    "Skeleton": (13, 13, "2d8 + 4", 0.25, (10, 14, 15, 6, 8, 5)),
+    "Zombie": (8, 22, "3d8 + 9", 0.25, (13, 6, 16, 3, 6, 5)),
+    "Orc": (13, 15, "2d8 + 6", 0.5, (16, 12, 16, 7, 11, 10)),
+    "Ogre": (11, 59, "7d10 + 21", 2, (19, 8, 16, 5, 7, 7)),
+}
+COMPONENTS = {"V": "vocal", "S": "somatic", "M": "material"}
+
+
+def _average(formula: str) -> int:
+    """The average of `NdF + B` (or `NdF - B`), rounded down, as a stat block states it."""
+    match = re.fullmatch(r"(\d+)d(\d+)(?: ([+-]) (\d+))?", formula)
+    assert match, formula
+    number, faces, sign, bonus = match.groups()
+    flat = int(bonus or 0) * (-1 if sign == "-" else 1)
+    return int(int(number) * (int(faces) + 1) / 2 + flat)
+
+
+def _mod(score: int) -> int:
+    return (score - 10) // 2
+
+
+def test_packs_load_with_valid_ids_and_document_shapes() -> None:
+    loaded = packs.packs()
+    assert {p: pack.document_name for p, pack in loaded.items()} == PACK_IDS
+    for pack in loaded.values():
+        ids = [d["_id"] for d in pack.documents]
+        assert all(ID.fullmatch(i) for i in ids) and len(ids) == len(set(ids)), pack.id
+        names = [d["name"] for d in pack.documents]
+        assert len(names) == len(set(names)), pack.id
+        for doc in pack.documents:
+            source = doc["system"].get("source") or doc["system"]["details"]["source"]
+            assert source["license"] == "CC-BY-4.0", doc["name"]
+            items = doc["items"] if pack.document_name == "Actor" else [doc]
+            for item in items:
+                assert set(item) == set(ITEM_KEYS), (pack.id, item["name"])
+                missing = SYSTEM_KEYS.get(item["type"], set()) - set(item["system"])
+                assert not missing, (pack.id, item["name"], missing)
+        index = pack.index()
+        assert [e["uuid"] for e in index] == [pack.doc_uuid(i) for i in ids]
+    assert len(loaded["dnd5e.items"].documents) >= 20
+    assert len(loaded["dnd5e.spells"].documents) >= 20
+    assert len(loaded["dnd5e.monsters"].documents) >= 10
+
+
+def test_pack_items_are_srd_facts() -> None:
+    items = {d["name"]: d for d in packs.packs()["dnd5e.items"].documents}
+    potion = items["Potion of Healing"]["system"]
+    [heal] = potion["activities"].values()
+    assert heal["type"] == "heal" and heal["healing"]["number"] == 2
+    assert (heal["healing"]["denomination"], heal["healing"]["bonus"]) == (4, "2")
+    assert potion["price"] == {"value": 50, "denomination": "gp"} and potion["rarity"] == "common"
+    for name, (dice, kind, versatile, price, unit, weight) in ITEM_FACTS.items():
+        system = items[name]["system"]
+        base = system["damage"]["base"]
+        assert f"{base['number']}d{base['denomination']}" == dice, name
+        assert base["types"] == [kind], name
+        assert system["damage"]["versatile"]["denomination"] == versatile, name
+        assert system["price"] == {"value": price, "denomination": unit}, name
+        assert system["weight"]["value"] == weight, name
+    for name, (ac, dex, strength, stealth, price) in ARMOR_FACTS.items():
+        system = items[name]["system"]
+        assert (system["armor"]["value"], system["armor"]["dex"]) == (ac, dex), name
+        assert system["strength"] == strength, name
+        assert ("stealthDisadvantage" in system["properties"]) == stealth, name
+        assert system["price"]["value"] == price, name
+
+
+def test_pack_spells_are_srd_facts_and_hold_the_demo_casters_spells(
+    actors: dict[str, dict[str, Any]],
+) -> None:
+    pack = {d["name"]: d for d in packs.packs()["dnd5e.spells"].documents}
+    for actor in actors.values():
+        for spell in (i for i in actor["items"] if i["type"] == "spell"):
+            ours = pack[spell["name"]]["system"]
+            assert ours["level"] == spell["system"]["level"], spell["name"]
+            assert ours["school"] == spell["system"]["school"], spell["name"]
+    for name, (level, school, range_, duration, concentration, comps) in SPELL_FACTS.items():
+        system = pack[name]["system"]
+        assert (system["level"], system["school"]) == (level, school), name
+        assert system["range"]["value"] == range_ and system["duration"]["units"] == duration, name
+        assert ("concentration" in system["properties"]) == concentration, name
+        assert spells.is_concentration(pack[name]) == concentration, name
+        components = {p for p in system["properties"] if p in COMPONENTS.values()}
+        assert components == {COMPONENTS[c] for c in comps}, name
+        assert ("material" in components) == bool(system["materials"]["value"]), name
+    [fireball] = pack["Fireball"]["system"]["activities"].values()
+    assert fireball["save"]["ability"] == ["dex"] and fireball["damage"]["onSave"] == "half"
+    assert fireball["damage"]["parts"][0]["number"] == 8
+    assert pack["Fireball"]["system"]["target"]["template"]["size"] == "20"
+
+
+def test_pack_monsters_are_srd_stat_blocks() -> None:
+    monsters = {d["name"]: d for d in packs.packs()["dnd5e.monsters"].documents}
+    for name, (ac, hp, dice, cr, scores) in MONSTER_FACTS.items():
+        system = monsters[name]["system"]
+        assert system["attributes"]["ac"]["flat"] == ac, name
+        assert system["attributes"]["hp"]["max"] == hp == system["attributes"]["hp"]["value"]
+        assert system["attributes"]["hp"]["formula"] == dice, name
+        assert system["details"]["cr"] == cr, name
+        abilities = tuple(system["abilities"][a]["value"] for a in ABILITIES)
+        assert abilities == scores, name
+    for monster in monsters.values():
+        system = monster["system"]
+        assert monster["type"] == "npc", monster["name"]
+        hp = system["attributes"]["hp"]
+        assert _average(hp["formula"]) == hp["max"], monster["name"]
+        score = {a: system["abilities"][a]["value"] for a in ("str", "dex")}
+        for item in (i for i in monster["items"] if i["type"] == "weapon"):
+            # the stat block's "+N to hit" and "+ N" damage: proficiency (+2 up to CR 4) plus
+            # Strength, Dexterity for ranged weapons, the better of the two for finesse
+            ranged = item["system"]["activities"]
+            [attack] = ranged.values()
+            props = item["system"]["properties"]
+            if "fin" in props:
+                mod = max(_mod(score["str"]), _mod(score["dex"]))
+            elif attack["attack"]["type"]["value"] == "ranged":
+                mod = _mod(score["dex"])
+            else:
+                mod = _mod(score["str"])
+            text = item["system"]["description"]["value"]
+            assert f"+{mod + 2} to hit" in text, (monster["name"], item["name"])
+            assert f" + {mod} " in text, (monster["name"], item["name"])
