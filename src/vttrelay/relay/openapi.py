@@ -109,6 +109,14 @@ def _request_body(route: Route) -> dict[str, Any] | None:
 
 
 def _responses(route: Route) -> dict[str, Any]:
+    declared = route.extra.get("responses")
+    if declared:  # a local route that lists its own answers: {status: description}
+        kind = route.extra.get("content_type", "application/json")
+        schema = {"type": "string"} if kind == "text/html" else {"type": "object"}
+        return {
+            status: {"description": text, "content": {kind: {"schema": schema}}}
+            for status, text in declared.items()
+        }
     if route.mode == "stream":
         return {
             "200": {

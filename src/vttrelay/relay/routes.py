@@ -994,6 +994,12 @@ USER_ROUTES: Final = (
 )
 
 CODE = Param("code", "string", P, required=True, description="The request's code.")
+LIMITED = "Over 20 pair/key requests per IP in 15 minutes."
+PAIR_STATUS = (
+    "`pending`, `approved` (once, with `pairingCode`; or `upgraded`), `denied`, `exchanged`."
+)
+KEY_STATUS = "`pending`, `approved` (device flow: once, with `apiKey`), `denied`, `exchanged`."
+PAGE = {"content_type": "text/html"}
 _TEXT_B = ("worldTitle", "systemId", "systemTitle", "systemVersion", "foundryVersion")
 
 # Browser pairing and API-key requests (endpoints-beyond-seed §12): public, handled by pairing.py;
@@ -1006,6 +1012,7 @@ PAIRING_ROUTES: Final = (
         "A world asks to be paired (the module's Pair and Upgrade buttons); 201 with its code.",
         "Auth",
         handler="pair_request",
+        extra={"responses": {"201": "Created: code, pairUrl.", "400": "Bad body.", "429": LIMITED}},
         params=(
             Param("worldId", "string", B, required=True, description="The world's id."),
             *(Param(name, "string", B, description=f"The world's {name}.") for name in _TEXT_B),
@@ -1022,6 +1029,14 @@ PAIRING_ROUTES: Final = (
         "A pair request's status; the first read after approval carries the pairing code.",
         "Auth",
         handler="pair_status",
+        extra={
+            "responses": {
+                "200": PAIR_STATUS,
+                "404": "Unknown code.",
+                "410": "Expired.",
+                "429": LIMITED,
+            }
+        },  # fmt: skip
         params=(CODE,),
     ),
     Route(
@@ -1031,6 +1046,9 @@ PAIRING_ROUTES: Final = (
         "An app asks for an API key with these scopes; 201 with its code and approval URL.",
         "Auth",
         handler="key_request",
+        extra={
+            "responses": {"201": "Created: code, approvalUrl.", "400": "Bad body.", "429": LIMITED}
+        },  # fmt: skip
         params=(
             Param("appName", "string", B, required=True, description="The app's name."),
             Param("scopes", "array", B, required=True, description="Scopes asked for."),
@@ -1049,6 +1067,7 @@ PAIRING_ROUTES: Final = (
         "A key request's status; device flow: the first read after approval carries the key.",
         "Auth",
         handler="key_status",
+        extra={"responses": {"200": KEY_STATUS, "404": "Unknown code.", "410": "Expired."}},
         params=(CODE,),
     ),
     Route(
@@ -1058,6 +1077,15 @@ PAIRING_ROUTES: Final = (
         "Web flow: trade the one-time exchange code for the approved API key.",
         "Auth",
         handler="key_exchange",
+        extra={
+            "responses": {
+                "200": "apiKey, clientIds, scopes.",
+                "400": "No code.",
+                "404": "Unknown code.",
+                "410": "Used, refused or expired.",
+                "429": LIMITED,
+            }
+        },  # fmt: skip
         params=(Param("code", "string", B, required=True, description="The exchange code."),),
     ),
     Route(
@@ -1067,6 +1095,7 @@ PAIRING_ROUTES: Final = (
         "The page a pair request's pairUrl opens: who asks, and how to approve.",
         "Auth",
         handler="pair_page",
+        extra={**PAGE, "responses": {"200": "The page.", "404": "Unknown code."}},
         params=(CODE,),
     ),
     Route(
@@ -1076,6 +1105,7 @@ PAIRING_ROUTES: Final = (
         "The page a key request's approvalUrl opens: what is asked, and how to approve.",
         "Auth",
         handler="key_page",
+        extra={**PAGE, "responses": {"200": "The page.", "404": "Unknown code."}},
         params=(CODE,),
     ),
 )

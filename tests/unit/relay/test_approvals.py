@@ -12,6 +12,7 @@ from vttrelay.cli import build_parser, cmd_pair, cmd_pair_approve
 from vttrelay.relay import approvals
 from vttrelay.relay.approvals import KeyAsk, PairAsk
 from vttrelay.relay.core import RelayError
+from vttrelay.relay.openapi import build_document
 from vttrelay.relay.pairing import parse_key_ask, parse_pair_ask, url_problem
 from vttrelay.relay.store import PairingError, RelayStore
 
@@ -111,3 +112,17 @@ def test_pair_subcommands_parse(tmp_path: Path) -> None:
     sub = parser.parse_args(["pair", "--data-dir", "d", "approve", "CODE"])
     assert sub.func is cmd_pair_approve and sub.data_dir == "d" and sub.code == "CODE"
     assert parser.parse_args(["pair", "approve", "C", "--data-dir", "e"]).data_dir == "e"
+
+
+def test_openapi_lists_the_answers_of_the_request_routes() -> None:
+    paths = build_document()["paths"]
+    created = paths["/auth/pair-request"]["post"]
+    assert set(created["responses"]) == {"201", "400", "429"} and created["security"] == []
+    assert created["requestBody"]["content"]["application/json"]["schema"]["required"] == [
+        "worldId"
+    ]
+    assert set(paths["/auth/key-request/exchange"]["post"]["responses"]) == {
+        "200", "400", "404", "410", "429",
+    }  # fmt: skip
+    page = paths["/pair/{code}"]["get"]["responses"]["200"]
+    assert list(page["content"]) == ["text/html"]
