@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import ipaddress
+import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,8 @@ from vttrelay.relay.routes import ALL_SCOPES, Route
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
+
+log = logging.getLogger("vttrelay.relay")
 
 RATE_WINDOW = 15 * 60.0  # the key-request limit counts requests per IP over 15 minutes
 MAX_TEXT = 512  # longest name, title, version or id accepted
@@ -191,6 +194,11 @@ async def h_pair_request(request: web.Request, route: Route, state: RelayState) 
     ask = parse_pair_ask(await _body(request))
     ttl = state.config.pair_request_ttl
     made = approvals.create_pair_request(state.store, ask, request.remote or "", ttl)
+    kind = "upgrade" if ask.upgrade_only else "pair"
+    log.info(
+        "%s request %s from world %r (%s): approve with `vttrelay pair approve %s`",
+        kind, made.code, ask.world, made.peer, made.code,
+    )  # fmt: skip
     return sorted_json(
         {
             "code": made.code,
@@ -214,6 +222,10 @@ async def h_key_request(request: web.Request, route: Route, state: RelayState) -
     ask = parse_key_ask(await _body(request))
     ttl = state.config.key_request_ttl
     made = approvals.create_key_request(state.store, ask, request.remote or "", ttl)
+    log.info(
+        "API key request %s from app %r (%s) for %s: approve with `vttrelay keys approve %s`",
+        made.code, ask.app_name, made.peer, ",".join(ask.scopes), made.code,
+    )  # fmt: skip
     return sorted_json(
         {
             "approvalUrl": f"{public_base(request)}/approve/{made.code}",

@@ -4,6 +4,7 @@ approval through `relay.approvals` as the CLI does, exchange, the key used), and
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -199,7 +200,10 @@ async def test_pair_request_errors(relay: Any, body: bytes, message: str) -> Non
     assert approvals.pair_requests(relay.store, pending_only=False) == []
 
 
-async def test_pair_request_fields_stored_and_shown(relay: Any) -> None:
+async def test_pair_request_fields_stored_and_shown(
+    relay: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "vttrelay.relay")
     got = await relay.call(
         "POST",
         "/auth/pair-request",
@@ -219,6 +223,7 @@ async def test_pair_request_fields_stored_and_shown(relay: Any) -> None:
     assert made["pairUrl"] == f"https://relay.example/pair/{made['code']}"
     stored = approvals.get_pair_request(relay.store, made["code"])
     assert stored is not None
+    assert f"approve with `vttrelay pair approve {made['code']}`" in caplog.text  # serve's log
     assert stored.ask.remote_scopes == ("entity:read",)
     assert stored.ask.target_clients == ("fvtt_other",)  # "*" is dropped
     assert stored.peer == "127.0.0.1" and stored.state() == "pending"
