@@ -44,6 +44,12 @@ and while timers are waited for; memory is capped per runtime (default 64 MiB); 
 stack at 4 MiB (at most half the child's C stack). A script over a limit ends with
 `ScriptError("the script exceeded its time limit of 5 s")` / `("out of memory (the script's
 memory limit is 64 MiB)")`. Up to 4 scripts run at the same time; more wait their turn.
+
+A run may also have a `deadline` (event-loop time) by which it must be over, whoever's fault the
+delay is: waiting for a free slot, starting the child, or the script itself. The caller uses it
+to never let a script outlive the relay's wait for its reply (a caller that already got 408 has
+nobody to answer): the wait for a slot ends there, and the script's time limit is cut so that it
+ends, and its child is killed at the latest, by the deadline.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -67,6 +74,7 @@ DEFAULT_STACK_LIMIT: Final = 4 * 1024 * 1024  # bytes of JavaScript stack (~5000
 DEFAULT_WORKERS: Final = 4  # scripts running at the same time
 MAX_HOST_CALLS: Final = 1_000  # world calls per script
 KILL_GRACE: Final = 2.0  # seconds after the time limit before the parent kills the child
+MIN_TIME_LIMIT: Final = 0.05  # a run cut shorter than this by its deadline is not started
 STARTUP_TIMEOUT: Final = 10.0  # seconds for a child to start (not part of the time limit)
 ADDRESS_SPACE_MARGIN: Final = 512 * 1024 * 1024  # the child's RLIMIT_AS above the memory limit
 
@@ -340,6 +348,25 @@ def _child_env() -> dict[str, str]:
     }
 
 
+def _left(loop: asyncio.AbstractEventLoop, end: float) -> float | None:
+    """Seconds from now until `end` (at least 0), or None for no end."""
+    return None if end == math.inf else max(0.0, end - loop.time())
+
+
+async def _acquire(slots: asyncio.Semaphore, timeout: float | None) -> bool:
+    """Take a slot within `timeout` seconds; False (and no slot held) if none came free."""
+    waiter = asyncio.ensure_future(slots.acquire())
+    await asyncio.wait({waiter}, timeout=timeout)
+    if waiter.done():
+        return True
+    waiter.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await waiter
+    if not waiter.cancelled():  # it got the slot while being cancelled: give it back
+        slots.release()
+    return False
+
+
 class ScriptRunner:
     """Runs each script in a fresh child process; at most `workers` at the same time."""
 
@@ -365,22 +392,38 @@ class ScriptRunner:
         init: dict[str, Any],
         host: HostCall,
         limits: ScriptLimits | None = None,
+        deadline: float | None = None,
     ) -> ScriptResult:
         """Run `script` as the body of an async function; its return value is the result.
 
         `init` is the JSON snapshot the prelude builds `game` from; `host(op, args)` answers
-        the script's world calls on this event loop. Raises ScriptError.
+        the script's world calls on this event loop. `deadline` (loop time): the run is over by
+        then, its child killed (see the module docstring). Raises ScriptError.
         """
         if not engine_available():
             raise ScriptError("the JavaScript engine is not installed (pip install quickjs)")
         limits = limits or self.limits
+        loop = asyncio.get_running_loop()
+        end = math.inf if deadline is None else deadline
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.workers)
-        async with self._slots:
-            return await self._run_child(script, init, host, limits)
+        if not await _acquire(self._slots, _left(loop, end)):
+            raise ScriptError(
+                "the script could not start in time: the world runs at most "
+                f"{self.workers} scripts at once"
+            )
+        try:
+            return await self._run_child(script, init, host, limits, end)
+        finally:
+            self._slots.release()
 
     async def _run_child(
-        self, script: str, init: dict[str, Any], host: HostCall, limits: ScriptLimits
+        self,
+        script: str,
+        init: dict[str, Any],
+        host: HostCall,
+        limits: ScriptLimits,
+        end: float = math.inf,
     ) -> ScriptResult:
         loop = asyncio.get_running_loop()
         proc = await asyncio.create_subprocess_exec(
@@ -398,12 +441,20 @@ class ScriptRunner:
         assert proc.stdin is not None and proc.stdout is not None
         try:
             try:
-                ready = await asyncio.wait_for(proc.stdout.readline(), STARTUP_TIMEOUT)
+                left = _left(loop, end)
+                startup = STARTUP_TIMEOUT if left is None else min(STARTUP_TIMEOUT, left)
+                ready = await asyncio.wait_for(proc.stdout.readline(), startup)
             except TimeoutError:
                 raise ScriptError("the script engine did not start in time") from None
             if not ready:
                 code = await proc.wait()
                 raise ScriptError(f"the script engine did not start (exit status {code})")
+            # Cut the time limit so that the child is done, or killed, by `end`.
+            budget = end - loop.time() - KILL_GRACE
+            if budget < limits.time_limit:
+                if budget < MIN_TIME_LIMIT:
+                    raise ScriptError("the script could not start in time")
+                limits = replace(limits, time_limit=round(budget, 2))
             deadline = loop.time() + limits.time_limit + KILL_GRACE
             job = {"script": script, "init": init, "limits": asdict(limits)}
             proc.stdin.write(orjson.dumps(job) + b"\n")

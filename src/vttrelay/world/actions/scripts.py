@@ -13,11 +13,15 @@ Scripts run with GM rights, as in the module (it runs in a GM's browser), except
 and `game.actors` lists only the actors the user may view.
 
 Limits: the world settings `vttrelay.scriptTimeLimit` (seconds, default 5, at most 15) and
-`vttrelay.scriptMemoryLimit` (MiB, default 64) apply per script.
+`vttrelay.scriptMemoryLimit` (MiB, default 64) apply per script. Whatever they say, a script is
+over (answered, its child process killed) `REPLY_BUDGET` seconds after the request arrived,
+waiting for a free slot and starting included: the relay (ours and the reference) stops waiting
+for an execute-js reply after 20 s, and a script whose caller already got 408 must not run on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from typing import Any, Final
 
@@ -46,6 +50,9 @@ SETTING_MEMORY_LIMIT: Final = "vttrelay.scriptMemoryLimit"
 # The relay gives execute-js 20 s; a script (plus its process start and the 2 s kill grace) must
 # answer before that.
 MAX_TIME_LIMIT: Final = 15.0
+# Seconds from the request's arrival to the script's end, whatever the wait for a slot and the
+# start took: under the relays' 20 s, with 2 s for the reply to reach the caller.
+REPLY_BUDGET: Final = 18.0
 PROTECTED_NAMESPACES: Final = ("foundry-rest-api.", "vttrelay.")
 # Keys an update may not change: identity, embedded collections (use item.update), bookkeeping.
 FIXED_KEYS: Final = frozenset({"_id", "type", "items", "effects", "_stats"})
@@ -322,6 +329,7 @@ def _prepare(ctx: ActionContext, params: dict[str, Any]) -> tuple[str, ScriptLim
 @action("execute-js", error_extra=FAILED)
 async def execute_js(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     """Run a script as the body of an async function; its return value is `result`."""
+    deadline = asyncio.get_running_loop().time() + REPLY_BUDGET
     script, limits = ctx.transact(lambda c: _prepare(c, params))
     init = ctx.transact(snapshot)
     try:
@@ -330,6 +338,7 @@ async def execute_js(ctx: ActionContext, params: dict[str, Any]) -> dict[str, An
             init=init,
             host=lambda op, args: world_call(ctx, op, args),
             limits=limits,
+            deadline=deadline,
         )
     except ScriptError as exc:
         raise ActionError(f"Error executing script: {exc.message}") from None
