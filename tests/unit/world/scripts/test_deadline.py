@@ -27,7 +27,8 @@ async def test_the_deadline_cuts_a_longer_time_limit_and_kills_the_child() -> No
         with pytest.raises(ScriptError) as info:
             await runner.run("while (true) {}", init=INIT, host=no_host, deadline=loop.time() + 4)
         elapsed = time.monotonic() - started
-        assert elapsed < 4.0, elapsed
+        # Over by the deadline; on a loaded machine at worst by the kill at the deadline itself.
+        assert elapsed < 4.5, elapsed
         assert info.value.message.startswith("the script exceeded its time limit of ")
         assert runner._children == set()  # the child is gone
     finally:
