@@ -1,6 +1,7 @@
 """Seed a fresh world from the content files in the package: `content/world.json` (users, scenes,
-settings, world/system/module metadata) and every `content/actors/*.json` (one actor, or a list
-of actors, per file, with their items and effects).
+settings, world/system/module metadata), every `content/actors/*.json` (one actor, or a list
+of actors, per file, with their items and effects) and `content/playlists.json` (playlists with
+their sounds, completed from `content/document-defaults.json`).
 
 Documents get Foundry-like defaults where the content leaves them out (`_stats`, `flags`,
 `folder`, `sort`, `ownership`, and the 11 keys of every embedded item).
@@ -14,7 +15,8 @@ from typing import Any, Final
 
 import orjson
 
-from vttrelay.world import documents
+from vttrelay.world import defaults, documents
+from vttrelay.world.ids import new_id
 from vttrelay.world.store import COLLECTIONS, Tx, WorldStore
 
 CONTENT_DIR: Final = Path(__file__).parent / "content"
@@ -51,6 +53,16 @@ def load_actor_content(content_dir: Path = CONTENT_DIR) -> list[dict[str, Any]]:
                 raise ValueError(f"{path.name}: every actor needs an _id")
             actors.append(actor)
     return actors
+
+
+def load_list(path: Path) -> list[dict[str, Any]]:
+    """A content file holding a list of documents, each with its `_id`; [] if there is none."""
+    if not path.exists():
+        return []
+    data = orjson.loads(path.read_bytes())
+    if not isinstance(data, list) or not all(isinstance(d, dict) and d.get("_id") for d in data):
+        raise ValueError(f"{path.name}: a list of documents, each with an _id")
+    return data
 
 
 def _base(doc: dict[str, Any], now: int, sort: int) -> dict[str, Any]:
@@ -92,6 +104,9 @@ def seed_into(tx: Tx, content_dir: Path = CONTENT_DIR, now: int | None = None) -
         tx.put("Scene", _base(dict(scene), now, 0))
     for actor in load_actor_content(content_dir):
         tx.put("Actor", prepare_actor(actor, now))
+    for playlist in load_list(content_dir / "playlists.json"):
+        playlist = defaults.with_defaults("Playlist", playlist, new_id)
+        tx.put("Playlist", _base(playlist, now, 0))
 
 
 def seed(store: WorldStore, content_dir: Path = CONTENT_DIR) -> None:

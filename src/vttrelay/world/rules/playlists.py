@@ -75,6 +75,13 @@ def play_all(playlist: dict[str, Any]) -> None:
         play_sound(playlist, order[0])
 
 
+def stop_sound(playlist: dict[str, Any], sound: dict[str, Any]) -> None:
+    """Stop one sound; the playlist plays on while another of its sounds does."""
+    sound["playing"] = False
+    sound["pausedTime"] = None
+    _sync_playing(playlist)
+
+
 def stop_all(playlist: dict[str, Any]) -> None:
     """Stop every sound of the playlist."""
     for sound in sounds_of(playlist):

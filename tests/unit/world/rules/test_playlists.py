@@ -96,3 +96,13 @@ def test_play_next_on_a_stopped_playlist_stays_stopped() -> None:
     p.play_all(simultaneous)
     p.play_next(simultaneous)
     assert playing(simultaneous) == ["s2", "s1", "s3"]
+
+
+def test_stop_sound_keeps_the_playlist_playing_while_another_sound_plays() -> None:
+    pl = playlist(p.SIMULTANEOUS)
+    p.play_all(pl)
+    p.stop_sound(pl, pl["sounds"][0])
+    assert playing(pl) == ["s1", "s3"] and pl["playing"] is True
+    p.stop_sound(pl, pl["sounds"][1])
+    p.stop_sound(pl, pl["sounds"][2])
+    assert pl["playing"] is False

@@ -1,0 +1,57 @@
+"""New embedded documents as the tabletop makes them: its source defaults (from
+`content/document-defaults.json`) with the caller's data merged over them.
+
+Covers the documents a scene holds (Token, Tile, Drawing, Wall, AmbientLight, AmbientSound, Note,
+MeasuredTemplate, Region) and Playlist with its PlaylistSound entries.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+DEFAULTS_FILE: Final = Path(__file__).parent / "content" / "document-defaults.json"
+
+
+@cache
+def _defaults() -> dict[str, dict[str, Any]]:
+    data = orjson.loads(DEFAULTS_FILE.read_bytes())
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+def has_defaults(document_name: str) -> bool:
+    return document_name in _defaults()
+
+
+def merge(target: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """Merge `data` into `target` as the tabletop merges create data: objects key by key, any
+    other value (arrays too) replaces. Returns `target`."""
+    for key, value in data.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            merge(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)
+    return target
+
+
+def with_defaults(
+    document_name: str, data: dict[str, Any], new_id: Callable[[], str]
+) -> dict[str, Any]:
+    """A new document of this type: the defaults, `data` over them, an `_id` (the caller's, if
+    it gave one). A Playlist's `sounds` become full PlaylistSound documents."""
+    doc: dict[str, Any] = {"_id": data.get("_id") or new_id()}
+    merge(doc, copy.deepcopy(_defaults().get(document_name, {})))
+    merge(doc, {k: v for k, v in data.items() if k != "_id"})
+    if document_name == "Playlist":
+        sounds = doc.get("sounds")
+        doc["sounds"] = [
+            with_defaults("PlaylistSound", s, new_id)
+            for s in (sounds if isinstance(sounds, list) else [])
+            if isinstance(s, dict)
+        ]
+    return doc
