@@ -55,6 +55,7 @@ from vttrelay.relay import core
 from vttrelay.relay.core import SUBSCRIBE_SCOPE, RelayError, error
 from vttrelay.relay.events import dumps
 from vttrelay.relay.params import ParamError, extract
+from vttrelay.relay.preauth import PreAuthBudget
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.streams import (
     FELL_BEHIND,
@@ -117,8 +118,9 @@ class ClientSocket:
         self.state = streams.state
         self.request = request
         self.ws = web.WebSocketResponse(
-            max_msg_size=self.state.config.max_frame_bytes, heartbeat=30.0, compress=False
+            max_msg_size=self.state.config.client_frame_bytes, heartbeat=30.0, compress=False
         )
+        self.budget: PreAuthBudget | None = None  # bytes allowed before auth (preauth.py)
         self.secret = ""  # the API key, looked up again (through the key cache) per message
         self.client_id = ""
         self.outbox = Mailbox(streams.settings.subscriber_queue_size)
@@ -128,6 +130,8 @@ class ClientSocket:
 
     async def run(self) -> web.WebSocketResponse:
         await self.ws.prepare(self.request)
+        preauth = self.state.config.preauth_bytes
+        self.budget = PreAuthBudget.install(self.request, preauth, "/ws/api")
         if not await self._authenticate():
             return self.ws
         writer = asyncio.ensure_future(self._write_events())
@@ -179,6 +183,8 @@ class ClientSocket:
             return await self._refuse(4002, AUTH_TEXTS.get(exc.message, exc.message))
         self.secret = token
         self.client_id = world.client_id
+        if self.budget is not None:
+            self.budget.release()
         await self._send(
             {
                 "type": "connected",

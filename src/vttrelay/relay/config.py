@@ -31,7 +31,11 @@ class RelayConfig:
     auth_timeout: float = 10.0  # seconds to receive the auth frame
     ping_interval: float = 20.0  # WS ping frames to worlds
     pong_timeout: float | None = None  # drop a world after this long without a pong; 2x ping
-    max_frame_bytes: int = 256 * 1024 * 1024  # largest world frame accepted
+    max_frame_bytes: int = 256 * 1024 * 1024  # largest world frame (a reply can be large)
+    # Both WebSockets: bytes a socket may send before it has authenticated (the auth frame is
+    # about 100 bytes); past it the socket is closed with 1009 (preauth.py)
+    preauth_bytes: int = 64 * 1024
+    client_frame_bytes: int = 16 * 1024 * 1024  # largest /ws/api frame (a request, 4x a param)
     close_timeout: float = 2.0  # how long to wait for a close handshake
     # client id -> the only connection-token id that may connect as it (None: no token may);
     # `vttrelay serve` reserves the embedded world's id for the token it mints at start-up

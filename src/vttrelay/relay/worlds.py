@@ -29,6 +29,7 @@ from aiohttp import WSMsgType, web
 from vttrelay import protocol
 from vttrelay.protocol import Close
 from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.preauth import PreAuthBudget
 from vttrelay.relay.store import KnownClient, RelayStore, TokenRecord
 
 log = logging.getLogger("vttrelay.relay")
@@ -373,7 +374,8 @@ class WorldGateway:
             decode_text=False,  # text frames arrive as bytes: replies pass through untouched
         )
         await ws.prepare(request)
-        world = await self._authenticate(request, ws, client_id)
+        budget = PreAuthBudget.install(request, self.config.preauth_bytes, "world socket")
+        world = await self._authenticate(request, ws, client_id, budget)
         if world is None:
             return ws
         try:
@@ -404,7 +406,11 @@ class WorldGateway:
             return msg
 
     async def _authenticate(
-        self, request: web.Request, ws: web.WebSocketResponse, client_id: str
+        self,
+        request: web.Request,
+        ws: web.WebSocketResponse,
+        client_id: str,
+        budget: PreAuthBudget | None,
     ) -> WorldConnection | None:
         async def refuse(code: int, reason: str) -> None:
             log.info("world %s refused: %d %s", client_id, code, reason)
@@ -466,6 +472,8 @@ class WorldGateway:
             log.info("world %s replaced by a reconnect from %s", client_id, host)
             asyncio.ensure_future(existing.close(Close.NORMAL, "Replaced by reconnect"))
         self.registry._register(world)
+        if budget is not None:
+            budget.release()  # from now on frames up to max_frame_bytes (replies can be large)
         try:
             await ws.send_frame(_AUTH_SUCCESS, WSMsgType.TEXT)
         except (ConnectionError, RuntimeError):
