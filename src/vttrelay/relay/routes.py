@@ -586,6 +586,68 @@ ROLL_ROUTES: Final = (
     ),
 )
 
+EFFECT_UUID = Param(
+    "uuid",
+    "string",
+    BQ,
+    required=True,
+    description="Actor or token uuid (or anything with an actor).",
+)
+EFFECT_ROUTES: Final = (
+    Route(
+        "GET",
+        "/effects/list",
+        "forward",
+        "The system's status conditions (id, name, icon).",
+        "Effects",
+        scope="effects:read",
+        action="get-status-effects",
+        params=(CLIENT_ID, USER_ID),
+    ),
+    Route(
+        "GET",
+        "/effects",
+        "forward",
+        "The active effects on an actor.",
+        "Effects",
+        scope="effects:read",
+        action="get-effects",
+        params=(CLIENT_ID, USER_ID, EFFECT_UUID),
+    ),
+    Route(
+        "POST",
+        "/effects",
+        "forward",
+        "Add a status condition or a custom effect to an actor.",
+        "Effects",
+        scope="effects:write",
+        action="add-effect",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            EFFECT_UUID,
+            Param("statusId", None, BQ, description="A status id from /effects/list; wins."),
+            Param("effectData", "object", BQ, description="ActiveEffect data: name, changes..."),
+        ),
+    ),
+    Route(
+        "DELETE",
+        "/effects",
+        "forward",
+        "Remove an effect by id, or the first one carrying a status.",
+        "Effects",
+        scope="effects:write",
+        action="remove-effect",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            EFFECT_UUID,
+            Param("effectId", None, BQ, description="Id of the effect to remove."),
+            Param("statusId", None, BQ, description="Remove the effect with this status; wins."),
+        ),
+    ),
+)
+
 HOOK_FILTERS = (
     Param("hooks", "string", Q, description="Comma-separated hook names (hooks stream)."),
     Param("encounterId", "string", Q, description="Only this encounter (encounters stream)."),
@@ -1115,6 +1177,7 @@ ROUTES: Final[tuple[Route, ...]] = (
     *CHAT_ROUTES,
     *UTILITY_ROUTES,
     *ROLL_ROUTES,
+    *EFFECT_ROUTES,
     *CANVAS_ROUTES,
     *PLAYLIST_ROUTES,
     *USER_ROUTES,

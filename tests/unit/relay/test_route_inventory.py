@@ -31,6 +31,10 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("POST", "/roll"): ("roll:execute", "roll", 10.0),
     ("GET", "/rolls"): ("roll:read", "rolls", 10.0),
     ("GET", "/lastroll"): ("roll:read", "last-roll", 10.0),
+    ("GET", "/effects/list"): ("effects:read", "get-status-effects", 10.0),
+    ("GET", "/effects"): ("effects:read", "get-effects", 10.0),
+    ("POST", "/effects"): ("effects:write", "add-effect", 10.0),
+    ("DELETE", "/effects"): ("effects:write", "remove-effect", 10.0),
     **{
         ("GET", f"/{s}/subscribe"): ("events:subscribe", None, None)
         for s in ("chat", "rolls", "hooks", "encounters", "actor", "scene")
@@ -89,6 +93,7 @@ def test_every_endpoint_once_with_scope_action_and_timeout() -> None:
         "Utility": 5,
         "Events": 6,
         "Rolls": 3,
+        "Effects": 4,
         "Canvas": 6,
         "Playlists": 7,
         "Users": 5,

@@ -37,11 +37,14 @@ log = logging.getLogger(__name__)
 
 
 class ActionError(Exception):
-    """A clear, expected failure: its message is the reply's `error` text."""
+    """A clear, expected failure: its message is the reply's `error` text. `extra` holds reply
+    keys that depend on the request and come before the action's `error_extra` (a macro's
+    `uuid`)."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, extra: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.extra = extra or {}
 
 
 class UserNotFound(Exception):
@@ -59,6 +62,7 @@ class ActionSpec:
     error_extra: dict[str, Any] = field(default_factory=dict)
     is_async: bool = False
     error_tail: dict[str, Any] = field(default_factory=dict)
+    resolve_user: bool = True  # False: the action ignores `userId` (no "User not found")
 
 
 ACTIONS: dict[str, ActionSpec] = {}
@@ -69,8 +73,10 @@ def action(
     *,
     error_extra: dict[str, Any] | None = None,
     error_tail: dict[str, Any] | None = None,
+    resolve_user: bool = True,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a handler for the action `name` (sync or async)."""
+    """Register a handler for the action `name` (sync or async). `resolve_user=False` for an
+    action that never looks at `userId` (the module's get-status-effects)."""
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         if name in ACTIONS and ACTIONS[name].handler is not fn:
@@ -81,6 +87,7 @@ def action(
             dict(error_extra or {}),
             inspect.iscoroutinefunction(fn),
             dict(error_tail or {}),
+            resolve_user,
         )
         return fn
 
@@ -109,17 +116,18 @@ async def dispatch(world: World, frame: dict[str, Any]) -> dict[str, Any]:
     spec = ACTIONS.get(name) if isinstance(name, str) else None
     if spec is None:
         return {**head, "error": f"Unknown action: {name}"}
+    user_ref = frame.get("userId") if spec.resolve_user else None
     try:
         if spec.is_async:
-            user = world.resolve_user_ref(frame.get("userId"))
+            user = world.resolve_user_ref(user_ref)
             ctx = world.context(None, user)
             body = await spec.handler(ctx, frame)
         else:
-            body = world.run_action(frame.get("userId"), spec.handler, frame)
+            body = world.run_action(user_ref, spec.handler, frame)
     except UserNotFound as exc:
         return {**head, "error": f"User not found: {exc.ref}", "data": None}
     except ActionError as exc:
-        return {**head, **spec.error_extra, "error": exc.message, **spec.error_tail}
+        return {**head, **exc.extra, **spec.error_extra, "error": exc.message, **spec.error_tail}
     except Exception as exc:  # rolled back (done); answer clearly instead of timing out
         return error_reply(frame, exc)
     return {**head, **body}

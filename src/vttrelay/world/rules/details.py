@@ -24,6 +24,7 @@ from vttrelay.world.rules.abilities import (
 from vttrelay.world.rules.armor import armor_class
 from vttrelay.world.rules.concentration import concentration_effect
 from vttrelay.world.rules.currency import DENOMINATIONS
+from vttrelay.world.rules.effects import STATUS_EFFECTS
 from vttrelay.world.rules.items import FEATURE_TYPES, ITEM_TYPES
 from vttrelay.world.rules.paths import as_int, as_number, get_path
 
@@ -60,40 +61,7 @@ DETAIL_TEXT_KEYS: Final = (
     "goals",
 )
 # Display names of status conditions (dnd5e CONFIG.statusEffects, English).
-STATUS_NAMES: Final = {
-    "concentrating": "Concentrating",
-    "dead": "Dead",
-    "blinded": "Blinded",
-    "charmed": "Charmed",
-    "deafened": "Deafened",
-    "exhaustion": "Exhaustion",
-    "frightened": "Frightened",
-    "grappled": "Grappled",
-    "incapacitated": "Incapacitated",
-    "invisible": "Invisible",
-    "paralyzed": "Paralyzed",
-    "petrified": "Petrified",
-    "poisoned": "Poisoned",
-    "prone": "Prone",
-    "restrained": "Restrained",
-    "stunned": "Stunned",
-    "unconscious": "Unconscious",
-    "bleeding": "Bleeding",
-    "burrowing": "Burrowing",
-    "cursed": "Cursed",
-    "diseased": "Diseased",
-    "dodging": "Dodging",
-    "ethereal": "Ethereal",
-    "flying": "Flying",
-    "hiding": "Hiding",
-    "hovering": "Hovering",
-    "marked": "Marked",
-    "silenced": "Silenced",
-    "sleeping": "Sleeping",
-    "stable": "Stable",
-    "surprised": "Surprised",
-    "transformed": "Transformed",
-}
+STATUS_NAMES: Final = {s.id: s.name for s in STATUS_EFFECTS}
 CARRY_PER_STRENGTH: Final = 15
 
 

@@ -1,0 +1,204 @@
+"""Active effects: the dnd5e status conditions and new ActiveEffect documents
+(endpoints-beyond-seed §5).
+
+`STATUS_EFFECTS` is dnd5e 5.0.4's `CONFIG.statusEffects`, in its order (43 entries, observed in a
+real world). A status effect added to an actor is an ActiveEffect carrying that status id in
+`statuses`; a custom one is created from the caller's ActiveEffect data with the tabletop's
+defaults for what it leaves out. Pure functions over plain data.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from vttrelay.world.documents import new_stats
+
+
+@dataclass(frozen=True)
+class StatusEffect:
+    id: str
+    name: str
+
+    @property
+    def icon(self) -> str:
+        kebab = re.sub(r"(?<!^)(?=[A-Z])", "-", self.id).lower()
+        return f"systems/dnd5e/icons/svg/statuses/{kebab}.svg"
+
+    def summary(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "icon": self.icon}
+
+
+STATUS_EFFECTS: Final = tuple(
+    StatusEffect(i, n)
+    for i, n in (
+        ("dead", "Dead"),
+        ("coverHalf", "Half Cover"),
+        ("coverThreeQuarters", "Three-Quarters Cover"),
+        ("coverTotal", "Total Cover"),
+        ("bleeding", "Bleeding"),
+        ("blinded", "Blinded"),
+        ("burning", "Burning"),
+        ("burrowing", "Burrowing"),
+        ("charmed", "Charmed"),
+        ("concentrating", "Concentrating"),
+        ("cursed", "Cursed"),
+        ("deafened", "Deafened"),
+        ("dehydration", "Dehydration"),
+        ("diseased", "Diseased"),
+        ("dodging", "Dodging"),
+        ("encumbered", "Encumbered"),
+        ("ethereal", "Ethereal"),
+        ("exceedingCarryingCapacity", "Exceeding Carrying Capacity"),
+        ("exhaustion", "Exhaustion"),
+        ("falling", "Falling"),
+        ("flying", "Flying"),
+        ("frightened", "Frightened"),
+        ("grappled", "Grappled"),
+        ("heavilyEncumbered", "Heavily Encumbered"),
+        ("hiding", "Hiding"),
+        ("hovering", "Hovering"),
+        ("incapacitated", "Incapacitated"),
+        ("invisible", "Invisible"),
+        ("malnutrition", "Malnutrition"),
+        ("marked", "Marked"),
+        ("paralyzed", "Paralyzed"),
+        ("petrified", "Petrified"),
+        ("poisoned", "Poisoned"),
+        ("prone", "Prone"),
+        ("restrained", "Restrained"),
+        ("silenced", "Silenced"),
+        ("sleeping", "Sleeping"),
+        ("stable", "Stable"),
+        ("stunned", "Stunned"),
+        ("suffocation", "Suffocation"),
+        ("surprised", "Surprised"),
+        ("transformed", "Transformed"),
+        ("unconscious", "Unconscious"),
+    )
+)
+STATUS_BY_ID: Final = {s.id: s for s in STATUS_EFFECTS}
+DEFAULT_ICON: Final = "icons/svg/aura.svg"
+
+
+def empty_duration() -> dict[str, Any]:
+    return {
+        "startTime": 0,
+        "seconds": None,
+        "combat": None,
+        "rounds": None,
+        "turns": None,
+        "startRound": None,
+        "startTurn": None,
+    }
+
+
+class EffectDataError(ValueError):
+    """ActiveEffect data the tabletop would refuse; the message says which field."""
+
+
+def _check(data: dict[str, Any]) -> None:
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise EffectDataError("ActiveEffect validation errors: name: may not be undefined")
+    changes = data.get("changes", [])
+    if not isinstance(changes, list):
+        raise EffectDataError("ActiveEffect validation errors: changes: must be an array")
+    for change in changes:
+        if not isinstance(change, dict) or not isinstance(change.get("key"), str):
+            raise EffectDataError(
+                "ActiveEffect validation errors: changes: each change needs a string key"
+            )
+    for key in ("duration", "flags", "system"):
+        if key in data and not isinstance(data[key], dict):
+            raise EffectDataError(f"ActiveEffect validation errors: {key}: must be an object")
+    statuses = data.get("statuses", [])
+    if not isinstance(statuses, list) or not all(isinstance(s, str) for s in statuses):
+        raise EffectDataError("ActiveEffect validation errors: statuses: must be a string array")
+
+
+def new_effect(effect_id: str, data: dict[str, Any], now_ms: int) -> dict[str, Any]:
+    """An ActiveEffect document from caller data (`icon` is the older name of `img`), with
+    defaults for everything it leaves out. Raises EffectDataError."""
+    _check(data)
+    data = copy.deepcopy(data)
+    icon = data.pop("icon", None)
+    changes = [
+        {
+            "key": c["key"],
+            "mode": c.get("mode", 2),
+            "value": c.get("value", ""),
+            "priority": c.get("priority"),
+        }
+        for c in data.pop("changes", [])
+    ]
+    duration = {**empty_duration(), **data.pop("duration", {})}
+    doc: dict[str, Any] = {
+        "_id": effect_id,
+        "name": data.pop("name"),
+        "img": data.pop("img", None) or icon or DEFAULT_ICON,
+        "changes": changes,
+        "disabled": bool(data.pop("disabled", False)),
+        "duration": duration,
+        "description": data.pop("description", ""),
+        "origin": data.pop("origin", None),
+        "tint": data.pop("tint", "#ffffff"),
+        "transfer": bool(data.pop("transfer", False)),
+        "statuses": list(dict.fromkeys(data.pop("statuses", []))),
+        "sort": data.pop("sort", 0),
+        "flags": data.pop("flags", {}),
+        "type": data.pop("type", "base"),
+        "system": data.pop("system", {}),
+        "_stats": new_stats(now_ms),
+    }
+    data.pop("_id", None)
+    data.pop("_stats", None)
+    doc.update(data)  # anything else the caller set, as given
+    return doc
+
+
+def new_status_effect(effect_id: str, status: StatusEffect, now_ms: int) -> dict[str, Any]:
+    """The effect a status toggle adds: `{name, img, statuses: [id]}`."""
+    return new_effect(
+        effect_id, {"name": status.name, "img": status.icon, "statuses": [status.id]}, now_ms
+    )
+
+
+def with_status(effects: list[dict[str, Any]], status_id: str) -> dict[str, Any] | None:
+    """The first effect carrying `status_id`, or None."""
+    for effect in effects:
+        if status_id in (effect.get("statuses") or ()):
+            return effect
+    return None
+
+
+def icon_of(effect: dict[str, Any]) -> Any:
+    return effect.get("icon") or effect.get("img")
+
+
+def effect_detail(effect: dict[str, Any], uuid: str) -> dict[str, Any]:
+    """An effect as GET /effects lists it."""
+    return {
+        "id": effect["_id"],
+        "uuid": uuid,
+        "name": effect.get("name", ""),
+        "icon": icon_of(effect),
+        "disabled": bool(effect.get("disabled")),
+        "duration": effect.get("duration") or empty_duration(),
+        "statuses": list(effect.get("statuses") or []),
+        "changes": list(effect.get("changes") or []),
+        "origin": effect.get("origin"),
+    }
+
+
+def effect_brief(effect: dict[str, Any], uuid: str) -> dict[str, Any]:
+    """An effect as POST /effects answers it."""
+    return {
+        "id": effect["_id"],
+        "uuid": uuid,
+        "name": effect.get("name", ""),
+        "icon": icon_of(effect),
+        "statuses": list(effect.get("statuses") or []),
+    }

@@ -1,0 +1,65 @@
+"""Pure effect rules: the dnd5e status list, new ActiveEffect documents from caller data."""
+
+from __future__ import annotations
+
+import pytest
+
+from vttrelay.world.rules import effects as rules
+
+
+def test_status_list_and_icons() -> None:
+    assert len(rules.STATUS_EFFECTS) == 43
+    assert rules.STATUS_BY_ID["heavilyEncumbered"].icon == (
+        "systems/dnd5e/icons/svg/statuses/heavily-encumbered.svg"
+    )
+    assert rules.STATUS_BY_ID["exceedingCarryingCapacity"].name == "Exceeding Carrying Capacity"
+    assert rules.STATUS_BY_ID["dead"].summary() == {
+        "id": "dead",
+        "name": "Dead",
+        "icon": "systems/dnd5e/icons/svg/statuses/dead.svg",
+    }
+
+
+def test_new_effect_fills_defaults_and_keeps_what_was_given() -> None:
+    doc = rules.new_effect(
+        "e" * 16,
+        {
+            "name": "Bless",
+            "icon": "icons/svg/sun.svg",
+            "changes": [{"key": "system.bonuses.abilities.save", "value": "1d4"}],
+            "duration": {"seconds": 60},
+            "statuses": ["blessed", "blessed"],
+            "flags": {"world": {"x": 1}},
+            "_id": "ignored",
+        },
+        1000,
+    )
+    assert doc["_id"] == "e" * 16 and doc["img"] == "icons/svg/sun.svg" and "icon" not in doc
+    assert doc["changes"] == [
+        {"key": "system.bonuses.abilities.save", "mode": 2, "value": "1d4", "priority": None}
+    ]
+    assert doc["duration"]["seconds"] == 60 and doc["duration"]["rounds"] is None
+    assert doc["statuses"] == ["blessed"] and doc["flags"] == {"world": {"x": 1}}
+    assert doc["disabled"] is False and doc["transfer"] is False
+    assert doc["_stats"]["createdTime"] == 1000
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({}, "name"),
+        ({"name": "x", "changes": {}}, "changes"),
+        ({"name": "x", "changes": [{"value": 1}]}, "changes"),
+        ({"name": "x", "duration": 5}, "duration"),
+        ({"name": "x", "statuses": "prone"}, "statuses"),
+    ],
+)
+def test_new_effect_refuses_bad_data(data: dict[str, object], field: str) -> None:
+    with pytest.raises(rules.EffectDataError, match=f"validation errors: {field}"):
+        rules.new_effect("e" * 16, data, 0)
+
+
+def test_with_status() -> None:
+    effects = [{"_id": "a", "statuses": []}, {"_id": "b", "statuses": ["prone"]}]
+    assert rules.with_status(effects, "prone") == effects[1]
+    assert rules.with_status(effects, "dead") is None
