@@ -419,6 +419,7 @@ class ClientSocket:
             event_filter,
             "ws",
             self.outbox,
+            key.id,
             on_overflow=self._overflow,
         )
         return sub, last if valid else None

@@ -74,7 +74,7 @@ class StreamSettings:
     event_buffer_size: int = 1000  # events kept per world and channel for Last-Event-ID replay
     event_buffer_bytes: int = 8 * 1024 * 1024  # and at most about this much of their JSON
     history_retention: float = 600.0  # seconds a gone world's history is kept for its return
-    max_streams_per_channel: int = 10  # per world, channel and kind (SSE or /ws/api)
+    max_streams_per_channel: int = 10  # per API key, world, channel and kind (SSE or /ws/api)
     subscriber_queue_size: int = 1000  # undelivered events a subscriber may have before it is cut
     subscription_linger: float = 30.0  # seconds a channel stays on after its last sub; 0: off
     slow_close_grace: float = 5.0  # seconds a cut-off subscriber gets to take its error event
@@ -177,6 +177,8 @@ class Subscriber:
     filter: EventFilter
     kind: Kind
     mailbox: Mailbox
+    # the API key's id: stream slots are counted per key, so one key cannot take them all
+    key_id: str = ""
     # called when the subscriber overflows its mailbox (after the hub has dropped it)
     on_overflow: Callable[[Subscriber], None] | None = None
     # for SSE: False once the HTTP client went away (checked by the hub's sweeper)
@@ -216,6 +218,8 @@ class EventHub:
         self._subs: dict[tuple[str, str], list[Subscriber]] = {}
         # subscribers per (world, channel, kind), kept on (un)subscribe: no recount per open
         self._kind_counts: dict[tuple[str, str, str], int] = {}
+        # and per (world, channel, kind, key): the limit holds per key
+        self._key_counts: dict[tuple[str, str, str, str], int] = {}
         self._logs: dict[tuple[str, str], EventLog] = {}
         self._messages: dict[str, MessageIndex] = {}
         self._sending: dict[str, asyncio.Future[None]] = {}
@@ -262,14 +266,15 @@ class EventHub:
     # Subscribing --------------------------------------------------------------------------------
 
     def subscribe(self, sub: Subscriber, last_seen: int | None = None) -> Resume | None:
-        """Add a subscriber unless its world/channel/kind is full (then None).
+        """Add a subscriber unless its key holds `max_streams_per_channel` of this world,
+        channel and kind already (then None).
 
         Returns where it resumes: from `last_seen` (a Last-Event-ID) with the events it missed,
         or from now. Registration and the replay snapshot happen together, so nothing is
         delivered twice or lost in between.
         """
-        limit = self.settings.max_streams_per_channel
-        if self.count(sub.client_id, sub.channel, sub.kind) >= limit:
+        per_key = (sub.client_id, sub.channel, sub.kind, sub.key_id)
+        if self._key_counts.get(per_key, 0) >= self.settings.max_streams_per_channel:
             return None
         event_log = self.log(sub.client_id, sub.channel)
         if last_seen is None:
@@ -280,6 +285,7 @@ class EventHub:
         self._subs.setdefault((sub.client_id, sub.channel), []).append(sub)
         counted = (sub.client_id, sub.channel, sub.kind)
         self._kind_counts[counted] = self._kind_counts.get(counted, 0) + 1
+        self._key_counts[per_key] = self._key_counts.get(per_key, 0) + 1
         self._stop_lingering((sub.client_id, sub.channel))
         self._announce(sub.client_id, sub.channel)
         if sub.alive is not None:
@@ -296,12 +302,8 @@ class EventHub:
         if not subs or sub not in subs:
             return False
         subs.remove(sub)
-        counted = (sub.client_id, sub.channel, sub.kind)
-        left = self._kind_counts[counted] - 1
-        if left:
-            self._kind_counts[counted] = left
-        else:
-            del self._kind_counts[counted]
+        _decrement(self._kind_counts, (sub.client_id, sub.channel, sub.kind))
+        _decrement(self._key_counts, (sub.client_id, sub.channel, sub.kind, sub.key_id))
         if not subs:
             del self._subs[key]
             self._start_lingering(key)
@@ -535,6 +537,14 @@ class EventHub:
             await asyncio.wait_for(self.flush(), timeout=1.0)
 
 
+def _decrement(counts: dict[Any, int], key: Any) -> None:
+    left = counts[key] - 1
+    if left:
+        counts[key] = left
+    else:
+        del counts[key]
+
+
 def _key(sub: Subscriber) -> tuple[str, str]:
     return sub.client_id, sub.channel
 
@@ -643,6 +653,7 @@ class Streams:
             event_filter,
             "sse",
             Mailbox(self.settings.subscriber_queue_size),
+            key.id,
             alive=lambda: _transport_alive(request),
             refused=lambda: _key_refused(state, secret),
             abort=lambda: _abort_transport(request),

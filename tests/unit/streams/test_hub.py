@@ -182,13 +182,18 @@ async def test_resume_replays_what_matches_and_announces_gaps() -> None:
     assert fresh is not None and (fresh.cursor, fresh.gap, fresh.replay) == (5, None, [])
 
 
-async def test_limit_per_world_channel_and_kind() -> None:
+async def test_limit_per_key_world_channel_and_kind() -> None:
     hub, _, _ = hub_with_world(max_streams_per_channel=2)
-    assert hub.subscribe(sub()) and hub.subscribe(sub())
-    assert hub.subscribe(sub()) is None
-    assert hub.subscribe(sub(kind="ws")) is not None
-    assert hub.subscribe(sub(protocol.ROLL_CHANNEL)) is not None
-    assert hub.count("w1", protocol.CHAT_CHANNEL) == 3
+    first = sub(key_id="player")
+    assert hub.subscribe(first) and hub.subscribe(sub(key_id="player"))
+    assert hub.subscribe(sub(key_id="player")) is None
+    assert hub.subscribe(sub(key_id="gm")) is not None  # another key still gets in
+    assert hub.subscribe(sub(kind="ws", key_id="player")) is not None
+    assert hub.subscribe(sub(protocol.ROLL_CHANNEL, key_id="player")) is not None
+    assert hub.count("w1", protocol.CHAT_CHANNEL) == 4
+    hub.unsubscribe(first)  # a slot freed is the key's again
+    assert hub.subscribe(sub(key_id="player")) is not None
+    assert hub.subscribe(sub(key_id="player")) is None
 
 
 async def test_slow_subscriber_is_cut_off_with_an_error_and_memory_stays_bounded() -> None:
