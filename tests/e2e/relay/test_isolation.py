@@ -8,6 +8,7 @@ socket itself (a world of B cannot answer, or even see, a request meant for a wo
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import aiohttp
@@ -24,16 +25,20 @@ OTHER_ACCOUNT = {"error": "Invalid API key for this client ID"}
 SAMPLE = {"string": "x", "number": 1, "boolean": True, "array": ["x"], "object": {"gp": 1}}
 
 
+# A valid value for each path parameter of the table.
+PATH_SAMPLES = {"messageId": "m1", "documentType": "tokens"}
+
+
 def _valid(route: Route) -> tuple[str, dict[str, str], dict[str, Any] | None]:
     """(path, query, body) with the route's required parameters, so only the world is wrong."""
-    path = route.path.replace("{messageId}", "m1")
+    path = re.sub(r"\{(\w+)\}", lambda m: PATH_SAMPLES[m.group(1)], route.path)
     query: dict[str, str] = {}
     body: dict[str, Any] = {}
     for param in route.params:
         if not (param.required or param.name in route.require_any[:1]) or "path" in param.sources:
             continue
         value = SAMPLE.get(param.type or "string")
-        if route.method == "GET":
+        if route.method == "GET" or "body" not in param.sources:
             query[param.name] = orjson.dumps(value).decode() if param.type == "array" else "x"
         else:
             body[param.name] = value
