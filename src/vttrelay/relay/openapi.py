@@ -56,8 +56,12 @@ def _schema(param: Param) -> dict[str, Any]:
     schema.update(_limits(param))
     if param.default is not MISSING:
         schema["default"] = param.default
-    if param.description:
-        schema["description"] = param.description
+    description = param.description
+    if param.aliases:
+        names = ", ".join(f"`{a}`" for a in param.aliases)
+        description = f"{description} Also accepted as {names}.".strip()
+    if description:
+        schema["description"] = description
     return schema
 
 

@@ -54,20 +54,22 @@ def parse_body(method: str, raw: bytes) -> dict[str, Any]:
 def _lookup(
     param: Param, query: Mapping[str, str], body: Mapping[str, Any], path: Mapping[str, str]
 ) -> tuple[Any, bool]:
-    """(value, from_query) of the first source that has one, or (MISSING, False)."""
+    """(value, from_query) of the first source that has one, or (MISSING, False). Within a
+    source the parameter's own name comes first, then its aliases in order."""
     for source in param.sources:
-        if source == "body":
-            value = body.get(param.name)
-            if value is not None:
-                return value, False
-        elif source == "query":
-            text = query.get(param.name)
-            if text:
-                return text, True
-        else:
-            text = path.get(param.name)
-            if text:
-                return text, True
+        for name in (param.name, *param.aliases):
+            if source == "body":
+                value = body.get(name)
+                if value is not None:
+                    return value, False
+            elif source == "query":
+                text = query.get(name)
+                if text:
+                    return text, True
+            else:
+                text = path.get(name)
+                if text:
+                    return text, True
     return MISSING, False
 
 

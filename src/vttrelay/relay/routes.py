@@ -60,6 +60,9 @@ class Param:
     max_length: int = DEFAULT_MAX_LENGTH  # strings (and untyped values given as strings)
     max_bytes: int = DEFAULT_MAX_BYTES  # arrays, objects, untyped non-strings: JSON size
     max_depth: int = DEFAULT_MAX_DEPTH  # arrays, objects, untyped: nesting levels
+    # Other names a client may use for this parameter; the world always gets `name` (DESIGN §6
+    # item 9: the reference relay and the module disagree on some names).
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -648,6 +651,165 @@ EFFECT_ROUTES: Final = (
     ),
 )
 
+
+ENCOUNTER_ID = Param(
+    "encounterId",
+    "string",
+    BQ,
+    aliases=("encounter",),
+    description="Id of the encounter to act on (default: the current one).",
+)
+
+
+def _encounter(path: str, summary: str, *params: Param, action: str | None = None) -> Route:
+    return Route(
+        "POST",
+        path,
+        "forward",
+        summary,
+        "Encounters",
+        scope="encounter:manage",
+        action=action or path.lstrip("/"),
+        params=(CLIENT_ID, USER_ID, *params),
+    )
+
+
+ENCOUNTER_ROUTES: Final = (
+    Route(
+        "GET",
+        "/encounters",
+        "forward",
+        "Every encounter (combat) of the world, with its combatants in turn order.",
+        "Encounters",
+        scope="encounter:read",
+        action="encounters",
+        params=(CLIENT_ID, USER_ID),
+    ),
+    _encounter(
+        "/start-encounter",
+        "Start an encounter from tokens, the selected tokens or the players' tokens (GM only).",
+        Param(
+            "tokenUuids",
+            "array",
+            B,
+            aliases=("tokens",),
+            description="Token (or actor) uuids to add as combatants.",
+        ),
+        Param("startWithSelected", "boolean", B, description="Add the selected tokens."),
+        Param(
+            "startWithPlayers",
+            "boolean",
+            B,
+            description="Add every token of the active scene whose actor a player owns.",
+        ),
+        Param("rollNPC", "boolean", B, description="Roll initiative for the NPCs."),
+        Param("rollAll", "boolean", B, description="Roll initiative for every combatant."),
+        Param("name", None, B, description="Name of the encounter (default New Encounter)."),
+    ),
+    _encounter("/next-turn", "Advance to the next turn (GM only).", ENCOUNTER_ID),
+    _encounter("/next-round", "Advance to the next round (GM only).", ENCOUNTER_ID),
+    _encounter("/last-turn", "Go back one turn (GM only).", ENCOUNTER_ID),
+    _encounter("/last-round", "Go back one round (GM only).", ENCOUNTER_ID),
+    _encounter("/end-encounter", "End (delete) an encounter (GM only).", ENCOUNTER_ID),
+    _encounter(
+        "/add-to-encounter",
+        "Add tokens or actors (their token on the active scene) as combatants.",
+        ENCOUNTER_ID,
+        Param("selected", "boolean", QB, description="Also add the selected tokens."),
+        Param("uuids", "array", B, description="Token or actor uuids to add."),
+        Param("rollInitiative", "boolean", B, description="Roll initiative for what was added."),
+    ),
+    _encounter(
+        "/remove-from-encounter",
+        "Remove tokens or actors (all their combatants) from an encounter.",
+        ENCOUNTER_ID,
+        Param("selected", "boolean", QB, description="Also remove the selected tokens."),
+        Param("uuids", "array", B, description="Token or actor uuids to remove."),
+    ),
+)
+
+SCENE_SELECTORS = ("sceneId", "name", "active", "viewed", "all")
+
+
+def _scene(
+    method: str,
+    path: str,
+    action: str,
+    summary: str,
+    *params: Param,
+    scope: str = "scene:write",
+    timeout: float = DEFAULT_TIMEOUT,
+    require_any: tuple[str, ...] = (),
+) -> Route:
+    return Route(
+        method,
+        path,
+        "forward",
+        summary,
+        "Scenes",
+        scope=scope,
+        action=action,
+        timeout=timeout,
+        params=(CLIENT_ID, USER_ID, *params),
+        require_any=require_any,
+    )
+
+
+SCENE_ROUTES: Final = (
+    _scene(
+        "GET",
+        "/scene",
+        "get-scene",
+        "One scene (by id, exact name, active or viewed) or all of them.",
+        Param("sceneId", None, Q, description="Scene id."),
+        Param("name", None, Q, description="Exact scene name (case-sensitive)."),
+        Param("active", "boolean", Q, description="The active scene."),
+        Param("viewed", "boolean", Q, description="The scene the GM is viewing."),
+        Param("all", "boolean", Q, description="Every scene."),
+        scope="scene:read",
+        require_any=SCENE_SELECTORS,
+    ),
+    _scene(
+        "POST",
+        "/scene",
+        "create-scene",
+        "Create a scene.",
+        Param("data", "object", B, required=True, description="The new scene's data."),
+        timeout=USE_TIMEOUT,
+    ),
+    _scene(
+        "PUT",
+        "/scene",
+        "update-scene",
+        "Update a scene (selected by id, exact name or active).",
+        Param("data", "object", B, required=True, description="Fields to change."),
+        Param("sceneId", None, BQ, description="Scene id."),
+        Param("name", None, BQ, description="Exact name of the scene to update."),
+        Param("active", "boolean", BQ, description="Update the active scene."),
+        timeout=USE_TIMEOUT,
+        require_any=("sceneId", "name", "active"),
+    ),
+    _scene(
+        "DELETE",
+        "/scene",
+        "delete-scene",
+        "Delete a scene (by id or exact name).",
+        Param("sceneId", None, Q, description="Scene id."),
+        Param("name", None, Q, description="Exact scene name."),
+        require_any=("sceneId", "name"),
+    ),
+    _scene(
+        "POST",
+        "/switch-scene",
+        "switch-scene",
+        "Activate a scene (GM only): it becomes the scene everyone sees.",
+        Param("sceneId", None, BQ, description="Scene id."),
+        Param("name", None, BQ, description="Exact scene name."),
+        timeout=USE_TIMEOUT,
+        require_any=("sceneId", "name"),
+    ),
+)
+
 HOOK_FILTERS = (
     Param("hooks", "string", Q, description="Comma-separated hook names (hooks stream)."),
     Param("encounterId", "string", Q, description="Only this encounter (encounters stream)."),
@@ -1181,6 +1343,8 @@ ROUTES: Final[tuple[Route, ...]] = (
     *CANVAS_ROUTES,
     *PLAYLIST_ROUTES,
     *USER_ROUTES,
+    *ENCOUNTER_ROUTES,
+    *SCENE_ROUTES,
     *STREAM_ROUTES,
     *RELAY_ROUTES,
     *PAIRING_ROUTES,

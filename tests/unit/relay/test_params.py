@@ -206,3 +206,19 @@ def test_user_routes_check_data_before_the_selector() -> None:
     assert extract(route("POST", "/user"), {}, {"name": "Cleo"}, {}) == {"name": "Cleo", "role": 1}
     with pytest.raises(ParamError, match="^At least one of 'id' or 'name' is required$"):
         extract(route("DELETE", "/user"), {}, {"id": "body-ignored"}, {})
+
+
+def test_aliases_reach_the_world_under_the_name_it_reads() -> None:
+    """DESIGN §6 item 9: `encounter`/`encounterId` and `tokens`/`tokenUuids` are both accepted;
+    the extracted parameter (the frame's key) is the module's name."""
+    nav = route("POST", "/next-turn")
+    assert extract(nav, {"encounter": "c1"}, {}, {}) == {"encounterId": "c1"}
+    assert extract(nav, {}, {"encounter": "c1"}, {}) == {"encounterId": "c1"}
+    assert extract(nav, {"encounterId": "q"}, {"encounter": "b"}, {}) == {"encounterId": "b"}
+    assert extract(nav, {}, {"encounterId": "a", "encounter": "b"}, {}) == {"encounterId": "a"}
+    start = route("POST", "/start-encounter")
+    assert extract(start, {}, {"tokens": ["Scene.s.Token.t"]}, {}) == {
+        "tokenUuids": ["Scene.s.Token.t"]
+    }
+    with pytest.raises(ParamError, match="'tokenUuids' must be an array"):
+        extract(start, {}, {"tokens": 5}, {})

@@ -35,6 +35,26 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("GET", "/effects"): ("effects:read", "get-effects", 10.0),
     ("POST", "/effects"): ("effects:write", "add-effect", 10.0),
     ("DELETE", "/effects"): ("effects:write", "remove-effect", 10.0),
+    # endpoints-beyond-seed §0.4: encounters and scenes
+    ("GET", "/encounters"): ("encounter:read", "encounters", 10.0),
+    **{
+        ("POST", f"/{n}"): ("encounter:manage", n, 10.0)
+        for n in (
+            "start-encounter",
+            "next-turn",
+            "next-round",
+            "last-turn",
+            "last-round",
+            "end-encounter",
+            "add-to-encounter",
+            "remove-from-encounter",
+        )
+    },
+    ("GET", "/scene"): ("scene:read", "get-scene", 10.0),
+    ("POST", "/scene"): ("scene:write", "create-scene", 30.0),
+    ("PUT", "/scene"): ("scene:write", "update-scene", 30.0),
+    ("DELETE", "/scene"): ("scene:write", "delete-scene", 10.0),
+    ("POST", "/switch-scene"): ("scene:write", "switch-scene", 30.0),
     **{
         ("GET", f"/{s}/subscribe"): ("events:subscribe", None, None)
         for s in ("chat", "rolls", "hooks", "encounters", "actor", "scene")
@@ -97,6 +117,8 @@ def test_every_endpoint_once_with_scope_action_and_timeout() -> None:
         "Canvas": 6,
         "Playlists": 7,
         "Users": 5,
+        "Encounters": 9,
+        "Scenes": 5,
     }
     for group, n in counts.items():
         assert sum(r.group == group for r in ROUTES) == n, group
