@@ -10,7 +10,9 @@ Every document event becomes a `hook-event` (`createActor`, `updateItem`, `delet
 
 Typed streams are rows of `STREAM_RULES`, keyed by (top-level collection, document name): the
 actor stream (`update`, `item-add/-remove/-update`, `effect-add/-remove`) and the scene stream
-(`token-create/-update/-delete`, `scene-activate`). A new stream is new rows. Chat events are
+(`token-create/-update/-delete`, `scene-activate`) and the combat stream (`start`, `turn`,
+`combatant-add/-remove`, `end`, plus the combatStart/combatRound/combatTurn hooks). A new stream
+is new rows. Chat events are
 emitted by `ActionContext.create_chat_message` and the chat actions themselves. Nothing is
 computed for channels without subscribers.
 """
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from vttrelay.world import documents
+from vttrelay.world.rules import combat as combat_rules
 from vttrelay.world.store import Change
 
 if TYPE_CHECKING:
@@ -70,6 +73,11 @@ class StreamRule:
     payloads: Callable[[DocEvent], list[dict[str, Any]]]
 
 
+# Types whose embedded changes come before their own update: a combat's turn moves after the
+# combatants it accounts for were added or removed (the tabletop updates the turn afterwards).
+CHILDREN_FIRST: Final = frozenset({"Combat"})
+
+
 def _by_id(docs: Any) -> dict[str, dict[str, Any]]:
     return {d["_id"]: d for d in docs or () if isinstance(d, dict) and "_id" in d}
 
@@ -89,10 +97,19 @@ def _own_changes(name: str, before: dict[str, Any], after: dict[str, Any]) -> di
 def _walk_update(
     name: str, before: dict[str, Any], after: dict[str, Any], change: Change
 ) -> Iterator[DocEvent]:
-    """The events of an updated document: its own update, then its embedded collections'."""
+    """The events of an updated document: its own update, then its embedded collections' (for
+    the types of `CHILDREN_FIRST`, the other way round)."""
     own = _own_changes(name, before, after)
-    if own:
+    if own and name not in CHILDREN_FIRST:
         yield DocEvent("update", name, after, own, change)
+    yield from _walk_children(name, before, after, change)
+    if own and name in CHILDREN_FIRST:
+        yield DocEvent("update", name, after, own, change)
+
+
+def _walk_children(
+    name: str, before: dict[str, Any], after: dict[str, Any], change: Change
+) -> Iterator[DocEvent]:
     for child_name, key in documents.EMBEDDED.get(name, {}).items():
         old, new = _by_id(before.get(key)), _by_id(after.get(key))
         for doc_id, doc in new.items():
@@ -168,6 +185,105 @@ def _changes(ev: DocEvent) -> Any:
     return ev.changes
 
 
+# Combats (endpoints-beyond-seed §8.8): `combatants` is the turn order, each
+# `{id, name, initiative, defeated, uuid}`; there is no round event, a new round is a `turn`.
+
+
+def _combatant(combat_id: str, combatant: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": combatant.get("_id"),
+        "name": combatant.get("name"),
+        "initiative": combatant.get("initiative"),
+        "defeated": bool(combatant.get("defeated")),
+        "uuid": documents.doc_uuid("Combatant", str(combatant.get("_id")), f"Combat.{combat_id}"),
+    }
+
+
+def _combat_state(event_type: str, combat: dict[str, Any]) -> dict[str, Any]:
+    """`{eventType, encounterId, round, turn, started, combatants}` of a combat as it is."""
+    members = combat_rules.turn_order(combat.get("combatants") or [])
+    round_ = combat.get("round") or 0
+    return {
+        "eventType": event_type,
+        "encounterId": combat["_id"],
+        "round": round_,
+        "turn": combat.get("turn"),
+        "started": bool(members) and round_ > 0,
+        "combatants": [_combatant(combat["_id"], c) for c in members],
+    }
+
+
+def _unstarted(combat: dict[str, Any], combatants: Any) -> dict[str, Any]:
+    """The combat as `combatStart` sees it: before its first round is set."""
+    return {**combat, "round": 0, "turn": None, "combatants": combatants}
+
+
+def _started(ev: DocEvent) -> bool:
+    """The change took the combat from round 0 into a round: `startCombat`."""
+    before = ev.change.before or {}
+    return (before.get("round") or 0) == 0 and (ev.doc.get("round") or 0) > 0
+
+
+def _combat_created(ev: DocEvent) -> list[dict[str, Any]]:
+    """A combat created already started (start-encounter): `start` as the tabletop fires it,
+    before any combatant exists, then one `combatant-add` per combatant."""
+    out = []
+    if _started(ev):
+        out.append(_combat_state("start", _unstarted(ev.doc, [])))
+    for member in ev.doc.get("combatants") or ():
+        out.append(_combatant_event("combatant-add", ev.doc, member))
+    return out
+
+
+def _combat_updated(ev: DocEvent) -> list[dict[str, Any]]:
+    """`start` when the combat begins, else `turn` when its turn or round changed."""
+    changes = ev.changes or {}
+    if _started(ev):
+        before = ev.change.before or {}
+        return [_combat_state("start", _unstarted(ev.doc, before.get("combatants")))]
+    if "turn" in changes or "round" in changes:
+        return [_combat_state("turn", ev.doc)]
+    return []
+
+
+def _combatant_event(
+    event_type: str, combat: dict[str, Any], member: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "eventType": event_type,
+        "encounterId": combat["_id"],
+        "combatant": _combatant(combat["_id"], member),
+    }
+
+
+def _combat_hooks(ev: DocEvent) -> list[dict[str, Any]]:
+    """The non-document hooks of a combat change: combatStart, combatRound, combatTurn
+    (`[combat, {round, turn}]`), fired before the combat's own update hook."""
+    combat, changes = ev.doc, ev.changes or {}
+    update = {"round": combat.get("round"), "turn": combat.get("turn")}
+    if _started(ev):
+        return [{"hook": "combatStart", "args": [combat, update]}]
+    if ev.kind != "update":
+        return []
+    if "round" in changes:
+        return [{"hook": "combatRound", "args": [combat, update]}]
+    if "turn" in changes:
+        return [{"hook": "combatTurn", "args": [combat, update]}]
+    return []
+
+
+def _combat_child(event_type: str) -> StreamRule:
+    def payloads(ev: DocEvent) -> list[dict[str, Any]]:
+        combat = ev.change.after or ev.change.before or {}
+        return [_combatant_event(event_type, combat, ev.doc)]
+
+    return StreamRule("combat-event", payloads)
+
+
+def _combat_deleted(ev: DocEvent) -> list[dict[str, Any]]:
+    return [{"eventType": "end", "encounterId": ev.doc["_id"], "round": ev.doc.get("round", 0)}]
+
+
 # (top-level collection, document name) -> {event kind: rules}. Top-level creates and deletes of
 # actors and scenes reach only the hooks, as in the module.
 STREAM_RULES: dict[tuple[str, str], dict[Kind, tuple[StreamRule, ...]]] = {
@@ -182,6 +298,21 @@ STREAM_RULES: dict[tuple[str, str], dict[Kind, tuple[StreamRule, ...]]] = {
         "delete": (_actor("effect-remove", effectId=_doc_id, effectName=_doc_name),),
     },
     ("Scene", "Scene"): {"update": (StreamRule("scene-event", _scene_activated),)},
+    ("Combat", "Combat"): {
+        "create": (
+            StreamRule("hook-event", _combat_hooks),
+            StreamRule("combat-event", _combat_created),
+        ),
+        "update": (
+            StreamRule("hook-event", _combat_hooks),
+            StreamRule("combat-event", _combat_updated),
+        ),
+        "delete": (StreamRule("combat-event", _combat_deleted),),
+    },
+    ("Combat", "Combatant"): {
+        "create": (_combat_child("combatant-add"),),
+        "delete": (_combat_child("combatant-remove"),),
+    },
     ("Scene", "Token"): {
         "create": (_scene("token-create", token=_doc),),
         "delete": (_scene("token-delete", tokenId=_doc_id, tokenName=_doc_name),),
