@@ -29,13 +29,24 @@ def has_defaults(document_name: str) -> bool:
 
 
 def merge(target: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-    """Merge `data` into `target` as the tabletop merges create data: objects key by key, any
+    """Merge `data` into `target` as the tabletop merges create and update data: objects key
+    by key, a dotted key (`texture.src`) addresses one nested field, `-=key` deletes a key, any
     other value (arrays too) replaces. Returns `target`."""
     for key, value in data.items():
-        if isinstance(value, dict) and isinstance(target.get(key), dict):
-            merge(target[key], value)
+        if key.startswith("-="):
+            target.pop(key[2:], None)
+            continue
+        holder, last = target, key
+        if "." in key:
+            *path, last = key.split(".")
+            for part in path:
+                if not isinstance(holder.get(part), dict):
+                    holder[part] = {}
+                holder = holder[part]
+        if isinstance(value, dict) and isinstance(holder.get(last), dict):
+            merge(holder[last], value)
         else:
-            target[key] = copy.deepcopy(value)
+            holder[last] = copy.deepcopy(value)
     return target
 
 

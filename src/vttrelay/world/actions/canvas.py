@@ -1,0 +1,273 @@
+"""Canvas actions (endpoints-beyond-seed §10): the documents a scene holds, token moves and
+distances.
+
+- get-/create-/update-/delete-canvas-document: one collection of a scene (`documentType`:
+  tokens, tiles, drawings, lights, sounds, notes, templates, walls, regions; the relay adds the
+  document class as `className`). The scene is `sceneId`, else the active scene. Reading needs
+  LIMITED on the scene, writing OWNER (GMs always pass).
+- move-token: a token found by uuid (a token, or an actor's token on the scene) or name, moved
+  through its waypoints to (x, y), each position snapped to the scene's grid and refused when
+  the token would leave the scene. Walls block nothing (the module does not check them either).
+  A player may move a token whose actor it owns, as on the tabletop (the module asks for a GM).
+- measure-distance: between points or tokens, on the scene's grid with the world's diagonal
+  rule (`core.gridDiagonals`, dnd5e: each diagonal one square) and the scene's units.
+
+Each call is one transaction: a refused waypoint leaves the token where it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, TypeGuard
+
+from vttrelay.world import documents
+from vttrelay.world.actions import ActionError, action
+from vttrelay.world.context import ActionContext
+from vttrelay.world.defaults import merge, with_defaults
+from vttrelay.world.documents import Resolved
+from vttrelay.world.permissions import LIMITED, assert_can_write, assert_owner, permission_level
+from vttrelay.world.rules import canvas as rules
+from vttrelay.world.rules import grid
+
+DATA_NULL: Final = {"data": None}
+FAILED: Final = {"success": False}
+SCENE_CLASSES: Final = documents.EMBEDDED["Scene"]  # class name -> the scene's key
+SETTING_DIAGONALS: Final = "core.gridDiagonals"
+
+
+# Scenes and collections ------------------------------------------------------------------------
+
+
+def find_scene(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
+    """`sceneId`'s scene, else the active one."""
+    scene_id = params.get("sceneId")
+    if scene_id:
+        scene = ctx.tx.get("Scene", str(scene_id))
+        if scene is None:
+            raise ActionError(f"Scene not found: {scene_id}")
+        return scene
+    scene = documents.active_scene(ctx.tx)
+    if scene is None:
+        raise ActionError("No active scene")
+    return scene
+
+
+def collection(params: dict[str, Any]) -> tuple[str, str]:
+    """(class name, scene key) of the call's document type."""
+    doc_type = params.get("documentType")
+    class_name = params.get("className")
+    if not isinstance(class_name, str):  # a relay that does not add it: the key names it
+        class_name = next((c for c, key in SCENE_CLASSES.items() if key == doc_type), "")
+    key = SCENE_CLASSES.get(class_name)
+    if key is None:
+        raise ActionError(f"Collection '{class_name or doc_type}' not found on scene")
+    return class_name, key
+
+
+def _docs(scene: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    docs = scene.get(key)
+    if not isinstance(docs, list):
+        docs = scene[key] = []
+    return docs
+
+
+def _find(docs: list[dict[str, Any]], doc_id: Any) -> dict[str, Any]:
+    for doc in docs:
+        if isinstance(doc, dict) and doc.get("_id") == doc_id:
+            return doc
+    raise ActionError(f"Document not found: {doc_id}")
+
+
+def _head(scene: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    return {"sceneId": scene["_id"], "documentType": params.get("documentType")}
+
+
+def _check(class_name: str, doc: dict[str, Any]) -> None:
+    problem = rules.validation_error(class_name, doc)
+    if problem is not None:
+        raise ActionError(problem)
+
+
+# CRUD ------------------------------------------------------------------------------------------
+
+
+@action("get-canvas-documents", error_tail=DATA_NULL)
+def get_documents(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
+    """A scene's documents of one type, or the one with `documentId`."""
+    scene = find_scene(ctx, params)
+    if ctx.user is not None and permission_level(ctx.user, scene) < LIMITED:
+        raise ActionError(
+            f"User '{ctx.user.get('name', '')}' does not have permission to view this "
+            "scene's documents"
+        )
+    _, key = collection(params)
+    docs = [d for d in _docs(scene, key) if isinstance(d, dict)]
+    if params.get("documentId"):
+        docs = [_find(docs, params["documentId"])]
+    return {**_head(scene, params), "data": docs}
+
+
+@action("create-canvas-document")
+def create_document(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Create one document on a scene: the tabletop's defaults under the caller's data; a
+    token of an actor takes the actor's prototype token."""
+    scene = find_scene(ctx, params)
+    assert_owner(ctx, scene, "create embedded documents on")
+    class_name, key = collection(params)
+    data = params.get("data")
+    if not isinstance(data, dict):
+        raise ActionError("data must be an object")
+    if class_name == "Token" and data.get("actorId") is not None:
+        actor = ctx.tx.get("Actor", str(data["actorId"]))
+        if actor is None:
+            raise ActionError(f"Actor not found: {data['actorId']}")
+        data = rules.token_data_from_actor(actor, data)
+    if class_name in ("Drawing", "MeasuredTemplate") and data.get("author") is None:
+        data = {**data, "author": ctx.acting_user_id}
+    doc = with_defaults(class_name, data, ctx.new_id)
+    if any(d.get("_id") == doc["_id"] for d in _docs(scene, key) if isinstance(d, dict)):
+        raise ActionError(f"{class_name} {doc['_id']} already exists in Scene {scene['_id']}")
+    _check(class_name, doc)
+    _docs(scene, key).append(doc)
+    ctx.tx.put("Scene", scene)
+    return {**_head(scene, params), "data": [doc]}
+
+
+@action("update-canvas-document")
+def update_document(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Update one document of a scene (nested objects merge, dotted keys address fields)."""
+    scene = find_scene(ctx, params)
+    assert_owner(ctx, scene, "update embedded documents on")
+    class_name, key = collection(params)
+    doc = _find(_docs(scene, key), params.get("documentId"))
+    data = params.get("data")
+    if not isinstance(data, dict):
+        raise ActionError("data must be an object")
+    merge(doc, {k: v for k, v in data.items() if k != "_id"})
+    _check(class_name, doc)
+    ctx.tx.put("Scene", scene)
+    return {**_head(scene, params), "data": [doc]}
+
+
+@action("delete-canvas-document", error_extra=FAILED)
+def delete_document(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Delete one document from a scene."""
+    scene = find_scene(ctx, params)
+    assert_owner(ctx, scene, "delete embedded documents from")
+    _, key = collection(params)
+    docs = _docs(scene, key)
+    doc = _find(docs, params.get("documentId"))
+    scene[key] = [d for d in docs if d is not doc]
+    ctx.tx.put("Scene", scene)
+    return {**_head(scene, params), "success": True}
+
+
+# Tokens ----------------------------------------------------------------------------------------
+
+
+def find_token(ctx: ActionContext, scene: dict[str, Any], uuid: Any, name: Any) -> Resolved | None:
+    """A token by uuid (a token anywhere, or the first token of an actor on `scene`), else by
+    name on `scene` (case-insensitive)."""
+    tokens = [t for t in scene.get("tokens") or () if isinstance(t, dict)]
+    token: dict[str, Any] | None = None
+    if uuid:
+        res = documents.resolve_uuid(ctx.tx, uuid)
+        if res is None or res.kind == "Token":
+            return res
+        if res.kind != "Actor":
+            return None
+        token = next((t for t in tokens if t.get("actorId") == res.doc.get("_id")), None)
+    elif name:
+        token = documents.find_by_name(tokens, name)
+    if token is None:
+        return None
+    return documents.resolve_uuid(ctx.tx, documents.token_uuid(scene["_id"], token["_id"]))
+
+
+def _place(token: dict[str, Any], scene: dict[str, Any], x: float, y: float) -> tuple[float, float]:
+    """(x, y) snapped to the scene's grid; ActionError when the token would leave the scene."""
+    g = grid.grid_of(scene)
+    width = token.get("width", 1) or 1
+    height = token.get("height", 1) or 1
+    sx, sy = grid.snap_token(g, x, y, width, height)
+    if not grid.scene_rect(scene).contains(sx, sy, width * g.size, height * g.size):
+        area = grid.scene_rect(scene)
+        raise ActionError(
+            f"Position ({sx}, {sy}) is outside scene '{scene.get('name', '')}': a token's "
+            f"top-left corner must lie from ({area.x}, {area.y}) to "
+            f"({area.x + area.width - width * g.size}, {area.y + area.height - height * g.size})"
+        )
+    return sx, sy
+
+
+def _number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@action("move-token")
+def move_token(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Move a token through its waypoints to (x, y), snapped to the grid."""
+    scene = find_scene(ctx, params)
+    x, y = params.get("x"), params.get("y")
+    if not _number(x) or not _number(y):
+        raise ActionError("x and y coordinates are required")
+    uuid, name = params.get("uuid"), params.get("name")
+    if not uuid and not name:
+        raise ActionError("uuid or name is required")
+    res = find_token(ctx, scene, uuid, name)
+    if res is None or res.scene is None:
+        raise ActionError(f"Token not found: {uuid or name}")
+    assert_can_write(ctx, res, "move")
+    token, home = res.doc, res.scene
+    waypoints = params.get("waypoints")
+    for point in waypoints if isinstance(waypoints, list) else ():
+        if not (isinstance(point, dict) and _number(point.get("x")) and _number(point.get("y"))):
+            raise ActionError("Each waypoint must have x and y coordinates")
+        _place(token, home, point["x"], point["y"])
+    token["x"], token["y"] = _place(token, home, x, y)
+    documents.save(ctx.tx, res)
+    return {
+        "data": {
+            "tokenUuid": documents.token_uuid(home["_id"], token["_id"]),
+            "name": token.get("name", ""),
+            "x": token["x"],
+            "y": token["y"],
+            "sceneId": home["_id"],
+        }
+    }
+
+
+def _end(
+    ctx: ActionContext, scene: dict[str, Any], params: dict[str, Any], which: str, label: str
+) -> dict[str, Any]:
+    """A measured point: `<which>X`/`<which>Y`, else a token's top-left corner."""
+    px, py = params.get(f"{which}X"), params.get(f"{which}Y")
+    if _number(px) and _number(py):
+        return {"x": px, "y": py}
+    uuid, name = params.get(f"{which}Uuid"), params.get(f"{which}Name")
+    if uuid or name:
+        res = find_token(ctx, scene, uuid, name)
+        if res is None:
+            raise ActionError(f"{label} token not found: {uuid or name}")
+        return {"x": res.doc.get("x", 0), "y": res.doc.get("y", 0)}
+    raise ActionError(f"{label} must be specified as {which}X/{which}Y or {which}Uuid/{which}Name")
+
+
+@action("measure-distance")
+def measure_distance(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
+    """The distance between two points or tokens on the scene's grid, in its units."""
+    scene = find_scene(ctx, params)
+    origin = _end(ctx, scene, params, "origin", "Origin")
+    target = _end(ctx, scene, params, "target", "Target")
+    g = grid.grid_of(scene)
+    rule = ctx.setting(SETTING_DIAGONALS, grid.EQUIDISTANT)
+    rule = rule if rule in grid.DIAGONAL_RULES else grid.EQUIDISTANT
+    distance = grid.measure(g, (origin["x"], origin["y"]), (target["x"], target["y"]), rule)
+    return {
+        "data": {
+            "distance": distance,
+            "units": g.units,
+            "origin": origin,
+            "target": target,
+            "sceneId": scene["_id"],
+        }
+    }

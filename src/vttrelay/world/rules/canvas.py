@@ -1,0 +1,75 @@
+"""Rules for the documents a scene holds (tokens, tiles, drawings, walls, lights, sounds, notes,
+templates, regions): what makes one valid, and what a token dropped from an actor takes from the
+actor's prototype token. Pure functions; errors use the tabletop's validation-error form
+(`Wall validation errors:\\n  c: ...`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+# Fields that must be finite numbers when present, on every scene document but where
+# OBJECT_FIELDS says otherwise (a region's elevation is `{bottom, top}`).
+NUMBER_FIELDS: Final = ("x", "y", "elevation", "rotation", "width", "height", "sort")
+OBJECT_FIELDS: Final = {"Region": ("elevation",)}
+# Fields with a fixed set of values, per document type.
+CHOICES: Final[dict[str, dict[str, tuple[Any, ...]]]] = {
+    "MeasuredTemplate": {"t": ("circle", "cone", "rect", "ray")},
+    "Wall": {"door": (0, 1, 2), "ds": (0, 1, 2), "dir": (0, 1, 2)},
+    "Token": {"disposition": (-2, -1, 0, 1)},
+}
+# What a new token takes from its actor's prototype token unless the caller gives it.
+PROTOTYPE_FIELDS: Final = (
+    "name",
+    "displayName",
+    "actorLink",
+    "width",
+    "height",
+    "texture",
+    "disposition",
+    "displayBars",
+    "bar1",
+    "bar2",
+    "sight",
+)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def validation_error(document_name: str, doc: dict[str, Any]) -> str | None:
+    """The tabletop's validation error for this document, or None if it is valid."""
+    problems: list[str] = []
+    for name in NUMBER_FIELDS:
+        if name in OBJECT_FIELDS.get(document_name, ()):
+            if not isinstance(doc.get(name), dict):
+                problems.append(f"{name}: must be an object")
+        elif name in doc and doc[name] is not None and not _finite(doc[name]):
+            problems.append(f"{name}: must be a finite number")
+    if document_name == "Wall":
+        coords = doc.get("c")
+        if coords is None:
+            problems.append("c: may not be undefined")
+        elif not (isinstance(coords, list) and len(coords) == 4 and all(map(_finite, coords))):
+            problems.append("c: must be an array of 4 numbers")
+    if document_name in ("Token", "Tile") and any(
+        _finite(doc.get(n)) and doc[n] < 0 for n in ("width", "height")
+    ):
+        problems.append("width, height: may not be negative")
+    for name, allowed in CHOICES.get(document_name, {}).items():
+        if name in doc and doc[name] not in allowed:
+            problems.append(f"{name}: {doc[name]!r} is not a valid choice")
+    if not problems:
+        return None
+    return f"{document_name} validation errors:\n  " + "\n  ".join(problems)
+
+
+def token_data_from_actor(actor: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """Create data for a token of `actor`: the prototype token's fields under the caller's."""
+    prototype = actor.get("prototypeToken")
+    prototype = prototype if isinstance(prototype, dict) else {}
+    out = {k: prototype[k] for k in PROTOTYPE_FIELDS if k in prototype}
+    out.setdefault("name", actor.get("name", ""))
+    return {**out, **data}
