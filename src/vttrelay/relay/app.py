@@ -31,7 +31,7 @@ from vttrelay.relay.auth import KeyCache, UsageCounter
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError, error
 from vttrelay.relay.forward import admit_request, error_response, forward
-from vttrelay.relay.ratelimit import TokenBuckets
+from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import PairingError, RelayStore
 from vttrelay.relay.streams import Streams
@@ -160,7 +160,7 @@ def _relay_url(request: web.Request) -> str:
 
 
 async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    peer = request.remote or ""
+    peer = peer_key(request.remote or "")
     if not state.pair_buckets.allow(peer, state.config.pair_rate_limit, window=PAIR_WINDOW):
         raise error(429, "Too many pairing attempts, please try again later")
     body = _json_body(await request.read()) or {}
@@ -186,7 +186,8 @@ async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.R
 
 
 async def h_client_active(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    if not state.probe_buckets.allow(request.remote or "", state.config.probe_rate_limit):
+    peer = peer_key(request.remote or "")
+    if not state.probe_buckets.allow(peer, state.config.probe_rate_limit):
         raise error(429, "Too many requests, please try again later")
     client_id = request.match_info["clientId"]
     if state.registry.get(client_id) is not None:

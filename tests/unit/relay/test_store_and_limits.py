@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from vttrelay.relay.auth import KeyCache, UsageCounter
-from vttrelay.relay.ratelimit import TokenBuckets
+from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.store import PAIRING_ALPHABET, PairingError, RelayStore, sha256_hex
 
 
@@ -76,6 +76,25 @@ def test_token_buckets() -> None:
     assert buckets.allow("k", 3, now=20.0)  # one token back after 20 s
     assert all(buckets.allow("z", 0, now=0.0) for _ in range(1000))
     assert [buckets.allow("p", 2, now=0.0, window=900) for _ in range(3)] == [True, True, False]
+
+
+def test_has_token_looks_without_taking() -> None:
+    buckets = TokenBuckets()
+    assert all(buckets.has_token("k", 2, now=0.0, window=900) for _ in range(10))
+    assert buckets.allow("k", 2, now=0.0, window=900) and buckets.allow("k", 2, now=0.0, window=900)
+    assert not buckets.has_token("k", 2, now=0.0, window=900)
+    assert not buckets.has_token("k", 2, now=400.0, window=900)  # 0.9 token back
+    assert buckets.has_token("k", 2, now=450.0, window=900)  # one token back after 450 s
+    assert buckets.has_token("z", 0, now=0.0)  # unlimited
+
+
+def test_peer_key_counts_an_ipv6_host_by_its_64() -> None:
+    assert peer_key("203.0.113.7") == "203.0.113.7"
+    net = "2001:db8:1:2::/64"
+    assert peer_key("2001:db8:1:2:aaaa::1") == peer_key("2001:db8:1:2:ffff::9") == net
+    assert peer_key("2001:db8:1:3::1") != peer_key("2001:db8:1:2::1")
+    assert peer_key("::ffff:203.0.113.7") == "203.0.113.7"
+    assert peer_key("") == "" and peer_key("unix-socket") == "unix-socket"
 
 
 def test_key_cache_caches_hits_and_misses(tmp_path: Path) -> None:
