@@ -443,6 +443,8 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
         config.subscription_linger = args.subscription_linger
     if args.key_request_rate is not None:
         config.key_request_rate_limit = args.key_request_rate
+    if args.code_miss_rate is not None:
+        config.code_miss_limit = args.code_miss_rate
     return config
 
 
@@ -495,8 +497,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--key-request-rate",
         type=int,
         default=None,
-        help="pair/key requests and their polls per IP per 15 minutes (default 20, as the "
+        help="pair/key requests and key exchanges per IP per 15 minutes (default 20, as the "
         "reference relay; 0: off)",
+    )
+    p.add_argument(
+        "--code-miss-rate",
+        type=int,
+        default=None,
+        help="unknown pair/key request codes an IP may look up per 15 minutes; polling a code "
+        "that exists is free (default 10; 0: off)",
     )
     p.set_defaults(func=cmd_serve)
 

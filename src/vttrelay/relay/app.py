@@ -71,6 +71,7 @@ class RelayState:
     pair_buckets: TokenBuckets = field(default_factory=TokenBuckets)
     probe_buckets: TokenBuckets = field(default_factory=TokenBuckets)
     request_buckets: TokenBuckets = field(default_factory=TokenBuckets)  # pair/key requests
+    miss_buckets: TokenBuckets = field(default_factory=TokenBuckets)  # unknown request codes
     streams: Streams = field(init=False)  # set by create_app: it needs the state
     started_at: float = field(default_factory=time.time)
     owns_store: bool = False

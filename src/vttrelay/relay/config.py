@@ -46,8 +46,11 @@ class RelayConfig:
     max_body_mb: float = 250.0
     pair_rate_limit: int = 10  # POST /auth/pair per IP per 15 minutes; 0 disables
     # Pair and key requests (endpoints-beyond-seed §12): requests per IP per 15 minutes shared by
-    # POST /auth/pair-request, its status poll, POST /auth/key-request and the exchange
+    # POST /auth/pair-request, POST /auth/key-request and the exchange
     key_request_rate_limit: int = 20  # 0 disables
+    # Unknown request codes one IP may look up per 15 minutes (the two status polls and the
+    # /pair and /approve pages); looking up a code that exists costs nothing. 0 disables
+    code_miss_limit: int = 10
     pair_request_ttl: float = 600.0  # seconds a pair request waits for a decision
     key_request_ttl: float = 600.0  # seconds a key request waits for a decision
     probe_rate_limit: int = 60  # GET /api/clients/{id}/active per IP per minute; 0 disables

@@ -4,10 +4,22 @@ small pages their URLs open.
 `POST /auth/pair-request` and `GET /auth/pair-request/{code}/status` serve the unmodified
 module's "Pair" and "Upgrade" buttons; `POST /auth/key-request`, its status and
 `POST /auth/key-request/exchange` let an app ask for an API key. All are public and answered
-with CORS (by the app's middleware). Handlers here only check the body, apply the shared
-per-IP limit and shape the answer; the records and their rules live in `approvals.py`, which the
+with CORS (by the app's middleware). Handlers here only check the body, apply the per-IP limits
+and shape the answer; the records and their rules live in `approvals.py`, which the
 CLI calls to approve or refuse. `GET /pair/{code}` and `GET /approve/{code}` are the pages the
 module and apps open: they show who asks and the command that approves it.
+
+Two per-IP limits, both answered `429` with the reference's text:
+- the reference's "key request" limit (`key_request_rate_limit` per 15 minutes) on creating a
+  request and on the web flow's exchange;
+- beyond the reference, a budget of unknown codes (`code_miss_limit` per 15 minutes) on the two
+  status polls and the two pages. Only a code that does not exist costs a token, so a module or
+  app polling its own request every few seconds is never refused, while guessing codes (a
+  device-flow key request's code is 6 characters and its first status read after approval
+  carries the key) gets a handful of tries per quarter hour. Once the budget is spent every
+  lookup from that IP is refused, known code or not, so a 429 says nothing about a code.
+  The reference leaves the status polls unlimited (key) or charges every poll to the shared
+  limit (pair: the module then gives up about a minute after asking).
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ from aiohttp import web
 from vttrelay.relay import approvals
 from vttrelay.relay.approvals import KeyAsk, PairAsk
 from vttrelay.relay.core import error
+from vttrelay.relay.ratelimit import peer_key
 from vttrelay.relay.routes import ALL_SCOPES, Route
 
 if TYPE_CHECKING:
@@ -39,6 +52,7 @@ MAX_DESCRIPTION = 2000
 MAX_URL = 2048
 MAX_ITEMS = 64  # most scopes, worlds or targets in one request
 INVALID_BODY = "Invalid request body"
+TOO_MANY = "Too many key request attempts from this IP, please try again later"
 
 
 # Answers ---------------------------------------------------------------------------------------
@@ -67,8 +81,21 @@ def public_base(request: web.Request) -> str:
 
 def _check_rate(request: web.Request, state: RelayState) -> None:
     limit = state.config.key_request_rate_limit
-    if not state.request_buckets.allow(request.remote or "", limit, window=RATE_WINDOW):
-        raise error(429, "Too many key request attempts from this IP, please try again later")
+    if not state.request_buckets.allow(peer_key(request.remote or ""), limit, window=RATE_WINDOW):
+        raise error(429, TOO_MANY)
+
+
+def _check_misses(request: web.Request, state: RelayState) -> None:
+    """Refuse any code lookup from an IP that has spent its budget of unknown codes."""
+    limit = state.config.code_miss_limit
+    if not state.miss_buckets.has_token(peer_key(request.remote or ""), limit, window=RATE_WINDOW):
+        raise error(429, TOO_MANY)
+
+
+def _count_miss(request: web.Request, state: RelayState) -> None:
+    """Charge the IP one token of its unknown-code budget (a lookup found nothing)."""
+    limit = state.config.code_miss_limit
+    state.miss_buckets.allow(peer_key(request.remote or ""), limit, window=RATE_WINDOW)
 
 
 async def _body(request: web.Request) -> dict[str, Any]:
@@ -212,8 +239,10 @@ async def h_pair_request(request: web.Request, route: Route, state: RelayState) 
 
 
 async def h_pair_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    _check_rate(request, state)
+    _check_misses(request, state)
     status, body = approvals.pair_status(state.store, request.match_info["code"])
+    if status == 404:
+        _count_miss(request, state)
     return sorted_json(body, status)
 
 
@@ -238,7 +267,10 @@ async def h_key_request(request: web.Request, route: Route, state: RelayState) -
 
 
 async def h_key_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    _check_misses(request, state)
     status, body = approvals.key_status(state.store, request.match_info["code"])
+    if status == 404:
+        _count_miss(request, state)
     return sorted_json(body, status)
 
 
@@ -290,8 +322,10 @@ def _decision(state: str, what: str, command: str, code: str) -> str:
 
 
 async def h_pair_page(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    _check_misses(request, state)
     found = approvals.get_pair_request(state.store, request.match_info["code"])
     if found is None:
+        _count_miss(request, state)
         return _page("Pair request not found", "<p>No pair request has this code.</p>", 404)
     ask = found.ask
     system = f"{ask.system_title or ask.system_id} v{ask.system_version}".strip()
@@ -314,8 +348,10 @@ async def h_pair_page(request: web.Request, route: Route, state: RelayState) -> 
 
 
 async def h_key_page(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    _check_misses(request, state)
     found = approvals.get_key_request(state.store, request.match_info["code"])
     if found is None:
+        _count_miss(request, state)
         return _page("Key request not found", "<p>No API key request has this code.</p>", 404)
     ask = found.ask
     limit = ask.suggested_monthly_limit

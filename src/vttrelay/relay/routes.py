@@ -1219,6 +1219,7 @@ USER_ROUTES: Final = (
 
 CODE = Param("code", "string", P, required=True, description="The request's code.")
 LIMITED = "Over 20 pair/key requests per IP in 15 minutes."
+MISSES = "Over 10 unknown codes looked up from this IP in 15 minutes (known codes are free)."
 PAIR_STATUS = (
     "`pending`, `approved` (once, with `pairingCode`; or `upgraded`), `denied`, `exchanged`."
 )
@@ -1258,7 +1259,7 @@ PAIRING_ROUTES: Final = (
                 "200": PAIR_STATUS,
                 "404": "Unknown code.",
                 "410": "Expired.",
-                "429": LIMITED,
+                "429": MISSES,
             }
         },  # fmt: skip
         params=(CODE,),
@@ -1291,7 +1292,14 @@ PAIRING_ROUTES: Final = (
         "A key request's status; device flow: the first read after approval carries the key.",
         "Auth",
         handler="key_status",
-        extra={"responses": {"200": KEY_STATUS, "404": "Unknown code.", "410": "Expired."}},
+        extra={
+            "responses": {
+                "200": KEY_STATUS,
+                "404": "Unknown code.",
+                "410": "Expired.",
+                "429": MISSES,
+            }
+        },  # fmt: skip
         params=(CODE,),
     ),
     Route(
@@ -1319,7 +1327,7 @@ PAIRING_ROUTES: Final = (
         "The page a pair request's pairUrl opens: who asks, and how to approve.",
         "Auth",
         handler="pair_page",
-        extra={**PAGE, "responses": {"200": "The page.", "404": "Unknown code."}},
+        extra={**PAGE, "responses": {"200": "The page.", "404": "Unknown code.", "429": MISSES}},
         params=(CODE,),
     ),
     Route(
@@ -1329,7 +1337,7 @@ PAIRING_ROUTES: Final = (
         "The page a key request's approvalUrl opens: what is asked, and how to approve.",
         "Auth",
         handler="key_page",
-        extra={**PAGE, "responses": {"200": "The page.", "404": "Unknown code."}},
+        extra={**PAGE, "responses": {"200": "The page.", "404": "Unknown code.", "429": MISSES}},
         params=(CODE,),
     ),
 )

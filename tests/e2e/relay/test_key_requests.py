@@ -1,18 +1,27 @@
 """Pair-request and API-key-request endpoints over a real relay (endpoints-beyond-seed §12):
 bodies, statuses and errors, the key-request device and web flows end to end (request, status,
-approval through `relay.approvals` as the CLI does, exchange, the key used), and the pages."""
+approval through `relay.approvals` as the CLI does, exchange, the key used), the pages, and the
+per-IP limits: on creating requests, and on looking up codes that don't exist."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import aiohttp
 import pytest
 
 from vttrelay.relay import approvals
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.store import PAIRING_ALPHABET
+
+TOO_MANY = (429, {"error": "Too many key request attempts from this IP, please try again later"})
+EXCHANGED = (200, {"message": "API key has already been retrieved", "status": "exchanged"})
 
 APP = {
     "appName": "Dice Bot",
@@ -250,3 +259,81 @@ async def test_request_limit_is_per_ip_and_spares_the_key_status(relay_factory: 
     )
     for _ in range(5):  # the key status is not limited
         assert (await _status(relay, code))[0] == 200
+
+
+# Guessing codes (beyond the reference: see relay/pairing.py) ------------------------------------
+
+
+def _guess(length: int = 6) -> str:
+    return "".join(secrets.choice(PAIRING_ALPHABET) for _ in range(length))
+
+
+@asynccontextmanager
+async def _from_other_ip(relay: Any) -> AsyncIterator[Any]:
+    """`GET path` from 127.0.0.2 (another client of the same relay): (status, JSON body)."""
+    connector = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+    async with aiohttp.ClientSession(connector=connector) as http:
+
+        async def call(method: str, path: str, json: Any = None) -> tuple[int, Any]:
+            async with http.request(method, relay.url + path, json=json) as resp:
+                return resp.status, await resp.json()
+
+        yield call
+
+
+async def test_guessing_codes_gets_429_after_the_budget(relay_factory: Any) -> None:
+    relay = await relay_factory(code_miss_limit=3)
+    async with _from_other_ip(relay) as app:
+        status, made = await app("POST", "/auth/key-request", APP)  # an app, elsewhere
+        assert status == 201
+        code = made["code"]
+        # A guesser at 127.0.0.1: three unknown codes, through any of the four lookups...
+        assert await _status(relay, _guess()) == (404, {"error": "Key request not found"})
+        got = await relay.call("GET", f"/auth/pair-request/{_guess(8)}/status")
+        assert (got.status, got.json()) == (404, {"error": "Pair request not found"})
+        assert (await relay.call("GET", f"/approve/{_guess()}")).status == 404
+        # ...then every lookup is refused, the app's real code too: a 429 tells nothing.
+        for _ in range(20):
+            assert await _status(relay, _guess()) == TOO_MANY
+        assert await _status(relay, code) == TOO_MANY
+        got = await relay.call("GET", f"/auth/pair-request/{_guess(8)}/status")
+        assert (got.status, got.json()) == TOO_MANY
+        for page in (f"/approve/{code}", f"/pair/{_guess(8)}"):
+            got = await relay.call("GET", page)
+            assert (got.status, got.json()) == TOO_MANY
+        # The app, at another address, is not affected and gets its key.
+        assert await app("GET", f"/auth/key-request/{code}/status") == (200, {"status": "pending"})
+        approvals.approve_key_request(relay.store, code, "default")
+        status, body = await app("GET", f"/auth/key-request/{code}/status")
+        assert status == 200 and body["status"] == "approved"
+        assert relay.store.key_by_secret(body["apiKey"]) is not None
+
+
+async def test_an_app_polling_its_own_code_is_never_refused(relay_factory: Any) -> None:
+    """Polls of a code that exists cost nothing: 400 polls are 20 minutes at one every 3 s,
+    twice a request's whole life; one mistyped code on the way costs one of the 2 tokens."""
+    relay = await relay_factory(code_miss_limit=2)
+    code = (await _request_key(relay))["code"]
+    typo = code[:-1] + ("A" if code[-1] != "A" else "B")
+    assert (await _status(relay, typo))[0] == 404
+    for _ in range(400):
+        assert await _status(relay, code) == (200, {"status": "pending"})
+    done = approvals.approve_key_request(relay.store, code, "default")
+    status, body = await _status(relay, code)
+    assert status == 200 and relay.store.key_by_secret(body["apiKey"]).id == done.key_id
+    assert await _status(relay, code) == EXCHANGED
+
+
+async def test_device_flow_key_is_readable_exactly_once(relay: Any) -> None:
+    """Twenty readers at once after approval (the app and whoever else knows the code): one
+    gets the key, every other is told it was already retrieved, and so is anyone later."""
+    await relay.world("world-1")
+    code = (await _request_key(relay))["code"]
+    done = approvals.approve_key_request(relay.store, code, "default")
+    answers = await asyncio.gather(*(_status(relay, code) for _ in range(20)))
+    keys = [body["apiKey"] for status, body in answers if "apiKey" in body]
+    assert len(keys) == 1 and relay.store.key_by_secret(keys[0]).id == done.key_id
+    assert sorted(answers, key=lambda a: "apiKey" in a[1])[:19] == [EXCHANGED] * 19
+    async with _from_other_ip(relay) as other:
+        assert await other("GET", f"/auth/key-request/{code}/status") == EXCHANGED
+    assert (await relay.call("GET", "/world-info", key=keys[0])).status == 200

@@ -65,6 +65,7 @@ def test_serve_flags_reach_the_relay_config() -> None:
     defaults = serve_config(parser.parse_args(["serve", "--data-dir", "d"]))
     assert (defaults.rate_per_minute, defaults.max_body_mb) == (300, 250)
     assert defaults.subscription_linger == 30.0 and defaults.key_request_rate_limit == 20
+    assert defaults.code_miss_limit == 10
     config = serve_config(
         parser.parse_args(
             [
@@ -81,11 +82,14 @@ def test_serve_flags_reach_the_relay_config() -> None:
                 "0",
                 "--key-request-rate",
                 "0",
+                "--code-miss-rate",
+                "3",
             ]
         )  # fmt: skip
     )
     assert (config.port, config.rate_per_minute, config.max_body_mb) == (4000, 0, 1.5)
     assert config.subscription_linger == 0.0 and config.key_request_rate_limit == 0
+    assert config.code_miss_limit == 3
 
 
 def test_tokens_parser() -> None:
