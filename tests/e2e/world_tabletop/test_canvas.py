@@ -10,7 +10,7 @@ from typing import Any
 
 from vttrelay.world import documents
 
-from ..conftest import CLIENT_ID
+from ..conftest import CLIENT_ID, eventually
 from .conftest import Api
 
 SCENE = "sceneTavern00001"
@@ -244,9 +244,19 @@ async def test_canvas_errors_change_nothing(relay: Any, world: Any, api: Api) ->
     assert scene_doc(world) == before
 
 
-async def test_move_token_snaps_to_the_grid(relay: Any, world: Any, api: Api, hooks: Any) -> None:
+async def test_move_token_snaps_to_the_grid(
+    relay: Any, world: Any, api: Api, hooks: Any, sse: Any
+) -> None:
     stream = await hooks("updateToken")
-    scene_events = await hooks("updateToken")  # a second listener sees the same move
+    scene_events = await sse(
+        relay,
+        "/scene/subscribe",
+        relay.key(("events:subscribe",)),
+        clientId=CLIENT_ID,
+        sceneId=SCENE,
+    )
+    assert (await scene_events.event()).name == "connected"
+    await eventually(lambda: world.world.subscribed("scene-events"))
     status, body = await api("POST", "/move-token", {"uuid": ELARA, "x": 633, "y": 871})
     assert status == 200, body
     assert body == {
@@ -262,7 +272,14 @@ async def test_move_token_snaps_to_the_grid(relay: Any, world: Any, api: Api, ho
     }
     moved = await stream.event()
     assert moved.data["args"][1] == {"x": 600, "y": 900, "_id": ELARA_TOKEN}
-    assert (await scene_events.event()).data == moved.data
+    token_update = await scene_events.event()
+    assert token_update.name == "scene-token-update"
+    assert token_update.data == {
+        "sceneId": SCENE,
+        "eventType": "token-update",
+        "tokenId": ELARA_TOKEN,
+        "changes": {"x": 600, "y": 900, "_id": ELARA_TOKEN},
+    }
     # by name, through waypoints; query parameters work as well as the body
     status, body = await api(
         "POST",

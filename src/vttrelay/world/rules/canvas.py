@@ -67,9 +67,13 @@ def validation_error(document_name: str, doc: dict[str, Any]) -> str | None:
 
 
 def token_data_from_actor(actor: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-    """Create data for a token of `actor`: the prototype token's fields under the caller's."""
+    """Create data for a token of `actor`: the prototype token's fields under the caller's; an
+    unlinked token gets an empty `delta`."""
     prototype = actor.get("prototypeToken")
     prototype = prototype if isinstance(prototype, dict) else {}
     out = {k: prototype[k] for k in PROTOTYPE_FIELDS if k in prototype}
     out.setdefault("name", actor.get("name", ""))
-    return {**out, **data}
+    out = {**out, **data}
+    if not out.get("actorLink") and out.get("delta") is None:
+        out["delta"] = {}  # an unlinked token keeps its own changes to the actor here
+    return out

@@ -44,8 +44,11 @@ def test_token_data_from_actor_takes_the_prototype_under_the_callers_data() -> N
         "actorLink": False,
         "x": 5,
         "actorId": "w",
+        "delta": {},
     }
     assert canvas.token_data_from_actor({"name": "Bare"}, {})["name"] == "Bare"
+    linked = {"prototypeToken": {"name": "Elara", "actorLink": True}}
+    assert "delta" not in canvas.token_data_from_actor(linked, {})
 
 
 def test_merge_nested_dotted_and_deletions() -> None:
