@@ -30,7 +30,7 @@ from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog
 from vttrelay.relay.auth import KeyCache, UsageCounter
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError, error
-from vttrelay.relay.forward import admit_request, error_response, forward
+from vttrelay.relay.forward import BODY_TOO_LARGE, admit_request, error_response, forward
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import PairingError, RelayStore
@@ -258,11 +258,11 @@ def relay_middleware(state: RelayState) -> Middleware:
                 return web.Response(status=200, headers=PREFLIGHT_HEADERS)
             length = request.content_length
             if length is not None and length > max_body:
-                raise error(413, "Request body too large")
+                raise error(413, BODY_TOO_LARGE)
             try:
                 response = await handler(request)
             except web.HTTPRequestEntityTooLarge:
-                raise error(413, "Request body too large") from None
+                raise error(413, BODY_TOO_LARGE) from None
             status = response.status
             return response
         except RelayError as exc:  # the REST adapter of the request core (core.py)

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from vttrelay.relay import core
 from vttrelay.relay.core import RelayError, error
-from vttrelay.relay.params import ParamError, extract, parse_body
+from vttrelay.relay.params import ParamError, body_limit, extract, parse_body
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import KeyRecord
 from vttrelay.relay.worlds import Reply
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
 
 API_KEY_HEADER: Final = "x-api-key"
+BODY_TOO_LARGE: Final = "Request body too large"  # wire-protocol §6, as the global limit's
 
 
 def _takes_client_id(route: Route) -> bool:
@@ -48,9 +49,32 @@ def admit_request(request: web.Request, route: Route, state: RelayState) -> KeyR
     return core.admit(state, request.headers.get(API_KEY_HEADER), route.scope, client_id)
 
 
+async def read_body(request: web.Request, route: Route) -> bytes:
+    """The request body, or RelayError 413 as soon as it is past what the route's parameters can
+    need (`params.body_limit`) or the relay's body limit (`--max-body-mb`), the ceiling."""
+    limit = min(body_limit(route), request.client_max_size)
+    length = request.content_length
+    if length is not None and length > limit:
+        raise error(413, BODY_TOO_LARGE)
+    if length is not None:
+        return await request.read()
+    chunks = []
+    size = 0
+    async for chunk in request.content.iter_chunked(64 * 1024):
+        size += len(chunk)
+        if size > limit:
+            raise error(413, BODY_TOO_LARGE)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 async def read_params(request: web.Request, route: Route) -> dict[str, Any]:
-    """The route's parameters from this request, or RelayError 400."""
-    body = parse_body(request.method, await request.read()) if request.method != "GET" else {}
+    """The route's parameters from this request, or RelayError 400 (413: too large)."""
+    body = (
+        parse_body(request.method, await read_body(request, route))
+        if request.method != "GET"
+        else {}
+    )
     try:
         return extract(route, request.query, body, request.match_info)
     except ParamError as exc:

@@ -9,6 +9,10 @@ Each value is then held to its parameter's declared limits (routes.Param: number
 length, JSON size, nesting depth), so nothing the world could not store or answer reaches it:
 sizes give 413, the rest 400, always `{"error": "'<name>' ..."}` (README "Limits"). The checks are
 iterative, so a value nested as deep as the JSON parser allows is refused, not a RecursionError.
+
+The same limits bound a route's whole body (`body_limit`): what its body parameters can need at
+most, so that a body far past it is refused (413) before it is read and parsed; the relay's
+global body limit stays the ceiling, reached only by routes whose parameters need it.
 """
 
 from __future__ import annotations
@@ -17,13 +21,16 @@ import math
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from vttrelay.relay.routes import MISSING, Param, Route
 
 FORBIDDEN_SCRIPT = "Script contains forbidden patterns"
+BODY_SLACK: Final = 1024 * 1024  # key names, whitespace and undeclared keys around the values
+ESCAPED_CHAR: Final = 6  # bytes of one character in JSON text at worst (`\u00e9`)
+SCALAR_BYTES: Final = 32  # a number, boolean or null
 # A decimal number as the reference relay's parser accepts it: no spaces, no `_`, no hex.
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -197,6 +204,32 @@ def extract(
     if route.document_types is not None:
         values["className"] = route.document_types[values["documentType"]]
     return values
+
+
+def _largest(param: Param) -> int:
+    """Bytes of JSON text the parameter's largest accepted value can take."""
+    text = param.max_length * ESCAPED_CHAR + 2
+    if param.type == "string":
+        return text
+    if param.type in ("array", "object"):
+        return param.max_bytes
+    if param.type is None:
+        return max(text, param.max_bytes)
+    return SCALAR_BYTES
+
+
+_body_limits: dict[int, int] = {}
+
+
+def body_limit(route: Route) -> int:
+    """The largest body the route's body parameters can need: each at its limit, twice over for
+    pretty-printed JSON, plus BODY_SLACK (computed once per route of the table)."""
+    limit = _body_limits.get(id(route))
+    if limit is None:
+        needed = sum(_largest(p) for p in route.params if "body" in p.sources)
+        limit = 2 * needed + BODY_SLACK
+        _body_limits[id(route)] = limit
+    return limit
 
 
 def require_any_message(names: tuple[str, ...]) -> str:

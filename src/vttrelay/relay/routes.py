@@ -398,7 +398,7 @@ CHAT_ROUTES: Final = (
                 max_length=CHAT_CONTENT_MAX,
                 description="Message text (HTML).",
             ),
-            Param("whisper", "array", B, description="User ids to whisper to."),
+            Param("whisper", "array", B, max_bytes=65_536, description="User ids to whisper to."),
             Param("speaker", "string", B, description="Actor id or uuid speaking."),
             Param("alias", "string", B, description="Display name of the speaker."),
             Param("chatType", "number", B, description="0 OOC, 1 IC, 2 emote, 3 whisper, 4 roll."),

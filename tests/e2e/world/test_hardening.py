@@ -96,3 +96,32 @@ async def test_script_size_limit(relay: Any, world: EmbeddedWorld) -> None:
         413,
         {"error": "'script' is too long (at most 1000000 characters)"},
     )
+
+
+async def test_a_body_past_what_the_route_can_need_is_refused_before_it_is_read(
+    relay: Any, world: EmbeddedWorld, api: Any
+) -> None:
+    """The 240 MB chat message of the report, scaled down: a body far past what POST /chat's
+    parameters can need (its limit is ~12 MiB, not the global 250 MB) is refused with 413, sized
+    by Content-Length or counted while a chunked body arrives, and nothing is stored."""
+    key = relay.key(("chat:read", "chat:write"))
+    _, before = await api(relay, "GET", "/chat", limit=1)
+    body = b'{"content":"' + b"x" * (40 * 1024 * 1024) + b'"}'
+    got = await relay.call(
+        "POST", "/chat", key=key, data=body, headers={"Content-Type": "application/json"}
+    )
+    assert (got.status, got.json()) == (413, {"error": "Request body too large"})
+
+    async def chunked() -> Any:
+        yield b'{"content":"'
+        for _ in range(40):
+            yield b"x" * (1024 * 1024)
+        yield b'"}'
+
+    got = await relay.call(
+        "POST", "/chat", key=key, data=chunked(), headers={"Content-Type": "application/json"}
+    )
+    assert (got.status, got.json()) == (413, {"error": "Request body too large"})
+    _, after = await api(relay, "GET", "/chat", limit=1)
+    assert after["data"]["total"] == before["data"]["total"]
+    assert (await chat_page(api, relay))[0] == 200

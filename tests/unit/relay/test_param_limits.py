@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
 import pytest
 
 from vttrelay.relay.openapi import build_document
-from vttrelay.relay.params import ParamError, check_limits, extract
+from vttrelay.relay.params import ParamError, body_limit, check_limits, extract
 from vttrelay.relay.routes import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_DEPTH,
@@ -118,3 +119,25 @@ def test_openapi_shows_the_limits() -> None:
     transfer = doc["paths"]["/dnd5e/transfer-currency"]["post"]["requestBody"]["content"]
     currency = transfer["application/json"]["schema"]["properties"]["currency"]
     assert currency["x-max-depth"] == 1 and currency["x-max-bytes"] == DEFAULT_MAX_BYTES
+
+
+def test_a_route_body_limit_fits_every_valid_body() -> None:
+    chat = route("POST", "/chat")
+    # The largest valid body: every character escaped, pretty-printed.
+    largest = {
+        "content": "é" * 100_000,
+        "flavor": "é" * 10_000,
+        "speaker": "é" * DEFAULT_MAX_LENGTH,
+        "alias": "é" * DEFAULT_MAX_LENGTH,
+        "userId": "é" * DEFAULT_MAX_LENGTH,
+        "whisper": ["u" * 60] * 900,
+        "chatType": 1,
+    }
+    text = json.dumps(largest, ensure_ascii=True, indent=2).encode()
+    extract(chat, {}, orjson.loads(text), {})  # accepted parameter by parameter
+    assert len(text) < body_limit(chat) < 20 * 1024 * 1024  # and as a whole, far under 250 MB
+    # A route whose parameters need more gets more (the global limit stays the ceiling).
+    big = Route(
+        "POST", "/x", "forward", "", "", params=(Param("f", "string", ("body",), max_length=10**8),)
+    )
+    assert body_limit(big) > 250 * 1024 * 1024
