@@ -1,8 +1,8 @@
 """New embedded documents as the tabletop makes them: its source defaults (from
 `content/document-defaults.json`) with the caller's data merged over them.
 
-Covers the documents a scene holds (Token, Tile, Drawing, Wall, AmbientLight, AmbientSound, Note,
-MeasuredTemplate, Region) and Playlist with its PlaylistSound entries.
+Covers Scene, the documents a scene holds (Token, Tile, Drawing, Wall, AmbientLight,
+AmbientSound, Note, MeasuredTemplate, Region) and Playlist with its PlaylistSound entries.
 """
 
 from __future__ import annotations

@@ -146,7 +146,7 @@ def _owns(ctx: ActionContext, uuid: Any) -> bool:
     return res is not None and resolved_level(ctx.user, res) >= OWNER
 
 
-@action("encounters", error_extra={"encounters": []})
+@action("encounters", error_tail={"encounters": []})
 def encounters(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     """Every combat with its combatants in turn order; a player does not see hidden
     combatants whose actor it does not own."""

@@ -1,0 +1,202 @@
+"""Scene routes end to end: a real relay, the demo world over a real WebSocket, each route's
+success and errors, the `userId` views and gates, and the scene events of a switch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vttrelay.relay.routes import ALL_SCOPES
+from vttrelay.world.embedded import EmbeddedWorld
+
+from ..conftest import CLIENT_ID, eventually
+
+TAVERN = "sceneTavern00001"
+AMBUSH = "sceneAmbush00001"  # LIMITED for players; the tavern is NONE for them
+
+
+async def test_get_scene_selectors_and_views(api: Any, world: EmbeddedWorld) -> None:
+    status, body = await api("GET", "/scene")
+    assert (status, body) == (
+        400,
+        {"error": "At least one of 'sceneId', 'name', 'active', 'viewed', or 'all' is required"},
+    )
+    status, body = await api("GET", "/scene", all=True)
+    assert status == 200 and [s["_id"] for s in body["data"]] == [TAVERN, AMBUSH]
+    assert list(body) == ["type", "requestId", "data"] and body["type"] == "get-scene-result"
+    for query, wanted in (
+        ({"sceneId": AMBUSH}, AMBUSH),
+        ({"name": "The Yawning Portal"}, TAVERN),
+        ({"active": True}, TAVERN),
+        ({"viewed": True}, TAVERN),
+    ):
+        status, body = await api("GET", "/scene", **query)
+        assert status == 200 and body["data"]["_id"] == wanted, query
+    ambush = (await api("GET", "/scene", sceneId=AMBUSH))[1]["data"]
+    assert len(ambush["walls"]) == 5 and len(ambush["lights"]) == 1
+    assert [t["name"] for t in ambush["tokens"]].count("Goblin") == 2
+    assert ambush["playlist"] == "plAmbush00000001"
+    for query in ({"name": "the yawning portal"}, {"sceneId": "nope"}, {"all": False}):
+        status, body = await api("GET", "/scene", **query)
+        assert (status, list(body), body["error"], body["data"]) == (
+            400,
+            ["type", "requestId", "error", "data"],
+            "Scene not found",
+            None,
+        ), query
+
+    # a player sees a LIMITED scene reduced, and no scene it may not see
+    status, body = await api("GET", "/scene", sceneId=AMBUSH, userId="Aria")
+    assert (status, body["data"]) == (
+        200,
+        {"uuid": f"Scene.{AMBUSH}", "name": "Goblin Ambush", "type": "Scene", "img": None},
+    )
+    status, body = await api("GET", "/scene", active=True, userId="Aria")
+    assert (status, body["error"], body["data"]) == (
+        400,
+        "User 'Aria' does not have permission to view this scene",
+        None,
+    )
+    status, body = await api("GET", "/scene", all=True, userId="Aria")
+    assert [s["uuid"] for s in body["data"]] == [f"Scene.{AMBUSH}"]
+    status, body = await api("GET", "/scene", all=True, userId="nobody")
+    assert (status, body["error"], body["data"]) == (400, "User not found: nobody", None)
+
+
+async def test_create_update_and_delete_scene(api: Any, world: EmbeddedWorld) -> None:
+    status, body = await api("POST", "/scene", {})
+    assert (status, body) == (400, {"error": "'data' is required"})
+    status, body = await api("POST", "/scene", {"data": [1]})
+    assert (status, body) == (400, {"error": "'data' must be an object"})
+    status, body = await api("POST", "/scene", {"data": {"width": 10}})
+    assert (status, body["error"]) == (
+        400,
+        "Scene validation errors:\n  name: may not be undefined",
+    )
+    status, body = await api("POST", "/scene", {"data": {"name": "Cellar"}, "userId": "Ben"})
+    assert (status, body["error"]) == (400, "User 'Ben' does not have permission to create scenes")
+    assert len((await api("GET", "/scene", all=True))[1]["data"]) == 2  # nothing was created
+
+    status, body = await api(
+        "POST",
+        "/scene",
+        {
+            "data": {
+                "name": "test-scene",
+                "width": 1000,
+                "height": 1000,
+                "grid": {"size": 50},
+                "walls": [{"c": [0, 0, 500, 0]}],
+            }
+        },
+    )
+    assert status == 200, body
+    assert list(body) == ["type", "requestId", "data"]
+    scene = body["data"]
+    assert scene["grid"] == {
+        "type": 1,
+        "size": 50,
+        "style": "solidLines",
+        "thickness": 1,
+        "color": "#000000",
+        "alpha": 0.2,
+        "distance": 5,
+        "units": "ft",
+    }
+    assert (scene["name"], scene["width"], scene["active"], scene["tokens"]) == (
+        "test-scene",
+        1000,
+        False,
+        [],
+    )
+    assert scene["walls"][0]["c"] == [0, 0, 500, 0] and scene["walls"][0]["move"] == 20
+    assert scene["ownership"] == {"default": 0, "gmUser0000000001": 3}
+    scene_id = scene["_id"]
+
+    status, body = await api("PUT", "/scene", {"sceneId": scene_id})
+    assert (status, body) == (400, {"error": "'data' is required"})
+    status, body = await api("PUT", "/scene", {"data": {"name": "x"}})
+    assert (status, body) == (
+        400,
+        {"error": "At least one of 'sceneId', 'name', or 'active' is required"},
+    )
+    status, body = await api(
+        "PUT",
+        "/scene",
+        {"sceneId": scene_id, "data": {"name": "test-scene-updated", "grid.distance": 10}},
+    )
+    assert status == 200, body
+    assert body["data"]["name"] == "test-scene-updated" and body["data"]["grid"]["distance"] == 10
+    assert body["data"]["grid"]["size"] == 50
+    status, body = await api("PUT", "/scene", {"name": "test-scene", "data": {"width": 5}})
+    assert (status, body["error"]) == (400, "Scene not found")  # the old name is gone
+    status, body = await api(
+        "PUT", "/scene", {"active": True, "data": {"name": "Mine"}, "userId": "Aria"}
+    )
+    assert (status, body["error"]) == (
+        400,
+        "User 'Aria' does not have permission to update 'The Yawning Portal'",
+    )
+    status, body = await api("PUT", "/scene", {"sceneId": scene_id, "data": {"name": ""}})
+    assert status == 400 and "name: may not be undefined" in body["error"]
+    assert (await api("GET", "/scene", sceneId=scene_id))[1]["data"]["name"] == (
+        "test-scene-updated"
+    )
+
+    status, body = await api("DELETE", "/scene")
+    assert (status, body) == (400, {"error": "At least one of 'sceneId' or 'name' is required"})
+    status, body = await api("DELETE", "/scene", sceneId=scene_id, userId="Ben")
+    assert (status, body["success"], body["error"]) == (
+        400,
+        False,
+        "User 'Ben' does not have permission to delete 'test-scene-updated'",
+    )
+    status, body = await api("DELETE", "/scene", name="test-scene-updated")
+    assert (status, body) == (
+        200,
+        {"type": "delete-scene-result", "requestId": body["requestId"], "success": True},
+    )
+    status, body = await api("DELETE", "/scene", sceneId=scene_id)
+    assert (status, list(body), body["error"]) == (
+        400,
+        ["type", "requestId", "success", "error"],
+        "Scene not found",
+    )
+
+
+async def test_switch_scene_activates_it_and_sends_scene_events(
+    relay: Any, api: Any, world: EmbeddedWorld, sse: Any
+) -> None:
+    key = relay.key(ALL_SCOPES, rate_per_minute=0)
+    ambush_events = await sse(relay, "/scene/subscribe", key, clientId=CLIENT_ID, sceneId=AMBUSH)
+    hooks = await sse(relay, "/hooks/subscribe", key, clientId=CLIENT_ID, hooks="updateScene")
+    for stream in (ambush_events, hooks):
+        assert (await stream.event()).name == "connected"
+    await eventually(lambda: world.world.subscriptions.get("scene-events") == 1)
+    await eventually(lambda: world.world.subscriptions.get("hooks") == 1)
+
+    status, body = await api("POST", "/switch-scene")
+    assert (status, body) == (400, {"error": "At least one of 'sceneId' or 'name' is required"})
+    status, body = await api("POST", "/switch-scene", {"name": "Nowhere"})
+    assert (status, body["success"], body["error"]) == (400, False, "Scene not found")
+    status, body = await api("POST", "/switch-scene", {"sceneId": AMBUSH, "userId": "Aria"})
+    assert (status, body["error"]) == (400, "User 'Aria' must be a GM to switch scenes")
+    assert (await api("GET", "/scene", active=True))[1]["data"]["_id"] == TAVERN
+
+    status, body = await api("POST", "/switch-scene", {"name": "Goblin Ambush"})
+    assert status == 200, body
+    assert list(body) == ["type", "requestId", "success", "data"]
+    assert body["success"] is True and body["data"]["_id"] == AMBUSH and body["data"]["active"]
+    status, scenes = await api("GET", "/scene", all=True)
+    assert {s["_id"]: s["active"] for s in scenes["data"]} == {TAVERN: False, AMBUSH: True}
+    status, info = await api("GET", "/world-info")
+    assert info["data"]["activeScene"] == {"id": AMBUSH, "name": "Goblin Ambush"}
+
+    activated = await ambush_events.event()  # named scene-<eventType>, as every scene event
+    assert (activated.name, activated.data) == (
+        "scene-scene-activate",
+        {"sceneId": AMBUSH, "eventType": "scene-activate", "name": "Goblin Ambush"},
+    )
+    assert await ambush_events.nothing_more(0.2)  # the tavern's deactivation is filtered out
+    updates = await hooks.events(2)
+    changed = {e.data["args"][1]["_id"]: e.data["args"][1]["active"] for e in updates}
+    assert changed == {TAVERN: False, AMBUSH: True}
