@@ -253,7 +253,7 @@ def validate(route: Route, values: Mapping[str, Any]) -> None:
     """Route-specific checks of the table: `require_any`, `document_types` and
     `forbidden_patterns`."""
     if route.require_any and not any(n in values for n in route.require_any):
-        raise ParamError(require_any_message(route.require_any))
+        raise ParamError(route.require_any_error or require_any_message(route.require_any))
     if route.document_types is not None and values.get("documentType") not in (
         route.document_types
     ):

@@ -87,6 +87,7 @@ class Route:
     channel: str | None = None
     handler: str | None = None
     require_any: tuple[str, ...] = ()  # at least one of these parameters must be given
+    require_any_error: str = ""  # the error text when none is (default: "At least one of ...")
     # The `documentType` values the route accepts, each with the `className` the relay adds to
     # the frame (the canvas routes); any other value is refused (params.validate).
     document_types: dict[str, str] | None = None
@@ -810,6 +811,164 @@ SCENE_ROUTES: Final = (
     ),
 )
 
+# Entities and search (endpoints-beyond-seed §1-2). `uuid` is query-only on the entity routes.
+
+ENTITY_UUID = Param("uuid", "string", Q, description="Document uuid, e.g. `Actor.<id>`.")
+ENTITY_SELECTED = Param(
+    "selected", "boolean", QB, description="Target the GM's controlled tokens instead of uuid."
+)
+ENTITY_ACTOR = Param(
+    "actor", "boolean", Q, description="With selected: the tokens' actors instead of the tokens."
+)
+ATTRIBUTE_PARAMS = (
+    Param(
+        "attribute",
+        "string",
+        B,
+        required=True,
+        description="Path from the document root, e.g. `system.attributes.hp.value`.",
+    ),
+    Param("amount", "number", B, required=True, description="Amount (may be fractional)."),
+    ENTITY_UUID,
+    Param("selected", "boolean", QB, description="The actors of the controlled tokens."),
+)
+
+
+def _entity(method: str, path: str, action: str, summary: str, scope: str, *params: Param) -> Route:
+    return Route(
+        method,
+        path,
+        "forward",
+        summary,
+        "Entities",
+        scope=scope,
+        action=action,
+        params=(CLIENT_ID, USER_ID, *params),
+    )
+
+
+ENTITY_ROUTES: Final = (
+    _entity(
+        "GET",
+        "/get",
+        "entity",
+        "Read any document by uuid, or the controlled tokens.",
+        "entity:read",
+        ENTITY_UUID,
+        ENTITY_SELECTED,
+        ENTITY_ACTOR,
+    ),
+    _entity(
+        "POST",
+        "/create",
+        "create",
+        "Create a document of any type (Actor, Item, JournalEntry, Macro, RollTable, ...).",
+        "entity:write",
+        Param("entityType", "string", B, required=True, description="Document type, e.g. Actor."),
+        Param("data", "object", B, required=True, description="The new document's data."),
+        Param("folder", None, B, description="Folder id written into the document's folder."),
+        Param("keepId", "boolean", BQ, description="Keep data._id."),
+        Param("override", "boolean", BQ, description="Replace the document with data._id."),
+    ),
+    _entity(
+        "PUT",
+        "/update",
+        "update",
+        "Update documents: nested and dotted keys merge, embedded arrays upsert by _id.",
+        "entity:write",
+        Param("data", "object", B, required=True, description="The change set."),
+        ENTITY_UUID,
+        ENTITY_SELECTED,
+        ENTITY_ACTOR,
+    ),
+    _entity(
+        "DELETE",
+        "/delete",
+        "delete",
+        "Delete a document (embedded ones from their holder).",
+        "entity:write",
+        ENTITY_UUID,
+        ENTITY_SELECTED,
+    ),
+    _entity(
+        "POST",
+        "/give",
+        "give",
+        "Give an item to an actor: moved from fromUuid, or copied from a world or pack item.",
+        "entity:write",
+        Param("fromUuid", None, B, description="Source actor uuid (moves the item)."),
+        Param("toUuid", None, B, description="Target actor uuid."),
+        Param("selected", "boolean", QB, description="Target the first controlled token's actor."),
+        Param("itemUuid", None, B, description="Uuid of the item to give."),
+        Param("itemName", None, B, description="Name of the item to give."),
+        Param("quantity", "number", B, description="How many (default 1)."),
+    ),
+    _entity(
+        "POST",
+        "/remove",
+        "remove",
+        "Remove an item, or some of its quantity, from an actor.",
+        "entity:write",
+        Param("actorUuid", None, B, description="Actor uuid."),
+        Param("selected", "boolean", QB, description="The first controlled token's actor."),
+        Param("itemUuid", None, B, description="Uuid of the item."),
+        Param("itemName", None, B, description="Name of the item (case-insensitive)."),
+        Param("quantity", "number", B, description="How many to remove (default: the item)."),
+    ),
+    _entity(
+        "POST",
+        "/increase",
+        "increase",
+        "Add to a numeric attribute of documents.",
+        "entity:write",
+        *ATTRIBUTE_PARAMS,
+    ),
+    _entity(
+        "POST",
+        "/decrease",
+        "decrease",
+        "Subtract from a numeric attribute of documents.",
+        "entity:write",
+        *ATTRIBUTE_PARAMS,
+    ),
+    _entity(
+        "POST",
+        "/kill",
+        "kill",
+        "Bring actors or tokens to 0 HP, mark them defeated and dead.",
+        "entity:write",
+        ENTITY_UUID,
+        ENTITY_SELECTED,
+    ),
+    Route(
+        "GET",
+        "/search",
+        "forward",
+        "Search the world's documents by name and filters.",
+        "Search",
+        scope="search",
+        action="search",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("query", "string", Q, description="Text to find in names."),
+            Param(
+                "filter",
+                None,
+                Q,
+                description="`Actor`, or `key:value` pairs: `documentType:Item,subType:weapon`.",
+            ),
+            Param("excludeCompendiums", "boolean", Q, description="World documents only."),
+            Param("limit", "number", Q, description="At most this many (default 200, max 500)."),
+            Param("minified", "boolean", Q, description="Only uuid, id, name, img, documentType."),
+            Param("ownedByUserId", None, Q, description="Only documents this user owns."),
+        ),
+        require_any=("query", "filter"),
+        require_any_error="'query' or 'filter' is required",
+    ),
+)
+
+
 HOOK_FILTERS = (
     Param("hooks", "string", Q, description="Comma-separated hook names (hooks stream)."),
     Param("encounterId", "string", Q, description="Only this encounter (encounters stream)."),
@@ -1353,6 +1512,7 @@ ROUTES: Final[tuple[Route, ...]] = (
     *USER_ROUTES,
     *ENCOUNTER_ROUTES,
     *SCENE_ROUTES,
+    *ENTITY_ROUTES,
     *STREAM_ROUTES,
     *RELAY_ROUTES,
     *PAIRING_ROUTES,

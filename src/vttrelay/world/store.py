@@ -6,6 +6,10 @@ reaches SQLite only when the transaction commits, in one SQLite transaction. An 
 `WorldStore.transaction()` discards the buffer: nothing was written, so nothing needs undoing, and
 a process killed mid-action leaves the database as it was. Only one transaction is open at a time.
 
+Searchable documents (`SEARCHABLE`) also have a row in the FTS5 table `documents_search`
+(migration 0002), written in the same SQLite transaction as the document, so the index is never
+out of step with the documents; `Tx.search_index` queries it (committed documents only).
+
 Each transaction holds SQLite's write lock from its first read to its commit (`BEGIN
 IMMEDIATE`), so its reads and writes are one atomic step even against another process on the
 same file (a `vttrelay world` command while the world runs): no update is ever lost. Actions are
@@ -43,7 +47,40 @@ COLLECTIONS: Final = (
     "Cards",
 )
 
+# The collections GET /search covers (the module's world index).
+SEARCHABLE: Final = frozenset(
+    ("Actor", "Item", "Scene", "JournalEntry", "RollTable", "Cards", "Macro", "Playlist")
+)
+
 _Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One row of the search index."""
+
+    collection: str
+    id: str
+    name: str
+    sub_type: str
+    img: str
+    folder: str | None
+
+
+def _index_values(doc: dict[str, Any]) -> tuple[str, str, str, str, str | None]:
+    """(name_lc, name, sub_type, img, folder) of a document for the search index."""
+    name = doc.get("name")
+    name = name if isinstance(name, str) else ""
+    sub_type = doc.get("type")
+    img = doc.get("img") or doc.get("thumbnail") or ""
+    folder = doc.get("folder")
+    return (
+        name.lower(),
+        name,
+        sub_type if isinstance(sub_type, str) else "",
+        img if isinstance(img, str) else "",
+        folder if isinstance(folder, str) else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -136,19 +173,65 @@ class Tx:
             )
         return out
 
+    def search_index(
+        self,
+        *,
+        match: str | None = None,
+        like: str | None = None,
+        collection: str | None = None,
+        sub_type: str | None = None,
+    ) -> list[IndexEntry]:
+        """Rows of the search index, by name: `match` is a substring (3+ characters) looked up
+        in the trigram index; `like` a LIKE pattern (escape `\\`) on the lower-cased name;
+        `collection` and `sub_type` (case-insensitive) narrow it."""
+        where: list[str] = []
+        args: list[str] = []
+        if match is not None:
+            where.append("documents_search MATCH ?")
+            args.append('name_lc : "' + match.replace('"', '""') + '"')
+        if like is not None:
+            where.append("name_lc LIKE ? ESCAPE '\\'")
+            args.append(like)
+        if collection is not None:
+            where.append("collection = ?")
+            args.append(collection)
+        if sub_type is not None:
+            where.append("lower(sub_type) = ?")
+            args.append(sub_type.lower())
+        sql = "SELECT collection, id, name, sub_type, img, folder FROM documents_search"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [
+            IndexEntry(*row) for row in self._conn.execute(sql + " ORDER BY name_lc, name", args)
+        ]
+
     def _commit(self) -> None:
-        """Write the buffer inside the open SQLite transaction (the caller commits)."""
+        """Write the buffer inside the open SQLite transaction (the caller commits), keeping
+        the search index in step."""
         conn = self._conn
         for (collection, doc_id), raw in self._writes.items():
             if raw is None:
-                conn.execute(
-                    "DELETE FROM documents WHERE collection = ? AND id = ?", (collection, doc_id)
-                )
+                row = conn.execute(
+                    "DELETE FROM documents WHERE collection = ? AND id = ? RETURNING seq",
+                    (collection, doc_id),
+                ).fetchone()
             else:
-                conn.execute(
+                row = conn.execute(
                     "INSERT INTO documents (collection, id, data) VALUES (?, ?, ?) "
-                    "ON CONFLICT (collection, id) DO UPDATE SET data = excluded.data",
+                    "ON CONFLICT (collection, id) DO UPDATE SET data = excluded.data "
+                    "RETURNING seq",
                     (collection, doc_id, raw),
+                ).fetchone()
+            if collection not in SEARCHABLE or row is None:
+                continue
+            conn.execute("DELETE FROM documents_search WHERE rowid = ?", (row[0],))
+            if raw is not None:
+                name_lc, name, sub_type, img, folder = _index_values(orjson.loads(raw))
+                conn.execute(
+                    "INSERT INTO documents_search "
+                    "(rowid, name_lc, name, collection, id, sub_type, img, folder) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (row[0], name_lc, name, collection, doc_id, sub_type, img, folder),
                 )
 
 

@@ -12,6 +12,7 @@ DND5E_POST = (
     "modify-experience", "break-concentration", "concentration-save", "equip-item",
     "attune-item", "transfer-currency", "modify-currency", "prepare-spell",
 )  # fmt: skip
+ENTITY_POST = ("give", "remove", "increase", "decrease", "kill")
 USE = {"use-ability", "use-feature", "use-spell", "use-item"}
 
 # (method, path) -> (scope, action, timeout); None where the relay answers itself.
@@ -55,6 +56,12 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("PUT", "/scene"): ("scene:write", "update-scene", 30.0),
     ("DELETE", "/scene"): ("scene:write", "delete-scene", 10.0),
     ("POST", "/switch-scene"): ("scene:write", "switch-scene", 30.0),
+    ("GET", "/get"): ("entity:read", "entity", 10.0),
+    ("POST", "/create"): ("entity:write", "create", 10.0),
+    ("PUT", "/update"): ("entity:write", "update", 10.0),
+    ("DELETE", "/delete"): ("entity:write", "delete", 10.0),
+    **{("POST", f"/{a}"): ("entity:write", a, 10.0) for a in ENTITY_POST},
+    ("GET", "/search"): ("search", "search", 10.0),
     **{
         ("GET", f"/{s}/subscribe"): ("events:subscribe", None, None)
         for s in ("chat", "rolls", "hooks", "encounters", "actor", "scene")
@@ -108,6 +115,7 @@ def test_every_endpoint_once_with_scope_action_and_timeout() -> None:
         if timeout is not None:
             assert route.timeout == timeout, where
     counts = {
+        "Search": 1,
         "DnD5e": 21,
         "Chat": 4,
         "Utility": 5,
@@ -119,6 +127,7 @@ def test_every_endpoint_once_with_scope_action_and_timeout() -> None:
         "Users": 5,
         "Encounters": 9,
         "Scenes": 5,
+        "Entities": 9,
     }
     for group, n in counts.items():
         assert sum(r.group == group for r in ROUTES) == n, group

@@ -5,7 +5,10 @@ action context and the whole request frame and returns the reply body without `t
 `requestId`; the dispatcher prepends those two. A synchronous handler runs inside one store
 transaction: `ActionError` (or any other exception) rolls everything back and becomes an error
 reply `{type, requestId, **error_extra, "error": text, **error_tail}` (`error_tail` holds the keys
-the module puts after `error`, such as `"data": null`). An async handler (execute-js) gets a
+the module puts after `error`, such as `"data": null`). A handler whose error replies echo
+request values also registers an `error_shape(frame) -> (before, after)`: its keys go before
+`error_extra` and after `error_tail`. An `ActionError(..., bare=True)` is just
+`{type, requestId, "error": text}`. An async handler (execute-js) gets a
 context without an open transaction and uses `ctx.transact(fn)` for its reads and writes.
 
 An unexpected exception is logged once, as one line (type, message, innermost frames), and the
@@ -41,10 +44,13 @@ class ActionError(Exception):
     keys that depend on the request and come before the action's `error_extra` (a macro's
     `uuid`)."""
 
-    def __init__(self, message: str, extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, message: str, extra: dict[str, Any] | None = None, *, bare: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.extra = extra or {}
+        self.bare = bare  # reply with type, requestId and error only
 
 
 class UserNotFound(Exception):
@@ -55,6 +61,9 @@ class UserNotFound(Exception):
         self.ref = ref
 
 
+ErrorShape = Callable[[dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]]
+
+
 @dataclass(frozen=True)
 class ActionSpec:
     name: str
@@ -63,6 +72,22 @@ class ActionSpec:
     is_async: bool = False
     error_tail: dict[str, Any] = field(default_factory=dict)
     resolve_user: bool = True  # False: the action ignores `userId` (no "User not found")
+    error_shape: ErrorShape | None = None
+
+    def error_reply(
+        self, frame: dict[str, Any], text: str, extra: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """This action's error reply frame for a request frame."""
+        before, after = self.error_shape(frame) if self.error_shape else ({}, {})
+        return {
+            **_head(frame),
+            **before,
+            **(extra or {}),
+            **self.error_extra,
+            "error": text,
+            **self.error_tail,
+            **after,
+        }
 
 
 ACTIONS: dict[str, ActionSpec] = {}
@@ -74,6 +99,7 @@ def action(
     error_extra: dict[str, Any] | None = None,
     error_tail: dict[str, Any] | None = None,
     resolve_user: bool = True,
+    error_shape: ErrorShape | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a handler for the action `name` (sync or async). `resolve_user=False` for an
     action that never looks at `userId` (the module's get-status-effects)."""
@@ -88,6 +114,7 @@ def action(
             inspect.iscoroutinefunction(fn),
             dict(error_tail or {}),
             resolve_user,
+            error_shape,
         )
         return fn
 
@@ -127,7 +154,9 @@ async def dispatch(world: World, frame: dict[str, Any]) -> dict[str, Any]:
     except UserNotFound as exc:
         return {**head, "error": f"User not found: {exc.ref}", "data": None}
     except ActionError as exc:
-        return {**head, **exc.extra, **spec.error_extra, "error": exc.message, **spec.error_tail}
+        if exc.bare:
+            return {**head, "error": exc.message}
+        return spec.error_reply(frame, exc.message, exc.extra)
     except Exception as exc:  # rolled back (done); answer clearly instead of timing out
         return error_reply(frame, exc)
     return {**head, **body}
@@ -162,7 +191,7 @@ def _failure(frame: dict[str, Any], text: str) -> dict[str, Any]:
     spec = ACTIONS.get(name) if isinstance(name, str) else None
     if spec is None:
         return {**_head(frame), "error": text}
-    return {**_head(frame), **spec.error_extra, "error": text, **spec.error_tail}
+    return spec.error_reply(frame, text)
 
 
 def error_reply(frame: dict[str, Any], exc: BaseException) -> dict[str, Any]:

@@ -1,0 +1,332 @@
+"""Pure rules of the entity routes (endpoints-beyond-seed §1): how the tabletop applies an update
+object, what a new document holds, numeric attribute changes, moving items between actors, and
+what "kill" does to an actor. No I/O: the actions in `world/actions/entities.py` call these.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Final
+
+from vttrelay.world import documents
+from vttrelay.world.rules.paths import get_path, set_path
+
+# Update objects ----------------------------------------------------------------------------------
+
+
+def expand_dotted(update: dict[str, Any]) -> dict[str, Any]:
+    """`{"a.b": 1, "c": {"d.e": 2}}` -> `{"a": {"b": 1}, "c": {"d": {"e": 2}}}` (Foundry's
+    expandObject); a later key merges into what an earlier one built."""
+    out: dict[str, Any] = {}
+    for key, value in update.items():
+        if isinstance(value, dict):
+            value = expand_dotted(value)
+        parts = key.split(".") if not key.startswith("-=") else [key]
+        current = out
+        for part in parts[:-1]:
+            nxt = current.get(part)
+            if not isinstance(nxt, dict):
+                nxt = {}
+                current[part] = nxt
+            current = nxt
+        last = parts[-1]
+        if isinstance(value, dict) and isinstance(current.get(last), dict):
+            current[last] = {**current[last], **value}
+        else:
+            current[last] = value
+    return out
+
+
+def _merge(target: dict[str, Any], update: dict[str, Any]) -> None:
+    for key, value in update.items():
+        if key.startswith("-="):
+            target.pop(key[2:], None)
+        elif isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)
+
+
+def apply_document_update(
+    doc: dict[str, Any], update: dict[str, Any], document_name: str, new_id: Any
+) -> None:
+    """Apply an update object the way the tabletop's `Document#update` does: dotted keys address
+    single fields, nested objects merge into the existing data, `-=key` deletes a key, other
+    arrays replace, and embedded collections (`items`, `effects`, `pages`, ...) upsert by `_id`
+    (an entry with an unknown or no `_id` is created, with `new_id()` when it has none).
+    `_id` itself never changes."""
+    update = expand_dotted(update)
+    update.pop("_id", None)
+    embedded = documents.EMBEDDED.get(document_name, {})
+    for child_name, key in embedded.items():
+        entries = update.pop(key, None)
+        if not isinstance(entries, list):
+            continue
+        current = doc.setdefault(key, [])
+        by_id = {c.get("_id"): c for c in current if isinstance(c, dict)}
+        for entry in entries:
+            if not isinstance(entry, dict):
+                continue
+            existing = by_id.get(entry.get("_id"))
+            if existing is not None:
+                apply_document_update(existing, entry, child_name, new_id)
+            else:
+                created = copy.deepcopy(entry)
+                created["_id"] = created.get("_id") or new_id()
+                current.append(created)
+                by_id[created["_id"]] = created
+    _merge(doc, update)
+
+
+# New documents -----------------------------------------------------------------------------------
+
+# The system types the embedded world's data model accepts, where the type matters.
+VALID_TYPES: Final[dict[str, tuple[str, ...]]] = {
+    "Actor": ("character", "npc", "vehicle", "group", "encounter", "base"),
+    "Item": (
+        "weapon",
+        "equipment",
+        "consumable",
+        "tool",
+        "loot",
+        "container",
+        "background",
+        "class",
+        "subclass",
+        "race",
+        "spell",
+        "feat",
+        "facility",
+        "base",
+    ),
+}
+# Types whose documents must have a name, and their fields with defaults (besides the common
+# `folder`, `sort`, `ownership`, `flags`, `_stats`).
+DOCUMENT_FIELDS: Final[dict[str, dict[str, Any]]] = {
+    "Actor": {"img": "icons/svg/mystery-man.svg", "system": {}, "items": [], "effects": []},
+    "Item": {"img": "icons/svg/item-bag.svg", "system": {}, "effects": []},
+    "JournalEntry": {"pages": [], "categories": []},
+    "Macro": {"type": "chat", "img": "icons/svg/dice-target.svg", "command": "", "scope": "global"},
+    "RollTable": {
+        "img": "icons/svg/d20-grey.svg",
+        "description": "",
+        "results": [],
+        "formula": "",
+        "replacement": True,
+        "displayRoll": True,
+    },
+    "Playlist": {"description": "", "sounds": [], "mode": 0, "playing": False, "fade": None},
+    "Folder": {"type": "Actor", "description": "", "color": None, "sorting": "a"},
+    "Cards": {"type": "deck", "img": "icons/svg/card-hand.svg", "description": "", "cards": []},
+    "Scene": {"active": False, "tokens": [], "width": 4000, "height": 3000},
+    "User": {"role": 1, "color": None, "avatar": None, "character": None},
+    "Combat": {"round": 0, "turn": None, "active": False, "combatants": [], "scene": None},
+    "ChatMessage": {"content": "", "whisper": [], "rolls": [], "speaker": {}},
+}
+NAMED: Final = frozenset(DOCUMENT_FIELDS) - {"Combat", "ChatMessage"}
+# A new actor's system data: the fields the routes read, where the caller gives none.
+ACTOR_SYSTEM: Final[dict[str, Any]] = {
+    "attributes": {"hp": {"value": 10, "max": 10, "temp": 0, "tempmax": 0}},
+    "currency": {"pp": 0, "gp": 0, "ep": 0, "sp": 0, "cp": 0},
+}
+
+
+def validate_new(document_name: str, data: dict[str, Any]) -> str | None:
+    """The data-model error for creating this document, or None (the tabletop's texts)."""
+    if document_name in NAMED and not (isinstance(data.get("name"), str) and data["name"]):
+        return f"{document_name} validation errors:\n  name: may not be undefined"
+    valid = VALID_TYPES.get(document_name)
+    if valid is not None:
+        kind = data.get("type")
+        if kind is None:
+            return f"{document_name} validation errors:\n  type: may not be undefined"
+        if kind not in valid:
+            return f'"{kind}" is not a valid type for the {document_name} Document class'
+    return None
+
+
+def new_document(
+    document_name: str,
+    data: dict[str, Any],
+    *,
+    doc_id: str,
+    now_ms: int,
+    user_id: str | None,
+    new_id: Any,
+) -> dict[str, Any]:
+    """A new top-level document from create data: the caller's data over the type's defaults,
+    embedded entries given ids, the creating user as owner, fresh `_stats`."""
+    doc: dict[str, Any] = {"_id": doc_id}
+    for key, value in DOCUMENT_FIELDS.get(document_name, {}).items():
+        doc[key] = copy.deepcopy(value)
+    if document_name == "Actor":
+        doc["system"] = copy.deepcopy(ACTOR_SYSTEM)
+        doc["prototypeToken"] = {"name": data.get("name", ""), "width": 1, "height": 1}
+    doc.update({"folder": None, "sort": 0, "ownership": {"default": 0}, "flags": {}})
+    if user_id is not None:
+        doc["ownership"][user_id] = 3
+    given = {k: v for k, v in data.items() if k != "_id"}
+    apply_document_update(doc, given, document_name, new_id)
+    for key in documents.EMBEDDED.get(document_name, {}).values():
+        for child in doc.get(key) or ():
+            if isinstance(child, dict):
+                child.setdefault("_stats", documents.new_stats(now_ms, user_id))
+    doc["_stats"] = documents.new_stats(now_ms, user_id)
+    return doc
+
+
+# Numeric attributes ------------------------------------------------------------------------------
+
+
+def js_typeof(value: Any, present: bool = True) -> str:
+    """JavaScript's `typeof` of a JSON value (`undefined` when the path is missing)."""
+    if not present:
+        return "undefined"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "object"
+
+
+_ABSENT: Final = object()
+
+
+def change_number(doc: dict[str, Any], attribute: str, delta: float) -> tuple[Any, Any]:
+    """Add `delta` to the number at `attribute`; (old, new), or ValueError naming what was found
+    there when it is not a number."""
+    value = get_path(doc, attribute, _ABSENT)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        found = js_typeof(value, value is not _ABSENT)
+        raise ValueError(f"Attribute {attribute} is not a number, found: {found}")
+    new = value + delta
+    if isinstance(new, float) and new.is_integer() and abs(new) < 2**53:
+        new = int(new)
+    set_path(doc, attribute, new)
+    return value, new
+
+
+# Kill --------------------------------------------------------------------------------------------
+
+HP_PATHS: Final = (
+    "system.attributes.hp",
+    "system.health",
+    "system.hp",
+    "data.attributes.hp",
+)
+DEFEATED_STATUSES: Final = ("dead", "unconscious", "defeated")
+STATUS_EFFECTS: Final[dict[str, tuple[str, str]]] = {
+    "dead": ("Dead", "systems/dnd5e/icons/svg/statuses/dead.svg"),
+    "unconscious": ("Unconscious", "systems/dnd5e/icons/svg/statuses/unconscious.svg"),
+    "defeated": ("Defeated", "icons/svg/skull.svg"),
+}
+
+
+def zero_hp(actor: dict[str, Any]) -> bool:
+    """Set `.value` of the first HP object the actor has to 0; False if it has none."""
+    for path in HP_PATHS:
+        if isinstance(get_path(actor, path), dict):
+            set_path(actor, f"{path}.value", 0)
+            return True
+    return False
+
+
+def toggle_status(actor: dict[str, Any], status: str, *, effect_id: str, now_ms: int) -> bool:
+    """Toggle a status effect on the actor as the tabletop's status toggle does: remove the
+    effects that carry it if any, else add one. True if it is on afterwards."""
+    effects = actor.setdefault("effects", [])
+    carrying = [e for e in effects if status in (e.get("statuses") or [])]
+    if carrying:
+        actor["effects"] = [e for e in effects if all(e is not c for c in carrying)]
+        return False
+    name, img = STATUS_EFFECTS.get(status, (status.title(), "icons/svg/skull.svg"))
+    effects.append(
+        {
+            "_id": effect_id,
+            "name": name,
+            "img": img,
+            "type": "base",
+            "system": {},
+            "changes": [],
+            "disabled": False,
+            "duration": {"startTime": None, "seconds": None, "rounds": None, "turns": None},
+            "description": "",
+            "origin": None,
+            "tint": "#ffffff",
+            "transfer": False,
+            "statuses": [status],
+            "sort": 0,
+            "flags": {"core": {"overlay": True}},
+            "_stats": documents.new_stats(now_ms),
+        }
+    )
+    return True
+
+
+# Items between actors ----------------------------------------------------------------------------
+
+
+def _quantity(item: dict[str, Any]) -> Any:
+    return get_path(item, "system.quantity", _ABSENT)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def take_from_source(actor: dict[str, Any], item_id: str, amount: float) -> None:
+    """What giving does to the source: its quantity drops by `amount` when it holds more, else
+    the item leaves the actor (even when it held fewer)."""
+    item = documents.find_item(actor, item_id)
+    if item is None:
+        return
+    quantity = _quantity(item)
+    if _is_number(quantity) and quantity > amount:
+        set_path(item, "system.quantity", quantity - amount)
+    else:
+        actor["items"] = [i for i in actor.get("items") or [] if i is not item]
+
+
+def add_to_target(
+    actor: dict[str, Any], item_data: dict[str, Any], amount: float, new_id: str, now_ms: int
+) -> tuple[str, Any]:
+    """What giving does to the target: an item of exactly the same name with a quantity grows
+    by `amount`; otherwise a copy is added with `system.quantity` = `amount`.
+    (item id, final quantity)."""
+    for item in actor.get("items") or []:
+        if item.get("name") == item_data.get("name") and _quantity(item) is not _ABSENT:
+            old = _quantity(item)
+            new = (old if _is_number(old) else 0) + amount
+            set_path(item, "system.quantity", new)
+            return str(item["_id"]), new
+    item = copy.deepcopy(item_data)
+    item["_id"] = new_id
+    item.setdefault("system", {})
+    if not isinstance(item["system"], dict):
+        item["system"] = {}
+    item["system"]["quantity"] = amount
+    item.setdefault("effects", [])
+    stats = item.get("_stats")
+    stats = stats if isinstance(stats, dict) else {}
+    item["_stats"] = {
+        **documents.new_stats(now_ms),
+        "compendiumSource": stats.get("compendiumSource"),
+    }
+    actor.setdefault("items", []).append(item)
+    return new_id, amount
+
+
+def remove_quantity(actor: dict[str, Any], item_id: str, quantity: float | None) -> Any:
+    """/remove: drop `quantity` when the item holds more, else delete it. The quantity left
+    (0 when deleted)."""
+    item = documents.find_item(actor, item_id)
+    if item is None:
+        return 0
+    held = _quantity(item)
+    if quantity and _is_number(held) and held > quantity:
+        set_path(item, "system.quantity", held - quantity)
+        return held - quantity
+    actor["items"] = [i for i in actor.get("items") or [] if i is not item]
+    return 0
