@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.world.dice import ScriptedRandom
 from vttrelay.world.embedded import EmbeddedWorld
+
+from ..conftest import CLIENT_ID, eventually
 
 TAVERN = "Scene.sceneTavern00001.Token."
 ELARA_TOKEN = TAVERN + "tokElara00000001"
@@ -308,3 +311,134 @@ async def test_add_and_remove_combatants(api: Any, world: EmbeddedWorld) -> None
     assert (status, body) == (400, {"error": "'uuids' must be a valid array"})
     status, body = await api("POST", "/remove-from-encounter", {"userId": "nobody"})
     assert (status, body["error"]) == (400, "User not found: nobody")
+
+
+def _turn_state(event: Any) -> tuple[str | None, int, int | None]:
+    return event.name, event.data["round"], event.data["turn"]
+
+
+async def test_a_whole_combat_on_the_event_stream(
+    relay: Any, api: Any, world: EmbeddedWorld, sse: Any
+) -> None:
+    """Start, three rounds with a defeated combatant passed over, end: checked against
+    /encounters/subscribe, unfiltered and filtered by encounterId."""
+    key = relay.key(ALL_SCOPES, rate_per_minute=0)
+    everything = await sse(relay, "/encounters/subscribe", key, clientId=CLIENT_ID)
+    assert (await everything.event()).name == "connected"
+    await eventually(lambda: world.world.subscriptions.get("combat-events") == 1)
+
+    world.world.dice.rng = ScriptedRandom([15, 10, 5])
+    started = await _start(
+        api, {"tokenUuids": [GOBLIN_TOKEN, BRANN_TOKEN, BANDIT_TOKEN], "rollAll": True}
+    )
+    cid = started["encounterId"]
+    members = started["encounter"]["combatants"]
+    assert [(m["name"], m["initiative"]) for m in members] == [
+        ("Goblin", 17),
+        ("Brann Stoneheart", 11),
+        ("Bandit", 6),
+    ]
+    ids = {m["name"]: m["id"] for m in members}
+
+    def combatant(name: str, initiative: int) -> dict[str, Any]:
+        return {
+            "id": ids[name],
+            "name": name,
+            "initiative": initiative,
+            "defeated": False,
+            "uuid": f"Combat.{cid}.Combatant.{ids[name]}",
+        }
+
+    order = [combatant("Goblin", 17), combatant("Brann Stoneheart", 11), combatant("Bandit", 6)]
+    start, *added = await everything.events(4)
+    # combatStart fires before any combatant joins, as the tabletop's startCombat does
+    assert (start.name, start.data) == (
+        "combat-start",
+        {
+            "eventType": "start",
+            "encounterId": cid,
+            "round": 0,
+            "turn": None,
+            "started": False,
+            "combatants": [],
+        },
+    )
+    assert [(e.name, e.data) for e in added] == [
+        (
+            "combat-combatant-add",
+            {"eventType": "combatant-add", "encounterId": cid, "combatant": c},
+        )
+        for c in order
+    ]
+    assert await everything.nothing_more(0.1)  # no turn event for the start itself
+
+    # another encounter: the filtered stream never sees it, and it becomes the current one
+    only_ours = await sse(relay, "/encounters/subscribe", key, clientId=CLIENT_ID, encounterId=cid)
+    assert (await only_ours.event()).name == "connected"
+    other = await _start(api, {"tokenUuids": [ELARA_TOKEN]})
+    assert [e.data["encounterId"] for e in await everything.events(2)] == [other["encounterId"]] * 2
+
+    async def step(route: str = "next-turn") -> dict[str, Any]:
+        status, body = await api("POST", f"/{route}", {"encounterId": cid})
+        assert status == 200, body
+        return body
+
+    for _ in range(3):  # round 1: Goblin, Brann, Bandit; then round 2 begins
+        await step()
+    # the bandit falls in round 2: from now on its turn is passed over
+    status, body = await api(
+        "POST", "/effects", {"uuid": "Actor.banditNpc0000001", "statusId": "dead"}
+    )
+    assert status == 200, body
+    [encounter] = [e for e in await _encounters(api) if e["id"] == cid]
+    assert [m["defeated"] for m in encounter["combatants"]] == [False, False, True]
+    tokens = [(await step())["tokenTurn"] for _ in range(3)]
+    assert tokens == [BRANN_TOKEN, GOBLIN_TOKEN, BRANN_TOKEN]  # 2/1, then 3/0 (bandit skipped), 3/1
+    ended = await step("end-encounter")
+    assert ended["encounterId"] == cid
+
+    seen = await only_ours.events(7)
+    assert [_turn_state(e) for e in seen[:6]] == [
+        ("combat-turn", 1, 1),
+        ("combat-turn", 1, 2),
+        ("combat-turn", 2, 0),  # no separate round event: a new round is a turn
+        ("combat-turn", 2, 1),
+        ("combat-turn", 3, 0),
+        ("combat-turn", 3, 1),
+    ]
+    for event in seen[:6]:
+        assert event.data == {
+            "eventType": "turn",
+            "encounterId": cid,
+            "round": event.data["round"],
+            "turn": event.data["turn"],
+            "started": True,
+            "combatants": order,  # `defeated` is the combatant's own flag, as the module sends
+        }
+    assert (seen[6].name, seen[6].data) == (
+        "combat-end",
+        {"eventType": "end", "encounterId": cid, "round": 3},
+    )
+    assert await only_ours.nothing_more(0.1)
+    assert [e.name for e in await everything.events(7)] == [e.name for e in seen]
+    assert [e["id"] for e in await _encounters(api)] == [other["encounterId"]]
+
+
+async def test_players_do_not_see_hidden_combatants_they_do_not_own(
+    api: Any, world: EmbeddedWorld
+) -> None:
+    hidden = {"data": {"hidden": True}, "sceneId": "sceneTavern00001"}
+    for token in ("tokGoblin0000001", "tokElara00000001"):
+        status, body = await api("PUT", "/canvas/tokens", {**hidden, "documentId": token})
+        assert status == 200, body
+    started = await _start(api, {"tokenUuids": [GOBLIN_TOKEN, ELARA_TOKEN, BANDIT_TOKEN]})
+    hidden_by_name = {m["name"]: m["hidden"] for m in started["encounter"]["combatants"]}
+    assert hidden_by_name == {"Goblin": True, "Elara Quill": True, "Bandit": False}
+    [as_aria] = await _encounters(api, userId="Aria")  # she owns Elara
+    assert sorted(m["name"] for m in as_aria["combatants"]) == ["Bandit", "Elara Quill"]
+    [as_ben] = await _encounters(api, userId="Ben")
+    assert [m["name"] for m in as_ben["combatants"]] == ["Bandit"]
+    [as_gm] = await _encounters(api, userId="Gamemaster")
+    assert len(as_gm["combatants"]) == 3
+    status, body = await api("GET", "/encounters", userId="nobody")
+    assert (status, body["error"], body["data"]) == (400, "User not found: nobody", None)
