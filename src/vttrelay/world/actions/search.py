@@ -1,6 +1,9 @@
 """GET /search (action `search`, endpoints-beyond-seed §2): the world's documents by name, from
 the store's FTS5 index (`Tx.search_index`), with the module's filter syntax, ranking and reply.
 
+Compendium pack documents (`world/packs.py`, static data) are matched in memory and ranked
+with the world's, unless `excludeCompendiums`; everyone may see them, only GMs own them.
+
 A query is answered from the trigram index first (every name holding the query: exact, prefix,
 substring and word matches); only when those do not fill `limit` are names holding the query's
 characters in order (the lowest rank) looked up as well. The cut to `limit` comes before the
@@ -11,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from vttrelay.world import documents
+from vttrelay.world import documents, packs
 from vttrelay.world.actions import action
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import LIMITED, OBSERVER, OWNER, permission_level
@@ -61,22 +64,21 @@ def _minified(entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def ranked_entries(
+def _world_entries(
     ctx: ActionContext, query: str | None, filters: dict[str, str], limit: int
-) -> list[dict[str, Any]]:
-    """The best `limit` index entries for a query and filters, best first (no permissions)."""
+) -> list[tuple[int, dict[str, Any]]]:
+    """(score, entry) of the world's documents from the index; with a query only matches,
+    without one the first `limit` by name."""
+    if filters.get("resultType", "WorldEntity").lower() != "worldentity" or "package" in filters:
+        return []
     narrow: dict[str, Any] = {}
     if "documentType" in filters:
-        narrow["collection"] = filters["documentType"]
-        if narrow["collection"] not in rules.TAGLINES:  # the index holds other types by name
-            match = [t for t in rules.TAGLINES if t.lower() == narrow["collection"].lower()]
-            if not match:
-                return []
-            narrow["collection"] = match[0]
+        match = [t for t in rules.TAGLINES if t.lower() == filters["documentType"].lower()]
+        if not match:
+            return []
+        narrow["collection"] = match[0]
     if "subType" in filters:
         narrow["sub_type"] = filters["subType"]
-    if filters.get("resultType", "WorldEntity").lower() != "worldentity" or "package" in filters:
-        return []  # world documents only (compendium entries are not in this index)
 
     def keep(rows: list[IndexEntry], seen: set[str]) -> list[tuple[int, dict[str, Any]]]:
         out = []
@@ -95,16 +97,61 @@ def ranked_entries(
         rows = tx.search_index(**narrow)
         if set(filters) <= PUSHED_DOWN:  # every filter is already applied by the index query
             rows = rows[:limit]
-        return [e for _, e in keep(rows, seen)][:limit]
+        return keep(rows, seen)[:limit]
     q = query.lower()
     if len(q) >= 3:
         found = keep(tx.search_index(match=q, **narrow), seen)
     else:
         found = keep(tx.search_index(like=f"%{rules.like_escape(q)}%", **narrow), seen)
-    if len(found) < limit:
+    if len(found) < limit:  # then the names that only hold the query's characters in order
         found += keep(tx.search_index(like=rules.subsequence_pattern(q), **narrow), seen)
+    return found
+
+
+def _pack_entries(query: str | None, filters: dict[str, str]) -> list[tuple[int, dict[str, Any]]]:
+    """(score, entry) of every compendium pack document that matches."""
+    out = []
+    for pack in packs.packs().values():
+        for item in pack.index():
+            name = str(item.get("name") or "")
+            score = rules.score_match(name, query) if query else 0
+            if query and not score:
+                continue
+            entry = {
+                "documentType": pack.document_name,
+                "folder": None,
+                "id": item["_id"],
+                "name": name,
+                "package": pack.id,
+                "packageName": pack.label,
+                "subType": item.get("type") or "",
+                "uuid": item["uuid"],
+                "icon": item.get("img") or "",
+                "journalLink": rules.journal_link(item["uuid"], name),
+                "tagline": pack.label,
+                "formattedMatch": rules.formatted_match(name, query, score),
+                "resultType": "CompendiumEntity",
+            }
+            if rules.matches_filters(entry, filters):
+                out.append((score, entry))
+    return out
+
+
+def ranked_entries(
+    ctx: ActionContext,
+    query: str | None,
+    filters: dict[str, str],
+    limit: int,
+    *,
+    compendiums: bool = True,
+) -> list[dict[str, Any]]:
+    """The best `limit` entries (world documents, then compendium documents unless excluded)
+    for a query and filters: by score, then name (no permissions applied)."""
+    found = _world_entries(ctx, query, filters, limit)
+    if compendiums:
+        found += _pack_entries(query, filters)
     found.sort(key=lambda se: (-se[0], se[1]["name"].lower(), se[1]["name"]))
-    return [e for _, e in found[:limit]]
+    return [entry for _, entry in found[:limit]]
 
 
 def _error_shape(frame: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -117,7 +164,13 @@ def search(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     query = params.get("query") if isinstance(params.get("query"), str) else None
     raw_filter = params.get("filter")
     filters = rules.parse_filter(raw_filter)
-    entries = ranked_entries(ctx, query or None, filters, _limit(params.get("limit")))
+    entries = ranked_entries(
+        ctx,
+        query or None,
+        filters,
+        _limit(params.get("limit")),
+        compendiums=params.get("excludeCompendiums") is not True,
+    )
     minified = params.get("minified") is True
     owner_ref = params.get("ownedByUserId")
     owner = documents.find_user(ctx.tx, str(owner_ref)) if owner_ref else None
@@ -128,7 +181,8 @@ def search(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
             continue
         seen.add(entry["uuid"])
         doc = None
-        if ctx.user is not None or owner is not None:
+        in_pack = entry.get("resultType") == "CompendiumEntity"
+        if (ctx.user is not None or owner is not None) and not in_pack:
             doc = ctx.tx.get(entry["documentType"], entry["id"])
         if ctx.user is not None and doc is not None:
             level = permission_level(ctx.user, doc)
@@ -136,7 +190,10 @@ def search(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
                 continue
             if level < OBSERVER:
                 entry = _minified(entry)
-        if owner is not None and (doc is None or permission_level(owner, doc) < OWNER):
+        if owner is not None and (
+            (in_pack and not documents.is_gm(owner))
+            or (not in_pack and (doc is None or permission_level(owner, doc) < OWNER))
+        ):
             continue
         results.append(_minified(entry) if minified and "journalLink" in entry else entry)
     reply: dict[str, Any] = {}

@@ -8,43 +8,10 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from vttrelay.world import documents
+from vttrelay.world import defaults, documents
 from vttrelay.world.rules.paths import get_path, set_path
 
 # Update objects ----------------------------------------------------------------------------------
-
-
-def expand_dotted(update: dict[str, Any]) -> dict[str, Any]:
-    """`{"a.b": 1, "c": {"d.e": 2}}` -> `{"a": {"b": 1}, "c": {"d": {"e": 2}}}` (Foundry's
-    expandObject); a later key merges into what an earlier one built."""
-    out: dict[str, Any] = {}
-    for key, value in update.items():
-        if isinstance(value, dict):
-            value = expand_dotted(value)
-        parts = key.split(".") if not key.startswith("-=") else [key]
-        current = out
-        for part in parts[:-1]:
-            nxt = current.get(part)
-            if not isinstance(nxt, dict):
-                nxt = {}
-                current[part] = nxt
-            current = nxt
-        last = parts[-1]
-        if isinstance(value, dict) and isinstance(current.get(last), dict):
-            current[last] = {**current[last], **value}
-        else:
-            current[last] = value
-    return out
-
-
-def _merge(target: dict[str, Any], update: dict[str, Any]) -> None:
-    for key, value in update.items():
-        if key.startswith("-="):
-            target.pop(key[2:], None)
-        elif isinstance(value, dict) and isinstance(target.get(key), dict):
-            _merge(target[key], value)
-        else:
-            target[key] = copy.deepcopy(value)
 
 
 def apply_document_update(
@@ -53,10 +20,10 @@ def apply_document_update(
     """Apply an update object the way the tabletop's `Document#update` does: dotted keys address
     single fields, nested objects merge into the existing data, `-=key` deletes a key, other
     arrays replace, and embedded collections (`items`, `effects`, `pages`, ...) upsert by `_id`
-    (an entry with an unknown or no `_id` is created, with `new_id()` when it has none).
+    (an entry with an unknown or no `_id` is created, with the tabletop's defaults where
+    `world/defaults.py` has them and `new_id()` when it has no `_id`).
     `_id` itself never changes."""
-    update = expand_dotted(update)
-    update.pop("_id", None)
+    update = {k: v for k, v in update.items() if k != "_id"}
     embedded = documents.EMBEDDED.get(document_name, {})
     for child_name, key in embedded.items():
         entries = update.pop(key, None)
@@ -71,11 +38,10 @@ def apply_document_update(
             if existing is not None:
                 apply_document_update(existing, entry, child_name, new_id)
             else:
-                created = copy.deepcopy(entry)
-                created["_id"] = created.get("_id") or new_id()
+                created = defaults.with_defaults(child_name, copy.deepcopy(entry), new_id)
                 current.append(created)
                 by_id[created["_id"]] = created
-    _merge(doc, update)
+    defaults.merge(doc, update)
 
 
 # New documents -----------------------------------------------------------------------------------
@@ -100,8 +66,9 @@ VALID_TYPES: Final[dict[str, tuple[str, ...]]] = {
         "base",
     ),
 }
-# Types whose documents must have a name, and their fields with defaults (besides the common
-# `folder`, `sort`, `ownership`, `flags`, `_stats`).
+# Fields with defaults of the types `world/defaults.py` does not cover (besides the common
+# `folder`, `sort`, `ownership`, `flags`, `_stats`); these types and Scene and Playlist must
+# have a name.
 DOCUMENT_FIELDS: Final[dict[str, dict[str, Any]]] = {
     "Actor": {"img": "icons/svg/mystery-man.svg", "system": {}, "items": [], "effects": []},
     "Item": {"img": "icons/svg/item-bag.svg", "system": {}, "effects": []},
@@ -115,15 +82,13 @@ DOCUMENT_FIELDS: Final[dict[str, dict[str, Any]]] = {
         "replacement": True,
         "displayRoll": True,
     },
-    "Playlist": {"description": "", "sounds": [], "mode": 0, "playing": False, "fade": None},
     "Folder": {"type": "Actor", "description": "", "color": None, "sorting": "a"},
     "Cards": {"type": "deck", "img": "icons/svg/card-hand.svg", "description": "", "cards": []},
-    "Scene": {"active": False, "tokens": [], "width": 4000, "height": 3000},
     "User": {"role": 1, "color": None, "avatar": None, "character": None},
     "Combat": {"round": 0, "turn": None, "active": False, "combatants": [], "scene": None},
     "ChatMessage": {"content": "", "whisper": [], "rolls": [], "speaker": {}},
 }
-NAMED: Final = frozenset(DOCUMENT_FIELDS) - {"Combat", "ChatMessage"}
+NAMED: Final = frozenset((*DOCUMENT_FIELDS, "Scene", "Playlist")) - {"Combat", "ChatMessage"}
 # A new actor's system data: the fields the routes read, where the caller gives none.
 ACTOR_SYSTEM: Final[dict[str, Any]] = {
     "attributes": {"hp": {"value": 10, "max": 10, "temp": 0, "tempmax": 0}},
@@ -156,9 +121,12 @@ def new_document(
 ) -> dict[str, Any]:
     """A new top-level document from create data: the caller's data over the type's defaults,
     embedded entries given ids, the creating user as owner, fresh `_stats`."""
-    doc: dict[str, Any] = {"_id": doc_id}
+    if defaults.has_defaults(document_name):  # the tabletop's own source defaults
+        doc = defaults.with_defaults(document_name, {"_id": doc_id}, new_id)
+    else:
+        doc = {"_id": doc_id}
     for key, value in DOCUMENT_FIELDS.get(document_name, {}).items():
-        doc[key] = copy.deepcopy(value)
+        doc.setdefault(key, copy.deepcopy(value))
     if document_name == "Actor":
         doc["system"] = copy.deepcopy(ACTOR_SYSTEM)
         doc["prototypeToken"] = {"name": data.get("name", ""), "width": 1, "height": 1}
