@@ -5,7 +5,8 @@ REST, each refusal translated into an error frame.
 A client connects, sends `{"type":"auth","token":"<api key>","clientId"?}` first and gets
 `{"type":"connected","clientId","supportedTypes","eventChannels"}`, or an error frame and a close
 with 4002 and the reason (`Authentication timeout`, `Invalid auth message`, `Invalid API key`,
-`Invalid clientId`, ...: the core's texts in the reference's wording, `AUTH_TEXTS`). Then each
+`Invalid clientId`, ...: the core's texts in the reference's wording, `AUTH_TEXTS`); the connect
+counts as one call for the key's rate limit and usage, as an SSE connect does. Then each
 frame is checked in the reference's order, and every control reply echoes the caller's
 `requestId` ("" when it sent none):
 

@@ -95,21 +95,15 @@ def key_problem(key: KeyRecord | None) -> str | None:
     return None
 
 
-def authenticate(state: RelayState, secret: str | None) -> KeyRecord:
-    """The key of `secret` if it may be used; raises RelayError 401."""
+def admit(
+    state: RelayState, secret: str | None, scope: str | None, client_id: str | None
+) -> KeyRecord:
+    """Key, named world, rate limit and scope of one call (step 1); returns the key."""
     if not secret:
         raise error(401, "API key is required")
     key = state.keys.lookup(secret)
     if key is None or not key.enabled or key.expired():
         raise error(401, key_problem(key) or "Invalid API key")
-    return key
-
-
-def admit(
-    state: RelayState, secret: str | None, scope: str | None, client_id: str | None
-) -> KeyRecord:
-    """Key, named world, rate limit and scope of one call (step 1); returns the key."""
-    key = authenticate(state, secret)
     if client_id:
         world = state.registry.get(client_id)
         if world is None:
