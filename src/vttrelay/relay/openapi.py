@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from vttrelay import __version__
+from vttrelay.relay.params import body_limit
 from vttrelay.relay.routes import MISSING, ROUTES, Param, Route
 
 SECURITY_SCHEME = "ApiKeyAuth"
@@ -109,7 +110,11 @@ def _request_body(route: Route) -> dict[str, Any] | None:
     required = [p.name for p in body_params if p.required and p.sources == ("body",)]
     if required:
         schema["required"] = required
-    return {"required": bool(required), "content": {"application/json": {"schema": schema}}}
+    return {
+        "required": bool(required),
+        "content": {"application/json": {"schema": schema}},
+        "x-max-bytes": body_limit(route),  # larger bodies: 413 (README "Limits")
+    }
 
 
 def _responses(route: Route) -> dict[str, Any]:

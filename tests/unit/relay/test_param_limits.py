@@ -114,6 +114,8 @@ def test_openapi_shows_the_limits() -> None:
     body = doc["paths"]["/chat"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert body["properties"]["content"]["maxLength"] == 100_000
     assert body["properties"]["flavor"]["maxLength"] == 10_000
+    body_limit_shown = doc["paths"]["/chat"]["post"]["requestBody"]["x-max-bytes"]
+    assert body_limit_shown == body_limit(route("POST", "/chat"))
     script = doc["paths"]["/execute-js"]["post"]["requestBody"]["content"]["application/json"]
     assert script["schema"]["properties"]["script"]["maxLength"] == 1_000_000
     transfer = doc["paths"]["/dnd5e/transfer-currency"]["post"]["requestBody"]["content"]
