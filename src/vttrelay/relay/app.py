@@ -211,6 +211,20 @@ async def h_self_unpair(request: web.Request, route: Route, state: RelayState) -
     return json_response({"success": True, "message": "Connection token revoked"})
 
 
+async def h_contents_deprecated(
+    request: web.Request, route: Route, state: RelayState
+) -> web.Response:
+    """GET /contents/*: answered by the relay after the key and scope checks, as the reference
+    relay does (endpoints-beyond-seed §4.5)."""
+    admit_request(request, route, state)
+    raise error(
+        400,
+        "This endpoint has been deprecated.",
+        example="/structure?path=your/path&recursive=true",
+        message="Use GET /structure with the path query parameter instead.",
+    )
+
+
 async def h_openapi(request: web.Request, route: Route, state: RelayState) -> web.Response:
     return web.Response(body=openapi.document_bytes(), content_type="application/json")
 
@@ -228,6 +242,7 @@ LOCAL_HANDLERS: dict[str, Callable[[web.Request, Route, RelayState], Awaitable[w
     "self_unpair": h_self_unpair,
     "openapi": h_openapi,
     "docs": h_docs,
+    "contents_deprecated": h_contents_deprecated,
     **pairing.HANDLERS,  # pair and key requests (endpoints-beyond-seed §12)
 }
 

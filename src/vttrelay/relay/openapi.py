@@ -190,7 +190,8 @@ def build_document(routes: tuple[Route, ...] = ROUTES) -> dict[str, Any]:
     """The OpenAPI 3.1 document of `routes`."""
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
-        paths.setdefault(route.path, {})[route.method.lower()] = operation(route)
+        path = re.sub(r"\{(\w+):[^}]*\}", r"{\1}", route.path)  # aiohttp's `{name:regex}`
+        paths.setdefault(path, {})[route.method.lower()] = operation(route)
     return {
         "openapi": "3.1.0",
         "info": {

@@ -969,6 +969,100 @@ ENTITY_ROUTES: Final = (
 )
 
 
+STRUCTURE_ROUTES: Final = (
+    Route(
+        "GET",
+        "/structure",
+        "forward",
+        "Folders, documents and compendium packs of the world.",
+        "Structure",
+        scope="structure:read",
+        action="structure",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param(
+                "includeEntityData", "boolean", Q, description="Whole documents, not references."
+            ),
+            Param(
+                "path",
+                None,
+                Q,
+                description="`Folder.<id>` or `Compendium.<pack id>`; the root when absent.",
+            ),
+            Param("recursive", "boolean", Q, description="Nest sub-folders."),
+            Param("recursiveDepth", "number", Q, description="How deep to nest (default 5)."),
+            Param(
+                "types",
+                None,
+                Q,
+                description="Comma-separated document types, e.g. `Actor,Item` (default all).",
+            ),
+        ),
+    ),
+    Route(
+        "GET",
+        "/get-folder",
+        "forward",
+        "A folder by exact name, with its contents.",
+        "Structure",
+        scope="structure:read",
+        action="get-folder",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("name", "string", BQ, required=True, description="Folder name (exact)."),
+        ),
+    ),
+    Route(
+        "POST",
+        "/create-folder",
+        "forward",
+        "Create a folder (GM only).",
+        "Structure",
+        scope="structure:write",
+        action="create-folder",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("name", "string", BQ, required=True, description="Folder name."),
+            Param(
+                "folderType",
+                "string",
+                BQ,
+                required=True,
+                description="Scene, Actor, Item, JournalEntry, RollTable, Cards, Macro, Playlist.",
+            ),
+            Param("parentFolderId", None, BQ, description="Id of the parent folder."),
+        ),
+    ),
+    Route(
+        "DELETE",
+        "/delete-folder",
+        "forward",
+        "Delete a folder; with deleteAll, its sub-folders and documents too (GM only).",
+        "Structure",
+        scope="structure:write",
+        action="delete-folder",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("folderId", "string", BQ, required=True, description="Folder id."),
+            Param("deleteAll", "boolean", BQ, description="Also delete what it holds."),
+        ),
+    ),
+    Route(
+        "GET",
+        "/contents/{path:.*}",
+        "local",
+        "Deprecated: use GET /structure?path=...",
+        "Structure",
+        scope="structure:read",
+        handler="contents_deprecated",
+        params=(Param("path", "string", P, description="Anything: the answer is always 400."),),
+    ),
+)
+
 HOOK_FILTERS = (
     Param("hooks", "string", Q, description="Comma-separated hook names (hooks stream)."),
     Param("encounterId", "string", Q, description="Only this encounter (encounters stream)."),
@@ -1507,6 +1601,7 @@ ROUTES: Final[tuple[Route, ...]] = (
     *UTILITY_ROUTES,
     *ROLL_ROUTES,
     *EFFECT_ROUTES,
+    *STRUCTURE_ROUTES,
     *CANVAS_ROUTES,
     *PLAYLIST_ROUTES,
     *USER_ROUTES,

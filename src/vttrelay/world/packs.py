@@ -7,6 +7,7 @@ A pack file is `{"id": "dnd5e.items", "label": "Items (SRD)", "type": "Item", "s
 embeds its items). Packs are loaded once per process. A pack document's uuid is
 `Compendium.<pack id>.<Type>.<id>` (the tabletop's form); `Compendium.<pack id>.<id>` (the
 older form some clients build) names the same document. Documents handed out are copies.
+`register()` (done by every `World`) makes `documents.resolve_uuid` resolve such uuids.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from pathlib import Path
 from typing import Any, Final
 
 import orjson
+
+from vttrelay.world import documents
+from vttrelay.world.documents import Resolved
+from vttrelay.world.store import Tx
 
 PACKS_DIR: Final = Path(__file__).parent / "content" / "packs"
 COMPENDIUM: Final = "Compendium"
@@ -108,3 +113,30 @@ def split_uuid(uuid: str) -> tuple[Pack, str, list[tuple[str, str]]] | None:
         return None
     steps = list(zip(rest[2::2], rest[3::2], strict=True))
     return pack, rest[1], steps
+
+
+# Compendium uuids -------------------------------------------------------------------------------
+
+# Who may see a pack's documents: every player observes them (the tabletop's default pack
+# ownership), GMs own them; pack documents are read-only whatever the level.
+PACK_OWNERSHIP: Final = {"default": 2}
+
+
+def resolve(tx: Tx, uuid: str) -> Resolved | None:
+    """A compendium uuid (with any embedded steps: `...Actor.<id>.Item.<id>`) to a read-only
+    copy of its document (`Resolved.pack` set); None when it names nothing."""
+    found = split_uuid(uuid)
+    if found is None:
+        return None
+    pack, doc_id, steps = found
+    doc = pack.get(doc_id)
+    if doc is None:
+        return None
+    doc["ownership"] = dict(PACK_OWNERSHIP)
+    name = pack.document_name
+    return documents.resolve_within(tx, Resolved(name, uuid, doc, name, doc, pack=pack.id), steps)
+
+
+def register() -> None:
+    """Let `documents.resolve_uuid` resolve `Compendium.` uuids (idempotent)."""
+    documents.UUID_RESOLVERS[COMPENDIUM] = resolve

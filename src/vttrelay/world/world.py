@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vttrelay import protocol
-from vttrelay.world import documents
+from vttrelay.world import documents, packs
 from vttrelay.world.actions import UserNotFound, dispatch, load_actions
 from vttrelay.world.context import ActionContext
 from vttrelay.world.events import collect_document_events
@@ -60,6 +60,7 @@ class World:
         self.online: set[str] = set()  # ids of users shown as active
         self.recent_rolls: list[dict[str, Any]] = []  # newest first (GET /rolls, /lastroll)
         load_actions()
+        packs.register()
 
     @classmethod
     def open(cls, data_dir: Path, **kwargs: Any) -> World:

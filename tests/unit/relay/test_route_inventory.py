@@ -62,6 +62,11 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("DELETE", "/delete"): ("entity:write", "delete", 10.0),
     **{("POST", f"/{a}"): ("entity:write", a, 10.0) for a in ENTITY_POST},
     ("GET", "/search"): ("search", "search", 10.0),
+    ("GET", "/structure"): ("structure:read", "structure", 10.0),
+    ("GET", "/get-folder"): ("structure:read", "get-folder", 10.0),
+    ("POST", "/create-folder"): ("structure:write", "create-folder", 10.0),
+    ("DELETE", "/delete-folder"): ("structure:write", "delete-folder", 10.0),
+    ("GET", "/contents/{path:.*}"): ("structure:read", None, None),
     **{
         ("GET", f"/{s}/subscribe"): ("events:subscribe", None, None)
         for s in ("chat", "rolls", "hooks", "encounters", "actor", "scene")
@@ -122,6 +127,7 @@ def test_every_endpoint_once_with_scope_action_and_timeout() -> None:
         "Events": 6,
         "Rolls": 3,
         "Effects": 4,
+        "Structure": 5,
         "Canvas": 6,
         "Playlists": 7,
         "Users": 5,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vttrelay.world import documents
+from vttrelay.world import documents, packs
 from vttrelay.world.actions import ActionError, action
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import LIMITED, assert_owner, permission_level
@@ -29,10 +29,12 @@ class Target:
 
     collection: str
     doc: dict[str, Any]
+    pack: str | None = None  # a compendium document: read-only
 
     @property
     def uuid(self) -> str:
-        return f"{self.collection}.{self.doc['_id']}"
+        own = f"{self.collection}.{self.doc['_id']}"
+        return f"{packs.COMPENDIUM}.{self.pack}.{own}" if self.pack else own
 
     @property
     def name(self) -> str:
@@ -53,19 +55,19 @@ def _uuid(frame: dict[str, Any]) -> str:
     return uuid
 
 
-def _target(ctx: ActionContext, uuid: str) -> Target:
+def _target(ctx: ActionContext, uuid: str, *, write: bool = False) -> Target:
     resolved = documents.resolve_uuid(ctx.tx, uuid)
     if resolved is None:
         raise ActionError(f"Document not found with UUID: {uuid}")
     if resolved.actor is not None:
-        return Target("Actor", resolved.actor)
-    if (
-        resolved.kind == "Item"
-        and resolved.root_collection == "Item"
-        and resolved.doc is resolved.root
-    ):
-        return Target("Item", resolved.doc)
-    raise ActionError(f"Document {uuid} cannot have active effects")
+        target = Target("Actor", resolved.actor, resolved.pack)
+    elif resolved.kind == "Item" and resolved.doc is resolved.root:
+        target = Target("Item", resolved.doc, resolved.pack)
+    else:
+        raise ActionError(f"Document {uuid} cannot have active effects")
+    if write and target.pack is not None:
+        raise ActionError(f"Compendium document {uuid} is read-only")
+    return target
 
 
 def _save(ctx: ActionContext, target: Target) -> None:
@@ -99,7 +101,7 @@ def add_effect(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     status_id, data = frame.get("statusId"), frame.get("effectData")
     if status_id in (None, "") and data is None:
         raise ActionError("Either statusId or effectData is required")
-    target = _target(ctx, uuid)
+    target = _target(ctx, uuid, write=True)
     assert_owner(ctx, target.doc, "add effects to")
     if status_id not in (None, ""):
         status = rules.STATUS_BY_ID.get(str(status_id))
@@ -129,7 +131,7 @@ def remove_effect(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     status_id, effect_id = frame.get("statusId"), frame.get("effectId")
     if status_id in (None, "") and effect_id in (None, ""):
         raise ActionError("Either effectId or statusId is required")
-    target = _target(ctx, uuid)
+    target = _target(ctx, uuid, write=True)
     assert_owner(ctx, target.doc, "remove effects from")
     if status_id not in (None, ""):
         effect = rules.with_status(target.effects, str(status_id))
