@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import orjson
 
-from vttrelay.relay.routes import MISSING, Param, Route
+from vttrelay.relay.routes import MISSING, ROUTES, Param, Route
 
 FORBIDDEN_SCRIPT = "Script contains forbidden patterns"
 BODY_SLACK: Final = 1024 * 1024  # key names, whitespace and undeclared keys around the values
@@ -218,18 +218,21 @@ def _largest(param: Param) -> int:
     return SCALAR_BYTES
 
 
-_body_limits: dict[int, int] = {}
+def _body_limit(route: Route) -> int:
+    needed = sum(_largest(p) for p in route.params if "body" in p.sources)
+    return 2 * needed + BODY_SLACK
+
+
+# Computed once for the route table (its routes live as long as the process, so their ids are
+# never reused); another Route (a test's) is computed each time.
+_BODY_LIMITS = {id(route): _body_limit(route) for route in ROUTES}
 
 
 def body_limit(route: Route) -> int:
     """The largest body the route's body parameters can need: each at its limit, twice over for
-    pretty-printed JSON, plus BODY_SLACK (computed once per route of the table)."""
-    limit = _body_limits.get(id(route))
-    if limit is None:
-        needed = sum(_largest(p) for p in route.params if "body" in p.sources)
-        limit = 2 * needed + BODY_SLACK
-        _body_limits[id(route)] = limit
-    return limit
+    pretty-printed JSON, plus BODY_SLACK."""
+    limit = _BODY_LIMITS.get(id(route))
+    return _body_limit(route) if limit is None else limit
 
 
 def require_any_message(names: tuple[str, ...]) -> str:
