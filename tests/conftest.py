@@ -47,6 +47,7 @@ from aiohttp import web
 
 from vttrelay.relay.app import STATE, RelayState, create_app
 from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.listener import RelaySite, make_runner
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.relay.store import RelayStore
 
@@ -310,11 +311,11 @@ async def start_relay(data_dir: Path, **overrides: Any) -> RelayServer:
     config = RelayConfig(host="127.0.0.1", data_dir=data_dir, **overrides)
     store = RelayStore(config.db_path)
     app = create_app(config, store)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2)
+    runner = make_runner(app, config, shutdown_timeout=2)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", config.port)
+    site = RelaySite(runner, config)
     await site.start()
-    port = int(runner.addresses[0][1])
+    port = site.port
     return RelayServer(app, runner, config, store, "127.0.0.1", port, aiohttp.ClientSession())
 
 

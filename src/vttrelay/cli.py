@@ -377,9 +377,8 @@ def reserve_embedded_id(store: RelayStore, config: RelayConfig) -> str:
 
 async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | None = None) -> None:
     """Run the relay (and the embedded world) until SIGINT/SIGTERM."""
-    from aiohttp import web
-
     from vttrelay.relay.app import create_app
+    from vttrelay.relay.listener import RelaySite, connection_limit, make_runner, raise_fd_limit
     from vttrelay.world import embedded
 
     store = RelayStore(config.db_path)
@@ -390,11 +389,14 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
         config.reserved_client_ids[EMBEDDED_CLIENT_ID] = None
     access = BufferedAccessLog(sys.stderr)  # request lines written in batches (accesslog.py)
     app = create_app(config, store, access)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=5)
+    runner = make_runner(app, config, shutdown_timeout=5)
     await runner.setup()
-    site = web.TCPSite(runner, config.host, config.port, backlog=LISTEN_BACKLOG)
+    fd_limit = raise_fd_limit()  # idle sockets must hit max_connections, not the fd limit
+    max_connections = connection_limit(config.max_connections, fd_limit)
+    site = RelaySite(runner, config, backlog=LISTEN_BACKLOG, max_connections=max_connections)
     await site.start()
-    port = int(runner.addresses[0][1]) if runner.addresses else config.port
+    port = site.port
+    log.info("open files limit %d; at most %d connections", fd_limit, max_connections)
     local_host = "127.0.0.1" if config.host in ("0.0.0.0", "", "::") else config.host
     base = f"http://{local_host}:{port}"
     secret = mint_serve_key(store)
@@ -441,6 +443,12 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
         config.max_body_mb = args.max_body_mb
     if args.subscription_linger is not None:
         config.subscription_linger = args.subscription_linger
+    if args.max_connections is not None:
+        config.max_connections = args.max_connections
+    if args.header_timeout is not None:
+        config.header_timeout = args.header_timeout
+    if args.idle_timeout is not None:
+        config.idle_timeout = args.idle_timeout
     if args.key_request_rate is not None:
         config.key_request_rate_limit = args.key_request_rate
     if args.code_miss_rate is not None:
@@ -506,6 +514,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="unknown pair/key request codes an IP may look up per 15 minutes; polling a code "
         "that exists is free (default 10; 0: off)",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=None,
+        help="open connections past which new ones get 503 (default 10000, kept below the "
+        "open-files limit)",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=float,
+        default=None,
+        help="seconds a new connection has to send its first request's headers (default 10)",
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=None,
+        help="seconds a keep-alive connection may wait for its next request (default 30)",
     )
     p.set_defaults(func=cmd_serve)
 

@@ -40,6 +40,12 @@ class RelayConfig:
     # client id -> the only connection-token id that may connect as it (None: no token may);
     # `vttrelay serve` reserves the embedded world's id for the token it mints at start-up
     reserved_client_ids: dict[str, str | None] = field(default_factory=dict)
+    # Connections (listener.py): the first request's head must arrive within header_timeout;
+    # a connection with no request in progress is closed after idle_timeout (keep-alive); past
+    # max_connections open ones, new connections get 503 (serve keeps it below the fd limit)
+    header_timeout: float = 10.0
+    idle_timeout: float = 30.0
+    max_connections: int = 10_000
     # REST
     timeout_override: float | None = None  # replaces every route timeout (tests)
     rate_per_minute: int = 300  # per key, token bucket; 0 disables

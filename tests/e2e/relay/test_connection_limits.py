@@ -1,0 +1,162 @@
+"""Idle and slow sockets (issue 9): header and idle timeouts, the connection limit with a clear
+refusal, and `vttrelay serve` raising its file-descriptor soft limit. Real sockets, with short
+configured timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from vttrelay.relay.listener import TOO_MANY_CONNECTIONS, connection_limit
+
+from ...conftest import free_port
+from ..world.conftest import stop_process
+
+HEALTH = b"GET /api/health HTTP/1.1\r\nHost: relay\r\n\r\n"
+
+
+async def _open(relay: Any) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection("127.0.0.1", relay.port)
+
+
+async def _closed_after(reader: asyncio.StreamReader, limit: float) -> float:
+    """Seconds until the relay closes the connection (reads until EOF), at most `limit`."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        while await asyncio.wait_for(reader.read(65536), limit):
+            pass
+    except ConnectionResetError:
+        pass
+    return loop.time() - started
+
+
+async def _get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> tuple[int, bytes]:
+    """One request on an open keep-alive connection: (status, body)."""
+    writer.write(HEALTH)
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    length = next(
+        int(line.split(b":")[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length")
+    )
+    body = await asyncio.wait_for(reader.readexactly(length), 5)
+    return int(head.split()[1]), body
+
+
+async def test_a_socket_that_sends_nothing_is_closed(relay_factory: Any) -> None:
+    relay = await relay_factory(header_timeout=0.3, idle_timeout=30)
+    reader, writer = await _open(relay)
+    assert 0.2 < await _closed_after(reader, 5) < 2.0
+    writer.close()
+
+
+async def test_dripped_headers_are_closed_at_the_header_timeout(relay_factory: Any) -> None:
+    relay = await relay_factory(header_timeout=0.5, idle_timeout=30)
+    reader, writer = await _open(relay)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    writer.write(b"GET /api/health HTTP/1.1\r\nHost: relay\r\n")
+    closed = False
+    for i in range(40):  # one header line every 0.1 s: never a whole head
+        await asyncio.sleep(0.1)
+        try:
+            writer.write(f"X-Drip-{i}: 1\r\n".encode())
+            await writer.drain()
+        except ConnectionError:
+            closed = True
+            break
+        if reader.at_eof():
+            closed = True
+            break
+    if not closed:
+        await _closed_after(reader, 1)
+    assert loop.time() - started < 2.0
+    writer.close()
+
+
+async def test_an_idle_keep_alive_connection_is_closed(relay_factory: Any) -> None:
+    relay = await relay_factory(header_timeout=5, idle_timeout=0.4)
+    reader, writer = await _open(relay)
+    assert (await _get(reader, writer))[0] == 200
+    assert (await _get(reader, writer))[0] == 200  # keep-alive works
+    assert 0.3 < await _closed_after(reader, 5) < 2.5
+    writer.close()
+
+
+async def test_past_the_limit_a_connection_is_refused_clearly(
+    relay_factory: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    relay = await relay_factory(header_timeout=5, idle_timeout=30, max_connections=4)
+    held = [await _open(relay) for _ in range(4)]
+    for reader, writer in held:
+        assert (await _get(reader, writer))[0] == 200
+    caplog.set_level(logging.WARNING, logger="vttrelay.relay")
+    for _ in range(2):  # limit + 1, twice
+        reader, writer = await _open(relay)
+        writer.write(HEALTH)
+        answer = await asyncio.wait_for(reader.read(), 5)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503 ")
+        assert orjson.loads(body) == {"error": TOO_MANY_CONNECTIONS}
+        writer.close()
+    refusing = [r for r in caplog.records if "refusing new ones" in r.getMessage()]
+    assert len(refusing) == 1  # logged once
+    for reader, writer in held:  # the open connections are unaffected
+        assert (await _get(reader, writer))[0] == 200
+    held[0][1].close()
+    await asyncio.sleep(0.1)
+    reader, writer = await _open(relay)  # room again
+    assert (await _get(reader, writer))[0] == 200
+    assert any("accepting connections again (2 refused)" in r.getMessage() for r in caplog.records)
+    for _, w in [*held, (reader, writer)]:
+        w.close()
+
+
+def test_the_connection_limit_stays_below_the_fd_limit() -> None:
+    assert connection_limit(10_000, 1024) == 1024 - 64
+    assert connection_limit(500, 1 << 20) == 500
+    assert connection_limit(500, -1) == 500
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+async def test_serve_raises_its_fd_soft_limit_to_the_hard_limit(tmp_path: Path) -> None:
+    port = free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "vttrelay",
+        "serve",
+        "--no-world",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(tmp_path / "relay"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=_lower_soft_fd_limit,
+    )
+    try:
+        assert proc.stdout is not None
+        while not (await asyncio.wait_for(proc.stdout.readline(), 30)).startswith(b"Try: "):
+            pass
+        limits = Path(f"/proc/{proc.pid}/limits").read_text().splitlines()
+        soft, hard = next(line for line in limits if line.startswith("Max open files")).split()[3:5]
+        assert soft == hard or int(soft) >= 1 << 20, (soft, hard)
+    finally:
+        await stop_process(proc)
+
+
+def _lower_soft_fd_limit() -> None:
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
