@@ -300,6 +300,19 @@ def active_scene(tx: Tx) -> dict[str, Any] | None:
     return None
 
 
+# Combats ----------------------------------------------------------------------------------------
+
+
+def current_combat(tx: Tx) -> dict[str, Any] | None:
+    """`game.combat`: the active combat shown on the viewed (active) scene, i.e. one that names
+    no scene or that scene; the newest if several claim it."""
+    scene = active_scene(tx)
+    for combat in reversed(tx.all("Combat")):
+        if combat.get("active") and combat.get("scene") in (None, scene and scene["_id"]):
+            return combat
+    return None
+
+
 # Settings ---------------------------------------------------------------------------------------
 
 

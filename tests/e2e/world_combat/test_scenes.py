@@ -111,6 +111,12 @@ async def test_create_update_and_delete_scene(api: Any, world: EmbeddedWorld) ->
     assert scene["walls"][0]["c"] == [0, 0, 500, 0] and scene["walls"][0]["move"] == 20
     assert scene["ownership"] == {"default": 0, "gmUser0000000001": 3}
     scene_id = scene["_id"]
+    # POST /create makes the same scene: one way to make a new document
+    status, made = await api("POST", "/create", {"entityType": "Scene", "data": {"name": "Twin"}})
+    assert status == 200, made
+    twin = made["entity"]
+    assert twin["grid"]["style"] == "solidLines" and twin["environment"] == scene["environment"]
+    assert sorted(twin) == sorted(scene)
 
     status, body = await api("PUT", "/scene", {"sceneId": scene_id})
     assert (status, body) == (400, {"error": "'data' is required"})
@@ -150,6 +156,8 @@ async def test_create_update_and_delete_scene(api: Any, world: EmbeddedWorld) ->
         False,
         "User 'Ben' does not have permission to delete 'test-scene-updated'",
     )
+    status, body = await api("DELETE", "/scene", name="Twin")
+    assert status == 200, body
     status, body = await api("DELETE", "/scene", name="test-scene-updated")
     assert (status, body) == (
         200,

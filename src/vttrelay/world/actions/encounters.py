@@ -41,12 +41,6 @@ Token = tuple[dict[str, Any], dict[str, Any]]  # (scene, token)
 # Reading combats ---------------------------------------------------------------------------------
 
 
-def current_combat(ctx: ActionContext) -> dict[str, Any] | None:
-    """`game.combat`: the active combat (the newest, should several claim it)."""
-    active = [c for c in ctx.tx.all("Combat") if c.get("active")]
-    return active[-1] if active else None
-
-
 def _target(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     """The combat a navigation or membership call acts on: `encounterId`, else the current."""
     wanted = frame.get("encounterId")
@@ -55,7 +49,7 @@ def _target(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
         if combat is None:
             raise ActionError(f"Encounter with ID {wanted} not found")
         return combat
-    combat = current_combat(ctx)
+    combat = documents.current_combat(ctx.tx)
     if combat is None:
         raise ActionError(NO_ACTIVE)
     return combat
@@ -150,7 +144,7 @@ def _owns(ctx: ActionContext, uuid: Any) -> bool:
 def encounters(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     """Every combat with its combatants in turn order; a player does not see hidden
     combatants whose actor it does not own."""
-    current = current_combat(ctx)
+    current = documents.current_combat(ctx.tx)
     out = []
     for combat in ctx.tx.all("Combat"):
         views = _views(ctx, combat)
@@ -414,7 +408,7 @@ def end_encounter(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     assert_gm(ctx, "end encounters")
     wanted = frame.get("encounterId")
     if not wanted:
-        current = current_combat(ctx)
+        current = documents.current_combat(ctx.tx)
         if current is None:
             raise ActionError("No encounter not found")  # sic, the module's text
         wanted = current["_id"]

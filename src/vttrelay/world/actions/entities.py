@@ -472,18 +472,8 @@ def decrease(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
 # POST /kill --------------------------------------------------------------------------------------
 
 
-def _current_combat(ctx: ActionContext) -> dict[str, Any] | None:
-    """The active combat (of the viewed scene when it names one)."""
-    scene = documents.active_scene(ctx.tx)
-    combats = [c for c in ctx.tx.all("Combat") if c.get("active")]
-    for combat in combats:
-        if scene is None or combat.get("scene") in (None, scene["_id"]):
-            return combat
-    return None
-
-
 def _defeat_combatants(ctx: ActionContext, *, token_id: str | None, actor_id: str | None) -> None:
-    combat = _current_combat(ctx)
+    combat = documents.current_combat(ctx.tx)
     if combat is None:
         return
     changed = False

@@ -3,26 +3,24 @@ switch-scene.
 
 A scene is picked as the module's `resolveScene` does, first rule that applies: `sceneId`, then
 the exact (case-sensitive) `name`, then `active`, then `viewed` (the GM views the active scene).
-New scenes are the tabletop's defaults (`content/document-defaults.json`) with the caller's
-data over them; updates merge as the tabletop's update does. At most one scene is active:
-activating one (switch-scene, or `active: true` in create or update data) deactivates the
-others, and the scene stream's `scene-activate` event follows from that change.
+New scenes are made and updated as every new or updated document is (`rules.entities`: the
+tabletop's defaults with the caller's data over them; updates merge as the tabletop's do). At
+most one scene is active: activating one (switch-scene, or `active: true` in create or update
+data) deactivates the others, and the scene stream's `scene-activate` event follows.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from vttrelay.world import defaults, documents
+from vttrelay.world import documents
 from vttrelay.world.actions import ActionError, action
-from vttrelay.world.actions.scripts import expand_update, merge_into
 from vttrelay.world.context import ActionContext
-from vttrelay.world.permissions import OWNER, assert_can_write, assert_gm, filter_views, view
-from vttrelay.world.scripts import HostError
+from vttrelay.world.permissions import assert_can_write, assert_gm, filter_views, view
+from vttrelay.world.rules import entities as entity_rules
 
 FAILED: Final = {"success": False}
 NOT_FOUND: Final = "Scene not found"
-NAME_REQUIRED: Final = "Scene validation errors:\n  name: may not be undefined"
 
 
 def _truthy(value: Any) -> bool:
@@ -82,19 +80,6 @@ def _save(ctx: ActionContext, scene: dict[str, Any]) -> None:
     ctx.tx.put("Scene", scene)
 
 
-def _with_embedded_defaults(ctx: ActionContext, scene: dict[str, Any]) -> None:
-    """Complete the documents a new scene holds (tokens, walls, lights, ...) from the
-    tabletop's defaults, each with an id."""
-    for child_name, key in documents.EMBEDDED["Scene"].items():
-        entries = scene.get(key)
-        if isinstance(entries, list):
-            scene[key] = [
-                defaults.with_defaults(child_name, e, ctx.new_id)
-                for e in entries
-                if isinstance(e, dict)
-            ]
-
-
 @action("create-scene")
 def create_scene(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     """Create a scene from `data` (the GM, or a user who may create scenes: only GMs)."""
@@ -103,28 +88,21 @@ def create_scene(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     data = frame.get("data")
     if not isinstance(data, dict):
         raise ActionError("data must be an object")
-    if not (isinstance(data.get("name"), str) and data["name"]):
-        raise ActionError(NAME_REQUIRED)
-    scene = defaults.with_defaults("Scene", _expanded(data), ctx.new_id)
-    if ctx.tx.get("Scene", scene["_id"]) is not None:
-        scene["_id"] = ctx.new_id()  # the tabletop gives a new scene a new id
-    _with_embedded_defaults(ctx, scene)
-    creator = ctx.acting_user_id
-    if creator is not None:
-        scene["ownership"] = {**scene.get("ownership", {}), creator: OWNER}
-    scene["_stats"] = documents.new_stats(ctx.now_ms(), creator)
+    invalid = entity_rules.validate_new("Scene", data)
+    if invalid:
+        raise ActionError(invalid)
+    scene = entity_rules.new_document(
+        "Scene",
+        data,
+        doc_id=ctx.new_id(),
+        now_ms=ctx.now_ms(),
+        user_id=ctx.acting_user_id,
+        new_id=ctx.new_id,
+    )
     if scene.get("active"):
         _activate(ctx, scene)
     ctx.tx.put("Scene", scene)
     return {"data": scene}
-
-
-def _expanded(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` with dotted keys expanded (`{"grid.size": 50}` -> `{"grid": {"size": 50}}`)."""
-    try:
-        return expand_update(data)
-    except HostError as exc:
-        raise ActionError(exc.message) from None
 
 
 def _as_src(value: Any) -> Any:
@@ -139,15 +117,16 @@ def update_scene(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
         raise ActionError("data must be an object")
     res = _found(ctx, frame)
     assert_can_write(ctx, res, "update")
-    changes = _expanded(data)
-    changes.pop("_id", None)
+    changes = dict(data)
     for key in ("background", "foreground"):
         if key in changes:
             changes[key] = _as_src(changes[key])
-    if "name" in changes and not (isinstance(changes["name"], str) and changes["name"]):
-        raise ActionError(NAME_REQUIRED)
+    if "name" in changes:
+        invalid = entity_rules.validate_new("Scene", changes)
+        if invalid:
+            raise ActionError(invalid)
     scene = res.doc
-    merge_into(scene, changes)
+    entity_rules.apply_document_update(scene, changes, "Scene", ctx.new_id)
     if changes.get("active") is True:
         _activate(ctx, scene)
     _save(ctx, scene)

@@ -119,8 +119,9 @@ def new_document(
     user_id: str | None,
     new_id: Any,
 ) -> dict[str, Any]:
-    """A new top-level document from create data: the caller's data over the type's defaults,
-    embedded entries given ids, the creating user as owner, fresh `_stats`."""
+    """A new top-level document from create data: the caller's data over the type's defaults
+    (the tabletop's own source defaults of `world/defaults.py` where it has them, also for the
+    embedded entries), embedded entries given ids, the creating user as owner, fresh `_stats`."""
     if defaults.has_defaults(document_name):  # the tabletop's own source defaults
         doc = defaults.with_defaults(document_name, {"_id": doc_id}, new_id)
     else:
@@ -135,10 +136,14 @@ def new_document(
         doc["ownership"][user_id] = 3
     given = {k: v for k, v in data.items() if k != "_id"}
     apply_document_update(doc, given, document_name, new_id)
-    for key in documents.EMBEDDED.get(document_name, {}).values():
-        for child in doc.get(key) or ():
-            if isinstance(child, dict):
-                child.setdefault("_stats", documents.new_stats(now_ms, user_id))
+    for child_name, key in documents.EMBEDDED.get(document_name, {}).items():
+        children = [c for c in doc.get(key) or () if isinstance(c, dict)]
+        if defaults.has_defaults(child_name):
+            children = [defaults.with_defaults(child_name, c, new_id) for c in children]
+        for child in children:
+            child.setdefault("_stats", documents.new_stats(now_ms, user_id))
+        if key in doc:
+            doc[key] = children
     doc["_stats"] = documents.new_stats(now_ms, user_id)
     return doc
 
