@@ -166,7 +166,7 @@ class ClientSocket:
             msg = await self.ws.receive(timeout=self.state.config.auth_timeout)
         except (TimeoutError, ConnectionError, RuntimeError):
             return await self._refuse(4002, "Authentication timeout")
-        frame = _parse(msg.data) if msg.type == WSMsgType.TEXT else None
+        frame = _parse(msg.data) if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY) else None
         token = frame.get("token") if frame else None
         if (
             frame is None

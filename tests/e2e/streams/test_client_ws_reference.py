@@ -119,6 +119,14 @@ async def test_control_replies_echo_the_request_id(relay: Any, api_ws: Any) -> N
     assert not any(f.get("type") == "world-info" for f in world.received)
 
 
+async def test_the_auth_frame_may_be_binary_too(relay: Any) -> None:
+    await relay.world()
+    async with relay.http.ws_connect(relay.url + "/ws/api") as ws:
+        await ws.send_bytes(orjson.dumps({"type": "auth", "token": relay.key()}))
+        hello = orjson.loads((await ws.receive(timeout=5)).data)
+        assert (hello["type"], hello["clientId"]) == ("connected", "world-1")
+
+
 async def test_request_replies_and_failures(relay: Any, api_ws: Any) -> None:
     world = await relay.world(handler=lambda f: {"type": "whatever", "requestId": f["requestId"]})
     socket = await api_ws(relay, relay.key())
