@@ -114,3 +114,39 @@ async def test_the_world_keeps_emitting_for_a_client_that_reconnects_in_time(
     await eventually(lambda: world.world.subscriptions.get("chat-events") == 0)
     await say("nobody listens")
     assert hub.log(CLIENT_ID, "chat-events").last_seq == 3  # the world did not emit it
+
+
+async def test_entity_routes_fire_hooks_for_every_document_type(
+    relay: Any, world: EmbeddedWorld, sse: Any
+) -> None:
+    key = relay.key((*DEFAULT_SCOPES, "entity:write"), rate_per_minute=0)
+    wanted = "createJournalEntry,updateItem,deleteJournalEntry,createActiveEffect,updateActor"
+    hooks = await sse(relay, "/hooks/subscribe", key, clientId=CLIENT_ID, hooks=wanted)
+    assert (await hooks.event()).name == "connected"
+    await eventually(lambda: world.world.subscriptions.get("hooks", 0) == 1)
+
+    async def call(method: str, path: str, body: Any = None, **query: str) -> dict[str, Any]:
+        answer = await relay.call(
+            method, path, key=key, json=body, params={"clientId": CLIENT_ID, **query}
+        )
+        assert answer.status == 200, answer.body
+        reply: dict[str, Any] = orjson.loads(answer.body)
+        return reply
+
+    journal = await call("POST", "/create", {"entityType": "JournalEntry", "data": {"name": "Log"}})
+    dagger = f"{ELARA}.Item.o7Hk4IMxG5vKZS34"
+    await call("PUT", "/update", {"data": {"name": "Sharp Dagger"}}, uuid=dagger)
+    await call("POST", "/kill", uuid=ELARA)  # HP 0 (updateActor) and the dead status effect
+    await call("DELETE", "/delete", uuid=journal["uuid"])
+    seen = await hooks.events(5)
+    assert [e.name for e in seen] == [
+        "createJournalEntry",
+        "updateItem",
+        "updateActor",
+        "createActiveEffect",
+        "deleteJournalEntry",
+    ]
+    assert seen[0].data["args"][0]["name"] == "Log"
+    assert seen[1].data["args"][1] == {"name": "Sharp Dagger", "_id": "o7Hk4IMxG5vKZS34"}
+    assert seen[3].data["args"][0]["statuses"] == ["dead"]
+    assert seen[4].data["args"][-2]["documentName"] == "JournalEntry"

@@ -11,7 +11,9 @@ Decisions where the reference is a quirk (endpoints-beyond-seed §1.4, §1.5, §
 resolves to nothing is `Entity not found: <uuid>` for /update (the module fails with a script
 TypeError), and for /delete with a `userId` (without one, the module answers success and so do
 we); /remove refuses an `itemUuid` of another actor (`Item not found`), where the module would
-delete that other actor's item.
+delete that other actor's item; /give from an actor refuses to move more than the actor holds
+(`<actor> has only <n> of <item>, not <amount>`), where the module deletes the source item and
+still gives the whole amount, so that items are conserved.
 """
 
 from __future__ import annotations
@@ -355,6 +357,11 @@ def give(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     ):
         raise ActionError(f"Item {wanted} does not belong to source actor {from_uuid}")
     item_data = dict(item.doc)
+    if source is not None and amount > rules.held(item.doc):
+        raise ActionError(
+            f"{source.doc.get('name') or from_uuid} has only {rules.held(item.doc)} of "
+            f"{item.doc.get('name', wanted)}, not {amount}"
+        )
     if source is not None:
         holder = _resolve(ctx, source.uuid)
         assert holder is not None

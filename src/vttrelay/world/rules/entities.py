@@ -249,9 +249,16 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def held(item: dict[str, Any]) -> float:
+    """How many of an item an actor holds: its numeric quantity, else 1."""
+    quantity = _quantity(item)
+    return quantity if _is_number(quantity) else 1
+
+
 def take_from_source(actor: dict[str, Any], item_id: str, amount: float) -> None:
     """What giving does to the source: its quantity drops by `amount` when it holds more, else
-    the item leaves the actor (even when it held fewer)."""
+    the item leaves the actor. The caller refuses an amount above `held` (the module would
+    delete the source item and still give the whole amount, making items from nothing)."""
     item = documents.find_item(actor, item_id)
     if item is None:
         return
