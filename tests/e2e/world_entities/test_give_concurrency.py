@@ -54,7 +54,7 @@ async def test_200_concurrent_gives_conserve_items(world: EmbeddedWorld, api: An
         )
         assert status == 200 and body["quantity"] == START, body
     rng = random.Random(200)
-    moves = []
+    moves: list[dict[str, Any]] = []
     for _ in range(200):
         source, target = rng.sample(PARTY, 2)
         moves.append(
