@@ -1244,7 +1244,16 @@ CANVAS_ROUTES: Final = (
         "Create a document (token, tile, wall, light...) on a scene.",
         "canvas:write",
         DOCUMENT_TYPE,
-        Param("data", "object", B, required=True, description="The new document's data."),
+        # Untyped: an object, or an array of objects to create several at once. The reference
+        # relay refuses arrays although its docs and the module accept them (§15 X6); the
+        # world checks the value.
+        Param(
+            "data",
+            None,
+            B,
+            required=True,
+            description="The new document's data, or an array of them.",
+        ),
         SCENE_ID_BQ,
         timeout=USE_TIMEOUT,
         document_types=CANVAS_DOCUMENT_TYPES,

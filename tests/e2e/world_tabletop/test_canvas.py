@@ -138,6 +138,18 @@ async def test_create_update_delete_every_document_type_with_hooks(
     assert all(not scene.get(key) for key in ("tiles", "walls", "lights", "regions"))
 
 
+async def test_create_several_documents_at_once(relay: Any, world: Any, api: Api) -> None:
+    walls: list[dict[str, Any]] = [
+        {"c": [600, 600, 800, 600]},
+        {"c": [800, 600, 800, 800], "door": 1},
+    ]
+    status, body = await api("POST", "/canvas/walls", {"data": walls})
+    assert status == 200, body
+    assert [w["c"] for w in body["data"]] == [walls[0]["c"], walls[1]["c"]]
+    assert [w["door"] for w in body["data"]] == [0, 1]
+    assert [w["_id"] for w in scene_doc(world)["walls"]] == [w["_id"] for w in body["data"]]
+
+
 async def test_a_token_dropped_from_an_actor(relay: Any, world: Any, api: Api, hooks: Any) -> None:
     stream = await hooks("createToken", "updateToken", "deleteToken")
     status, body = await api(
@@ -175,7 +187,13 @@ async def test_canvas_errors_change_nothing(relay: Any, world: Any, api: Api) ->
 
     await refused("POST", "/canvas/walls", None, "'data' is required")
     await refused(
-        "POST", "/canvas/walls", {"data": [{"c": [0, 0, 1, 1]}]}, "'data' must be an object"
+        "POST", "/canvas/walls", {"data": "wall"}, "data must be an object or an array of objects"
+    )
+    await refused(  # a batch is created whole or not at all
+        "POST",
+        "/canvas/walls",
+        {"data": [{"c": [0, 0, 1, 1]}, {"c": [1, 1]}]},
+        "Wall validation errors:\n  c: must be an array of 4 numbers",
     )
     await refused(
         "POST",

@@ -35,6 +35,15 @@ def test_document_covers_the_table() -> None:
     assert delete["parameters"][-1]["required"] is True
 
 
+def test_canvas_document_types_are_an_enum_of_the_path() -> None:
+    canvas = build_document()["paths"]["/canvas/{documentType}"]
+    assert set(canvas) == {"get", "post", "put", "delete"}
+    for op in canvas.values():
+        kind = next(p for p in op["parameters"] if p["name"] == "documentType")
+        assert kind["in"] == "path" and kind["required"] is True
+        assert kind["schema"]["enum"][0] == "tokens" and len(kind["schema"]["enum"]) == 9
+
+
 def test_parse_expiry() -> None:
     assert parse_expiry("30d", now=100.0) == 100.0 + 30 * 86400
     assert parse_expiry("12h", now=0.0) == 43200

@@ -107,15 +107,28 @@ def get_documents(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
 
 
 @action("create-canvas-document")
-def create_document(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
-    """Create one document on a scene: the tabletop's defaults under the caller's data; a
-    token of an actor takes the actor's prototype token."""
+def create_documents(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Create one document on a scene, or several (`data` an array): the tabletop's defaults
+    under the caller's data; a token of an actor takes the actor's prototype token."""
     scene = find_scene(ctx, params)
     assert_owner(ctx, scene, "create embedded documents on")
     class_name, key = collection(params)
     data = params.get("data")
-    if not isinstance(data, dict):
-        raise ActionError("data must be an object")
+    given = data if isinstance(data, list) else [data]
+    batch = [d for d in given if isinstance(d, dict)]
+    if len(batch) != len(given):
+        raise ActionError("data must be an object or an array of objects")
+    docs = _docs(scene, key)
+    created = [_new_document(ctx, class_name, d) for d in batch]
+    for doc in created:
+        if any(d.get("_id") == doc["_id"] for d in docs if isinstance(d, dict)):
+            raise ActionError(f"{class_name} {doc['_id']} already exists in Scene {scene['_id']}")
+        docs.append(doc)
+    ctx.tx.put("Scene", scene)
+    return {**_head(scene, params), "data": created}
+
+
+def _new_document(ctx: ActionContext, class_name: str, data: dict[str, Any]) -> dict[str, Any]:
     if class_name == "Token" and data.get("actorId") is not None:
         actor = ctx.tx.get("Actor", str(data["actorId"]))
         if actor is None:
@@ -124,12 +137,8 @@ def create_document(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any
     if class_name in ("Drawing", "MeasuredTemplate") and data.get("author") is None:
         data = {**data, "author": ctx.acting_user_id}
     doc = with_defaults(class_name, data, ctx.new_id)
-    if any(d.get("_id") == doc["_id"] for d in _docs(scene, key) if isinstance(d, dict)):
-        raise ActionError(f"{class_name} {doc['_id']} already exists in Scene {scene['_id']}")
     _check(class_name, doc)
-    _docs(scene, key).append(doc)
-    ctx.tx.put("Scene", scene)
-    return {**_head(scene, params), "data": [doc]}
+    return doc
 
 
 @action("update-canvas-document")
