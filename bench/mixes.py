@@ -13,14 +13,14 @@ from urllib.parse import quote, urlencode
 
 import orjson
 
-from bench.replies import ACTOR
+from bench.replies import ACTOR, GET_UUID, SEARCH_FILTER
 
 Request = tuple[str, str, dict[str, Any] | None]  # method, path with query, JSON body
 
 DETAILS: Final = '["resources","items","features","spells"]'
 ACTOR_DETAILS_QUERY: Final = urlencode({"actorUuid": ACTOR, "details": DETAILS})
 
-# Scenario 1: the forwarded mix of issue 6 (plus /roll, issue 10), one of each.
+# Scenario 1: the forwarded mix of issue 6 (plus /roll, /get and /search, issue 10), one of each.
 FORWARDED: Final[tuple[Request, ...]] = (
     ("GET", "/dnd5e/get-actor-details?" + ACTOR_DETAILS_QUERY, None),
     ("POST", "/dnd5e/skill-check", {"actorUuid": ACTOR, "skill": "prc"}),
@@ -28,6 +28,8 @@ FORWARDED: Final[tuple[Request, ...]] = (
     ("POST", "/chat", {"content": "Hello from the bench", "flavor": "bench"}),
     ("GET", "/players", None),
     ("POST", "/roll", {"formula": "2d20kh", "flavor": "Test Roll", "createChatMessage": True}),
+    ("GET", "/get?" + urlencode({"uuid": GET_UUID}), None),
+    ("GET", "/search?" + urlencode({"filter": SEARCH_FILTER}), None),
 )
 
 # Scenario 2: the floor, no world hop.

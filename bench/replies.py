@@ -6,12 +6,17 @@ and §9, wire-protocol §4.6 (the skill-check exchange) and endpoints-beyond-see
 Halfling Monk (`Actor.V5OF1QXHjaIy6iO8`); get-actor-details carries its 17 items, 8 features and
 1 spell as 11-key Item sources, so the forwarded body is about as large as a real one of that actor.
 
+The entity (`/get`) and search replies were recorded from the embedded world by
+`python -m bench.record` (`bench/recorded/<action>.json`): a character with all her items, and
+every actor of the world and of the SRD packs.
+
 `reply_parts(action)` returns the text before and after the requestId, so the fake world builds a
 reply with two string concatenations and no JSON encoding per request.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Final
 
 import orjson
@@ -280,6 +285,12 @@ REPLIES: Final[dict[str, dict[str, Any]]] = {
         },
     },
 }
+
+RECORDED_DIR: Final = Path(__file__).parent / "recorded"
+GET_UUID: Final = "Actor.elaraWizard00001"  # a character with her items, features and spells
+SEARCH_FILTER: Final = "documentType:Actor"  # every actor of the world and of the packs
+for _path in sorted(RECORDED_DIR.glob("*.json")):
+    REPLIES[_path.stem] = orjson.loads(_path.read_bytes())
 
 # An action the world does not know gets what the module would say about a missing handler's
 # neighbour: an error reply (HTTP 400 through the relay), so a bad mix shows up as non-2xx.

@@ -53,6 +53,8 @@ def test_recorded_replies_echo_the_request_id() -> None:
         "chat-send",
         "players",
         "roll",
+        "entity",
+        "search",
     ):
         frame = orjson.loads(replies.build_reply(action, 'id_"quoted"'))
         assert frame["type"] == action + "-result"
