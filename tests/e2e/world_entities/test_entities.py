@@ -527,3 +527,20 @@ async def test_kill(world: EmbeddedWorld, api: Any) -> None:
             "error": error,
         }
     assert snapshot(world) == before
+
+
+async def test_give_from_a_compendium_pack(world: EmbeddedWorld, api: Any) -> None:
+    potion = "Compendium.dnd5e.items.Item.srdPotionOfHeali"
+    status, body = await api("POST", "/give", {"toUuid": GOBLIN, "itemUuid": potion, "quantity": 2})
+    assert status == 200 and body["itemUuid"] == potion and body["quantity"] == 2, body
+    goblin = stored(world, GOBLIN)
+    assert goblin is not None
+    given = [i for i in goblin["items"] if i["_id"] == body["newItemId"]]
+    assert given[0]["name"] == "Potion of Healing" and given[0]["type"] == "consumable"
+    _, body = await api("POST", "/give", {"toUuid": GOBLIN, "itemName": "hempen rope"})
+    assert body["success"] is True  # found by the search index among the pack's items
+    assert quantity(world, GOBLIN, "Hempen Rope (50 feet)") == 1
+    status, body = await api("PUT", "/update", {"data": {"name": "x"}}, uuid=potion)
+    assert status == 400 and body["error"] == "You may not modify the locked compendium dnd5e.items"
+    status, body = await api("GET", "/get", uuid=potion)
+    assert status == 200 and body["data"]["name"] == "Potion of Healing"
