@@ -22,11 +22,12 @@ from typing import Any, Final, TypeGuard
 from vttrelay.world import documents
 from vttrelay.world.actions import ActionError, action
 from vttrelay.world.context import ActionContext
-from vttrelay.world.defaults import merge, with_defaults
+from vttrelay.world.defaults import with_defaults
 from vttrelay.world.documents import Resolved
 from vttrelay.world.permissions import LIMITED, assert_can_write, assert_owner, permission_level
 from vttrelay.world.rules import canvas as rules
 from vttrelay.world.rules import grid
+from vttrelay.world.rules.entities import apply_document_update
 
 DATA_NULL: Final = {"data": None}
 FAILED: Final = {"success": False}
@@ -143,7 +144,8 @@ def _new_document(ctx: ActionContext, class_name: str, data: dict[str, Any]) -> 
 
 @action("update-canvas-document")
 def update_document(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
-    """Update one document of a scene (nested objects merge, dotted keys address fields)."""
+    """Update one document of a scene as the tabletop's update does (nested objects merge,
+    dotted keys address fields, `-=key` deletes)."""
     scene = find_scene(ctx, params)
     assert_owner(ctx, scene, "update embedded documents on")
     class_name, key = collection(params)
@@ -151,7 +153,7 @@ def update_document(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any
     data = params.get("data")
     if not isinstance(data, dict):
         raise ActionError("data must be an object")
-    merge(doc, {k: v for k, v in data.items() if k != "_id"})
+    apply_document_update(doc, data, class_name, ctx.new_id)
     _check(class_name, doc)
     ctx.tx.put("Scene", scene)
     return {**_head(scene, params), "data": [doc]}
