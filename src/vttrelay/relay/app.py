@@ -30,7 +30,13 @@ from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog
 from vttrelay.relay.auth import KeyCache, UsageCounter
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError, error
-from vttrelay.relay.forward import BODY_TOO_LARGE, admit_request, error_response, forward
+from vttrelay.relay.forward import (
+    BODY_TOO_LARGE,
+    admit_request,
+    error_response,
+    forward,
+    forward_image,
+)
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import PairingError, RelayStore
@@ -243,6 +249,7 @@ LOCAL_HANDLERS: dict[str, Callable[[web.Request, Route, RelayState], Awaitable[w
     "openapi": h_openapi,
     "docs": h_docs,
     "contents_deprecated": h_contents_deprecated,
+    "scene_image": forward_image,
     **pairing.HANDLERS,  # pair and key requests (endpoints-beyond-seed §12)
 }
 

@@ -11,6 +11,7 @@ in `app.relay_middleware` for every route; SSE (`streams.py`) uses `admit_reques
 
 from __future__ import annotations
 
+import base64
 from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import web
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 API_KEY_HEADER: Final = "x-api-key"
 BODY_TOO_LARGE: Final = "Request body too large"  # wire-protocol §6, as the global limit's
+IMAGE_SIZE_HEADERS: Final = {"X-Image-Width": "width", "X-Image-Height": "height"}
 
 
 def _takes_client_id(route: Route) -> bool:
@@ -88,9 +90,37 @@ def reply_response(reply: Reply) -> web.Response:
     )
 
 
+def image_response(reply: Reply) -> web.Response:
+    """GET /scene/image: the picture the world sent (`data.imageData`, a base64 data URL, and
+    `data.mimeType`) as the body, with X-Image-Width/-Height; an error reply as it is."""
+    if reply.is_error:
+        return reply_response(reply)
+    data = reply.frame.get("data")
+    data = data if isinstance(data, dict) else {}
+    encoded = data.get("imageData")
+    if not isinstance(encoded, str):
+        raise error(502, "The world sent no image")
+    header, _, payload = encoded.rpartition(",")
+    mime = data.get("mimeType") or header.removeprefix("data:").split(";")[0] or "image/png"
+    try:
+        body = base64.b64decode(payload, validate=True)
+    except ValueError:
+        raise error(502, "The world sent no image") from None
+    headers = {k: str(data[f]) for k, f in IMAGE_SIZE_HEADERS.items() if f in data}
+    return web.Response(body=body, content_type=str(mime), headers=headers)
+
+
 def error_response(exc: RelayError) -> web.Response:
     """A refused call as HTTP: its status and JSON body."""
     return web.Response(body=exc.json(), status=exc.status, content_type="application/json")
+
+
+async def forward_image(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    """GET /scene/image (endpoints-beyond-seed §9.6): forwarded like any route, answered with
+    the picture's bytes (`image_response`)."""
+    key = admit_request(request, route, state)
+    params = await read_params(request, route)
+    return image_response(await core.forward(state, key, route, params))
 
 
 async def forward(request: web.Request, route: Route, state: RelayState) -> web.Response:

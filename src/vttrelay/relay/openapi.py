@@ -121,11 +121,16 @@ def _responses(route: Route) -> dict[str, Any]:
     declared = route.extra.get("responses")
     if declared:  # a local route that lists its own answers: {status: description}
         kind = route.extra.get("content_type", "application/json")
-        schema = {"type": "string"} if kind == "text/html" else {"type": "object"}
-        return {
+        schema: dict[str, Any] = {"type": "string"} if kind == "text/html" else {"type": "object"}
+        if kind.startswith("image/"):
+            schema = {"type": "string", "format": "binary"}
+        answers = {
             status: {"description": text, "content": {kind: {"schema": schema}}}
             for status, text in declared.items()
         }
+        if route.action:  # a local route that asks a world: its errors are a forward route's
+            answers.update({s: _error(s) for s in ERROR_STATUSES if s not in answers})
+        return answers
     if route.mode == "stream":
         return {
             "200": {

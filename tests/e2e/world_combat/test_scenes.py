@@ -3,7 +3,10 @@ success and errors, the `userId` views and gates, and the scene events of a swit
 
 from __future__ import annotations
 
+import io
 from typing import Any
+
+from PIL import Image
 
 from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld
@@ -208,3 +211,59 @@ async def test_switch_scene_activates_it_and_sends_scene_events(
     updates = await hooks.events(2)
     changed = {e.data["args"][1]["_id"]: e.data["args"][1]["active"] for e in updates}
     assert changed == {TAVERN: False, AMBUSH: True}
+
+
+async def test_scene_pictures(relay: Any, api: Any, world: EmbeddedWorld) -> None:
+    key = relay.key(ALL_SCOPES, rate_per_minute=0)
+
+    async def picture(**query: Any) -> Any:
+        params = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in query.items()}
+        return await relay.call("GET", "/scene/image", key=key, params=params)
+
+    answer = await picture()  # the viewed scene, the tavern: 2000 x 1400
+    assert answer.status == 200, answer.body
+    assert answer.headers["content-type"] == "image/png"
+    assert (answer.headers["X-Image-Width"], answer.headers["X-Image-Height"]) == ("2000", "1400")
+    image = Image.open(io.BytesIO(answer.body))
+    assert (image.format, image.size) == ("PNG", (2000, 1400))
+    # Elara's token (friendly, at 500,800 on the canvas: 0,400 in the picture) is a cyan disc
+    assert image.getpixel((25, 430)) == (0x43, 0xDF, 0xDF)
+    assert image.getpixel((100, 10)) == (0, 0, 0)  # a grid line every 100 px
+    answer = await picture(width=500, format="jpeg", quality=0.8, showGrid=False)
+    assert answer.status == 200 and answer.headers["content-type"] == "image/jpeg"
+    assert (answer.headers["X-Image-Width"], answer.headers["X-Image-Height"]) == ("500", "350")
+    assert Image.open(io.BytesIO(answer.body)).format == "JPEG"
+
+    answer = await picture(sceneId=AMBUSH)
+    assert answer.status == 400
+    assert answer.json()["error"] == (
+        "Scene 'Goblin Ambush' is not the currently viewed scene. Switch to it first."
+    )
+    status, _ = await api("POST", "/switch-scene", {"sceneId": AMBUSH})
+    assert status == 200
+    answer = await picture(sceneId=AMBUSH, height=200, hideOverlays=True)
+    assert answer.status == 200 and answer.headers["X-Image-Height"] == "200"
+    for query, error in (
+        ({"format": "gif"}, "Invalid format 'gif': use png or jpeg"),
+        ({"sceneId": "nope"}, "Scene not found"),
+        ({"userId": "Aria", "sceneId": TAVERN}, "User 'Aria' does not have permission to view "
+         "this scene"),
+        ({"userId": "nobody"}, "User not found: nobody"),
+    ):  # fmt: skip
+        answer = await picture(**query)
+        assert (answer.status, answer.json()["error"]) == (400, error), query
+    answer = await picture(width="wide")
+    assert (answer.status, answer.json()) == (400, {"error": "'width' must be a valid number"})
+
+    # the raw background: the demo scenes have none; one that names a file answers its src
+    status, body = await api("GET", "/scene/image/raw", sceneId=TAVERN)
+    assert (status, body["error"]) == (400, "Scene 'The Yawning Portal' has no background image")
+    status, body = await api(
+        "PUT", "/scene", {"sceneId": TAVERN, "data": {"background": "maps/tavern.webp"}}
+    )
+    assert status == 200 and body["data"]["background"] == {"src": "maps/tavern.webp"}
+    status, body = await api("GET", "/scene/image/raw", sceneId=TAVERN)
+    assert (status, body["data"]) == (
+        200,
+        {"sceneId": TAVERN, "sceneName": "The Yawning Portal", "src": "maps/tavern.webp"},
+    )

@@ -56,6 +56,8 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("PUT", "/scene"): ("scene:write", "update-scene", 30.0),
     ("DELETE", "/scene"): ("scene:write", "delete-scene", 10.0),
     ("POST", "/switch-scene"): ("scene:write", "switch-scene", 30.0),
+    ("GET", "/scene/image"): ("scene:read", "scene-screenshot", 30.0),
+    ("GET", "/scene/image/raw"): ("scene:read", "scene-raw-image", 30.0),
     ("GET", "/get"): ("entity:read", "entity", 10.0),
     ("POST", "/create"): ("entity:write", "create", 10.0),
     ("PUT", "/update"): ("entity:write", "update", 10.0),
@@ -132,7 +134,7 @@ def test_every_endpoint_once_with_scope_action_and_timeout() -> None:
         "Playlists": 7,
         "Users": 5,
         "Encounters": 9,
-        "Scenes": 5,
+        "Scenes": 7,
         "Entities": 9,
     }
     for group, n in counts.items():

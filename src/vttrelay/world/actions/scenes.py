@@ -1,5 +1,6 @@
 """Scene actions (endpoints-beyond-seed §9): get-scene, create-scene, update-scene, delete-scene,
-switch-scene.
+switch-scene, and the pictures: scene-screenshot (drawn by `world.scene_image`) and
+scene-raw-image.
 
 A scene is picked as the module's `resolveScene` does, first rule that applies: `sceneId`, then
 the exact (case-sensitive) `name`, then `active`, then `viewed` (the GM views the active scene).
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from vttrelay.world import documents
+from vttrelay.world import documents, scene_image
 from vttrelay.world.actions import ActionError, action
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import assert_can_write, assert_gm, filter_views, view
@@ -151,3 +152,66 @@ def switch_scene(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     _activate(ctx, scene)
     _save(ctx, scene)
     return {"success": True, "data": scene}
+
+
+# Scene pictures (endpoints-beyond-seed §9.6) --------------------------------------------------
+
+
+def _pictured(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
+    """The scene a picture is asked of: `sceneId`, else the viewed (active) one; the user must
+    be able to see it."""
+    if _truthy(frame.get("sceneId")):
+        res = _found(ctx, {"sceneId": frame["sceneId"]})
+    else:
+        res = _found(ctx, {"viewed": True})
+    if view(ctx.user, res) is None:
+        raise ActionError(f"User '{_user_name(ctx)}' does not have permission to view this scene")
+    return res.doc
+
+
+@action("scene-screenshot")
+def scene_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
+    """A picture of the viewed scene (`world.scene_image`), as a data URL; the relay answers
+    GET /scene/image with its bytes."""
+    scene = _pictured(ctx, frame)
+    viewed = documents.active_scene(ctx.tx)
+    if viewed is None or viewed["_id"] != scene["_id"]:
+        raise ActionError(
+            f"Scene '{scene.get('name', '')}' is not the currently viewed scene. "
+            "Switch to it first."
+        )
+    fmt = str(frame.get("format") or "png").lower()
+    fmt = "jpeg" if fmt == "jpg" else fmt
+    if fmt not in scene_image.FORMATS:
+        raise ActionError(f"Invalid format '{frame.get('format')}': use png or jpeg")
+    picture = scene_image.render(
+        scene,
+        fmt=fmt,
+        quality=frame.get("quality"),
+        width=frame.get("width"),
+        height=frame.get("height"),
+        show_grid=frame.get("showGrid") is not False,
+        hide_overlays=frame.get("hideOverlays") is True,
+    )
+    return {
+        "data": {
+            "sceneId": scene["_id"],
+            "sceneName": scene.get("name"),
+            "imageData": picture.data_url(),
+            "mimeType": picture.mime_type,
+            "width": picture.width,
+            "height": picture.height,
+        }
+    }
+
+
+@action("scene-raw-image")
+def scene_raw_image(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
+    """The scene's background image. The embedded world holds no image files, so a background
+    is named by its `src` only (what the module answers when it cannot fetch the file)."""
+    scene = _pictured(ctx, frame)
+    background = scene.get("background")
+    src = background.get("src") if isinstance(background, dict) else background
+    if not (isinstance(src, str) and src):
+        raise ActionError(f"Scene '{scene.get('name', '')}' has no background image")
+    return {"data": {"sceneId": scene["_id"], "sceneName": scene.get("name"), "src": src}}

@@ -1,0 +1,129 @@
+"""A picture of a scene, drawn with Pillow: what the embedded world shows for GET /scene/image.
+
+The embedded world has no canvas and no image files, so it draws what it knows of the scene: the
+scene's background colour, its grid (square grids; `showGrid`), the walls (doors in their own
+colour), the lights' bright and dim radii, and the tokens as discs in their disposition's colour
+with their initial (`hideOverlays` leaves out walls and lights). The picture covers the scene
+rectangle (`rules.grid.scene_rect`: the scene without its padding), scaled to the requested
+width and/or height keeping the aspect ratio, at most `MAX_SIDE` pixels a side.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from dataclasses import dataclass
+from typing import Any, Final
+
+from PIL import Image, ImageDraw
+
+from vttrelay.world.rules import grid as grid_rules
+
+MAX_SIDE: Final = 4096
+FORMATS: Final = {"png": ("PNG", "image/png"), "jpeg": ("JPEG", "image/jpeg")}
+# Token disc colours by disposition: secret, hostile, neutral, friendly (the tabletop's).
+DISPOSITION_COLORS: Final = {-2: "#7f3fbf", -1: "#e72124", 0: "#f1d836", 1: "#43dfdf"}
+WALL_COLOR: Final = "#ffffff"
+DOOR_COLOR: Final = "#3fa9f5"
+LIGHT_COLOR: Final = "#ffd27f"
+
+
+@dataclass(frozen=True)
+class Picture:
+    data: bytes
+    mime_type: str
+    width: int
+    height: int
+
+    def data_url(self) -> str:
+        return f"data:{self.mime_type};base64,{base64.b64encode(self.data).decode()}"
+
+
+def _number(value: Any, default: float) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return default
+
+
+def output_size(scene: dict[str, Any], width: Any, height: Any) -> tuple[int, int, float]:
+    """(width, height, scale) of the picture: the scene's size, or the requested width and/or
+    height keeping the aspect ratio, bounded by MAX_SIDE."""
+    scene_w = max(1.0, _number(scene.get("width"), 4000))
+    scene_h = max(1.0, _number(scene.get("height"), 3000))
+    want_w, want_h = _number(width, 0), _number(height, 0)
+    if want_w > 0 and want_h > 0:
+        scale = min(want_w / scene_w, want_h / scene_h)
+    elif want_w > 0:
+        scale = want_w / scene_w
+    elif want_h > 0:
+        scale = want_h / scene_h
+    else:
+        scale = 1.0
+    scale = min(scale, MAX_SIDE / scene_w, MAX_SIDE / scene_h)
+    return max(1, round(scene_w * scale)), max(1, round(scene_h * scale)), scale
+
+
+def render(
+    scene: dict[str, Any],
+    *,
+    fmt: str = "png",
+    quality: Any = None,
+    width: Any = None,
+    height: Any = None,
+    show_grid: bool = True,
+    hide_overlays: bool = False,
+) -> Picture:
+    """Draw the scene. `fmt` is "png" or "jpeg" (`quality` 0-1 or 1-100 for jpeg)."""
+    pil_format, mime_type = FORMATS[fmt]
+    out_w, out_h, scale = output_size(scene, width, height)
+    rect = grid_rules.scene_rect(scene)
+    ox, oy = rect.x, rect.y
+    image = Image.new("RGB", (out_w, out_h), str(scene.get("backgroundColor") or "#999999"))
+    draw = ImageDraw.Draw(image)
+
+    def at(x: Any, y: Any) -> tuple[float, float]:
+        return ((_number(x, 0) - ox) * scale, (_number(y, 0) - oy) * scale)
+
+    grid = grid_rules.grid_of(scene)
+    size = grid.size
+    if show_grid and grid.type == grid_rules.SQUARE and size * scale >= 2:
+        step = size * scale
+        color = str((scene.get("grid") or {}).get("color") or "#000000")
+        for i in range(1, math.ceil(out_w / step)):
+            draw.line([(i * step, 0), (i * step, out_h)], fill=color)
+        for i in range(1, math.ceil(out_h / step)):
+            draw.line([(0, i * step), (out_w, i * step)], fill=color)
+    if not hide_overlays:
+        for light in scene.get("lights") or ():
+            if not isinstance(light, dict) or light.get("hidden"):
+                continue
+            x, y = at(light.get("x"), light.get("y"))
+            config = light.get("config") or {}
+            for radius, width_px in ((config.get("dim"), 1), (config.get("bright"), 2)):
+                r = _number(radius, 0) / (grid.distance or 1) * size * scale
+                if r > 0:
+                    draw.ellipse([x - r, y - r, x + r, y + r], outline=LIGHT_COLOR, width=width_px)
+        for wall in scene.get("walls") or ():
+            c = wall.get("c") if isinstance(wall, dict) else None
+            if isinstance(c, list) and len(c) == 4:
+                color = DOOR_COLOR if wall.get("door") else WALL_COLOR
+                draw.line([at(c[0], c[1]), at(c[2], c[3])], fill=color, width=3)
+    for token in scene.get("tokens") or ():
+        if not isinstance(token, dict) or token.get("hidden"):
+            continue
+        x, y = at(token.get("x"), token.get("y"))
+        w = _number(token.get("width"), 1) * size * scale
+        h = _number(token.get("height"), 1) * size * scale
+        color = DISPOSITION_COLORS.get(int(_number(token.get("disposition"), 0)), "#f1d836")
+        draw.ellipse([x + 2, y + 2, x + w - 2, y + h - 2], fill=color, outline="#000000")
+        name = str(token.get("name") or "")
+        if name and w >= 12:
+            draw.text((x + w / 2, y + h / 2), name[0].upper(), fill="#000000", anchor="mm")
+    buffer = io.BytesIO()
+    if pil_format == "JPEG":
+        q = _number(quality, 0.92)
+        image.save(buffer, "JPEG", quality=max(1, min(95, round(q * 100 if q <= 1 else q))))
+    else:
+        image.save(buffer, "PNG")
+    return Picture(buffer.getvalue(), mime_type, out_w, out_h)
