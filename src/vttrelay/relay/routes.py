@@ -1101,6 +1101,34 @@ STRUCTURE_ROUTES: Final = (
     ),
 )
 
+MACRO_ROUTES: Final = (
+    Route(
+        "GET",
+        "/macros",
+        "forward",
+        "The world's macros (what the user may see).",
+        "Macros",
+        scope="macro:list",
+        action="macros",
+        params=(CLIENT_ID, USER_ID),
+    ),
+    Route(
+        "POST",
+        "/macro/{uuid}/execute",
+        "forward",
+        "Execute a macro (off unless the world enables allowMacroExecute).",
+        "Macros",
+        scope="macro:execute",
+        action="macro-execute",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("uuid", "string", P, required=True, description="Macro uuid, `Macro.<id>`."),
+            Param("args", "object", B, description="Arguments the macro sees as `args`."),
+        ),
+    ),
+)
+
 HOOK_FILTERS = (
     Param("hooks", "string", Q, description="Comma-separated hook names (hooks stream)."),
     Param("encounterId", "string", Q, description="Only this encounter (encounters stream)."),
@@ -1649,6 +1677,7 @@ ROUTES: Final[tuple[Route, ...]] = (
     *ROLL_ROUTES,
     *EFFECT_ROUTES,
     *STRUCTURE_ROUTES,
+    *MACRO_ROUTES,
     *CANVAS_ROUTES,
     *PLAYLIST_ROUTES,
     *USER_ROUTES,

@@ -17,7 +17,7 @@ import contextlib
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import httpx
 
@@ -148,19 +148,29 @@ def cmd_reset(args: argparse.Namespace) -> int:
     return 0
 
 
+# `vttrelay world settings` switches: option -> (world setting, what it is called when shown).
+SWITCHES: Final = {
+    "execute_js": (documents.SETTING_ALLOW_EXECUTE_JS, "execute-js"),
+    "macro_write": (documents.SETTING_ALLOW_MACRO_WRITE, "macro-write"),
+    "macro_execute": (documents.SETTING_ALLOW_MACRO_EXECUTE, "macro-execute"),
+}
+
+
 def cmd_settings(args: argparse.Namespace) -> int:
     data_dir = _data_dir(args)
     world = World.open(data_dir)
+    shown: list[str] = []
     try:
         with world.store.transaction() as tx:
-            if args.execute_js is not None:
-                documents.set_setting(
-                    tx, documents.SETTING_ALLOW_EXECUTE_JS, args.execute_js == "on"
-                )
-            allowed = bool(documents.get_setting(tx, documents.SETTING_ALLOW_EXECUTE_JS, False))
+            for option, (key, label) in SWITCHES.items():
+                wanted = getattr(args, option, None)
+                if wanted is not None:
+                    documents.set_setting(tx, key, wanted == "on")
+                allowed = documents.get_setting(tx, key, False) is True
+                shown.append(f"{label}: {'on' if allowed else 'off'}")
     finally:
         world.close()
-    print(f"execute-js: {'on' if allowed else 'off'}")
+    print("\n".join(shown))
     return 0
 
 
@@ -191,5 +201,19 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
     p.set_defaults(func=cmd_reset)
 
     p = add("settings", "show or change world settings")
-    p.add_argument("--execute-js", choices=("on", "off"), default=None)
+    p.add_argument(
+        "--execute-js", choices=("on", "off"), default=None, help="allow POST /execute-js"
+    )
+    p.add_argument(
+        "--macro-write",
+        choices=("on", "off"),
+        default=None,
+        help="allow creating, updating and deleting macros through /create, /update, /delete",
+    )
+    p.add_argument(
+        "--macro-execute",
+        choices=("on", "off"),
+        default=None,
+        help="allow POST /macro/{uuid}/execute",
+    )
     p.set_defaults(func=cmd_settings)

@@ -28,6 +28,9 @@ SYSTEM_VERSION: Final = "5.0.4"
 SETTING_WORLD: Final = "vttrelay.world"  # world id/title, system, tabletop version, modules
 SETTING_ALLOW_EXECUTE_JS: Final = "foundry-rest-api.allowExecuteJs"
 SETTING_EXECUTE_JS_ROLE: Final = "foundry-rest-api.codeExecutionPermission"
+SETTING_ALLOW_MACRO_WRITE: Final = "foundry-rest-api.allowMacroWrite"
+SETTING_ALLOW_MACRO_EXECUTE: Final = "foundry-rest-api.allowMacroExecute"
+SETTING_NOTIFY_MACRO_EXECUTE: Final = "foundry-rest-api.notifyOnMacroExecute"
 
 GM_ROLE: Final = 4
 ASSISTANT_ROLE: Final = 3

@@ -1,7 +1,8 @@
 """Seed a fresh world from the content files in the package: `content/world.json` (users, scenes,
 settings, world/system/module metadata), every `content/actors/*.json` (one actor, or a list
-of actors, per file, with their items and effects) and `content/playlists.json` (playlists with
-their sounds, completed from `content/document-defaults.json`).
+of actors, per file, with their items and effects), `content/macros.json` (the demo macros) and
+`content/playlists.json` (playlists with their sounds, completed from
+`content/document-defaults.json`).
 
 Documents get Foundry-like defaults where the content leaves them out (`_stats`, `flags`,
 `folder`, `sort`, `ownership`, and the 11 keys of every embedded item).
@@ -104,6 +105,8 @@ def seed_into(tx: Tx, content_dir: Path = CONTENT_DIR, now: int | None = None) -
         tx.put("Scene", _base(dict(scene), now, 0))
     for actor in load_actor_content(content_dir):
         tx.put("Actor", prepare_actor(actor, now))
+    for macro in load_list(content_dir / "macros.json"):
+        tx.put("Macro", _base(macro, now, 0))
     for playlist in load_list(content_dir / "playlists.json"):
         playlist = defaults.with_defaults("Playlist", playlist, new_id)
         tx.put("Playlist", _base(playlist, now, 0))

@@ -239,16 +239,19 @@ async def test_pair_command_stores_a_working_token(
 def test_reset_and_settings_commands(tmp_path: Path, capsys: Any) -> None:
     data_dir = str(tmp_path / "cli")
     assert main(["world", "settings", "--data-dir", data_dir]) == 0
-    assert capsys.readouterr().out == "execute-js: off\n"
+    off = "execute-js: off\nmacro-write: off\nmacro-execute: off\n"
+    assert capsys.readouterr().out == off
     assert main(["world", "settings", "--execute-js", "on", "--data-dir", data_dir]) == 0
-    assert capsys.readouterr().out == "execute-js: on\n"
+    assert capsys.readouterr().out == off.replace("execute-js: off", "execute-js: on")
+    assert main(["world", "settings", "--macro-execute", "on", "--data-dir", data_dir]) == 0
+    assert capsys.readouterr().out == ("execute-js: on\nmacro-write: off\nmacro-execute: on\n")
     world = World.open(Path(data_dir))
     with world.store.transaction() as tx:
         tx.put("ChatMessage", {"_id": "m0000000000000001", "content": "x"})
     world.close()
     assert main(["world", "reset", "--data-dir", data_dir]) == 0
     assert main(["world", "settings", "--data-dir", data_dir]) == 0
-    assert capsys.readouterr().out == "execute-js: off\n"
+    assert capsys.readouterr().out == off
     world = World.open(Path(data_dir))
     with world.store.transaction() as tx:
         assert tx.all("ChatMessage") == []

@@ -307,3 +307,28 @@ async def test_folder_events(relay: Any, world: EmbeddedWorld, api: Any, sse: An
     created, deleted = await hooks.events(2)
     assert created.name == "createFolder" and created.data["args"][0]["name"] == "Loot"
     assert deleted.name == "deleteFolder" and deleted.data["args"][0]["_id"] == made["data"]["id"]
+
+
+async def test_give_from_a_pack(world: EmbeddedWorld, api: Any) -> None:
+    """/give hands a character a Potion of Healing or a spell straight from an SRD pack; the
+    pack is untouched and /get reads pack documents by their uuid."""
+    potion = "Compendium.dnd5e.items.Item.srdPotionOfHeali"
+    status, body = await api("GET", "/get", uuid=potion)
+    assert status == 200 and body["data"]["name"] == "Potion of Healing", body
+    brann = "Actor.brannFighter0001"
+    _, before = await api("GET", "/get", uuid=brann)
+    held = next(i for i in before["data"]["items"] if i["name"] == "Potion of Healing")
+    status, body = await api("POST", "/give", {"toUuid": brann, "itemUuid": potion, "quantity": 2})
+    assert status == 200 and body["success"] is True, body
+    _, after = await api("GET", "/get", uuid=brann)
+    stacked = next(i for i in after["data"]["items"] if i["name"] == "Potion of Healing")
+    assert stacked["system"]["quantity"] == held["system"]["quantity"] + 2
+
+    fireball = "Compendium.dnd5e.spells.Item.srdSpFireball000"
+    status, body = await api("POST", "/give", {"toUuid": ELARA, "itemUuid": fireball})
+    assert status == 200, body
+    _, elara = await api("GET", "/get", uuid=ELARA)
+    [spell] = [i for i in elara["data"]["items"] if i["name"] == "Fireball"]
+    assert spell["_id"] == body["newItemId"] and spell["system"]["level"] == 3
+    status, body = await api("GET", "/get", uuid=potion)
+    assert body["data"]["system"]["quantity"] == 1  # the pack's own document is unchanged

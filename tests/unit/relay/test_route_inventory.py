@@ -69,6 +69,8 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("POST", "/create-folder"): ("structure:write", "create-folder", 10.0),
     ("DELETE", "/delete-folder"): ("structure:write", "delete-folder", 10.0),
     ("GET", "/contents/{path:.*}"): ("structure:read", None, None),
+    ("GET", "/macros"): ("macro:list", "macros", 10.0),
+    ("POST", "/macro/{uuid}/execute"): ("macro:execute", "macro-execute", 10.0),
     **{
         ("GET", f"/{s}/subscribe"): ("events:subscribe", None, None)
         for s in ("chat", "rolls", "hooks", "encounters", "actor", "scene")
@@ -130,6 +132,7 @@ def test_every_endpoint_once_with_scope_action_and_timeout() -> None:
         "Rolls": 3,
         "Effects": 4,
         "Structure": 5,
+        "Macros": 2,
         "Canvas": 6,
         "Playlists": 7,
         "Users": 5,

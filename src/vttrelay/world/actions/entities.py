@@ -30,7 +30,7 @@ from vttrelay.world.rules import entities as rules
 from vttrelay.world.store import COLLECTIONS
 
 FAILED: Final = {"success": False}
-SETTING_ALLOW_MACRO_WRITE: Final = "foundry-rest-api.allowMacroWrite"
+SETTING_ALLOW_MACRO_WRITE: Final = documents.SETTING_ALLOW_MACRO_WRITE
 MACRO_WRITE_SCOPE: Final = "macro:write"
 _MACRO_DISABLED: Final = (
     "Macro {} is disabled in REST API module settings. A GM must enable "

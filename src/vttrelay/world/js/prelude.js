@@ -423,14 +423,32 @@
     g.clearTimeout = clearTimeout;
     g.console = consoleApi;
     state = "running";
+    // A macro (init.macro.scope) runs as the tabletop runs one: its body sees `speaker`, `actor`,
+    // `token`, `character`, `scope` and each key of the scope (e.g. `args`) as variables.
+    const names = [];
+    const values = [];
+    const macro = init.macro;
+    if (macro !== null && typeof macro === "object") {
+      const scope = macro.scope !== null && typeof macro.scope === "object" ? macro.scope : {};
+      const speaker = speakerFor({});
+      const actor = speaker.actor ? game.actors.get(speaker.actor) || null : null;
+      names.push("speaker", "actor", "token", "character", "scope");
+      values.push(speaker, actor, null, null, scope);
+      for (const key of keysOf(scope)) {
+        if (!names.includes(key)) {
+          names.push(key);
+          values.push(scope[key]);
+        }
+      }
+    }
     let fn;
     try {
-      fn = new AsyncFunction(String(source));
+      fn = new AsyncFunction(...names, String(source));
     } catch (err) {
       settle(false, err);
       return "{}";
     }
-    promiseThen.call(fn.call(undefined), (v) => settle(true, v), (e) => settle(false, e));
+    promiseThen.call(fn.call(undefined, ...values), (v) => settle(true, v), (e) => settle(false, e));
     return "{}";
   }
 
