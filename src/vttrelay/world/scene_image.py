@@ -16,8 +16,6 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final
 
-from PIL import Image, ImageDraw
-
 from vttrelay.world.rules import grid as grid_rules
 
 MAX_SIDE: Final = 4096
@@ -75,6 +73,8 @@ def render(
     hide_overlays: bool = False,
 ) -> Picture:
     """Draw the scene. `fmt` is "png" or "jpeg" (`quality` 0-1 or 1-100 for jpeg)."""
+    from PIL import Image, ImageDraw  # loaded when a picture is drawn, not at world start-up
+
     pil_format, mime_type = FORMATS[fmt]
     out_w, out_h, scale = output_size(scene, width, height)
     rect = grid_rules.scene_rect(scene)
