@@ -110,6 +110,7 @@ class Tx:
         self._conn = conn
         self._writes: dict[_Key, bytes | None] = {}
         self._originals: dict[_Key, bytes | None] = {}
+        self._indexed: dict[_Key, tuple[str, str, str, str, str | None]] = {}  # at put time
 
     def _load(self, key: _Key) -> bytes | None:
         row = self._conn.execute(
@@ -148,6 +149,8 @@ class Tx:
         if key not in self._originals:
             self._originals[key] = self._load(key)
         self._writes[key] = orjson.dumps(doc)
+        if collection in SEARCHABLE:
+            self._indexed[key] = _index_values(doc)
 
     def delete(self, collection: str, doc_id: str) -> None:
         """Delete a document (no-op if it does not exist)."""
@@ -226,7 +229,8 @@ class Tx:
                 continue
             conn.execute("DELETE FROM documents_search WHERE rowid = ?", (row[0],))
             if raw is not None:
-                name_lc, name, sub_type, img, folder = _index_values(orjson.loads(raw))
+                key = (collection, doc_id)
+                name_lc, name, sub_type, img, folder = self._indexed[key]
                 conn.execute(
                     "INSERT INTO documents_search "
                     "(rowid, name_lc, name, collection, id, sub_type, img, folder) "

@@ -157,3 +157,37 @@ def test_a_busy_database_is_an_error_that_leaves_no_transaction_open(tmp_path: P
         assert [d["_id"] for d in tx.all("Actor")] == ["a", "b"]
     other.close()
     store.close()
+
+
+def test_search_index_follows_committed_writes_only(tmp_path: Path) -> None:
+    store = WorldStore(tmp_path / "w.db")
+
+    def names(**query: Any) -> list[str]:
+        with store.transaction() as tx:
+            return [e.name for e in tx.search_index(**query)]
+
+    with store.transaction() as tx:
+        tx.put("Item", {"_id": "i1", "name": "Longsword", "type": "weapon", "img": "s.svg"})
+        tx.put("Item", {"_id": "i2", "name": "Long Rope", "type": "loot"})
+        tx.put("User", {"_id": "u1", "name": "Longfellow"})  # not a searchable collection
+    assert names(match="long") == ["Long Rope", "Longsword"]
+    assert names(match="long", sub_type="WEAPON") == ["Longsword"]
+    assert names(like="%g%r%p%") == ["Long Rope"]
+    with store.transaction() as tx:
+        entry = tx.search_index(match="sword")[0]
+        assert (entry.collection, entry.id, entry.sub_type, entry.img) == (
+            "Item",
+            "i1",
+            "weapon",
+            "s.svg",
+        )
+    with pytest.raises(RuntimeError), store.transaction() as tx:
+        tx.put("Item", {"_id": "i1", "name": "Dagger"})
+        tx.delete("Item", "i2")
+        raise RuntimeError("roll back")
+    assert names(match="long") == ["Long Rope", "Longsword"]  # nothing of the failed call
+    with store.transaction() as tx:
+        tx.put("Item", {"_id": "i1", "name": "Dagger"})
+        tx.delete("Item", "i2")
+    assert names(match="long") == [] and names(match="dag") == ["Dagger"]
+    store.close()
