@@ -1,4 +1,5 @@
-"""The request log: one line per request (method, path, status, milliseconds), cheap per request.
+"""The request log: one line per request (method, path, status, milliseconds), cheap per request,
+and what keeps every logged line one line: `escape` and `OneLineErrors`.
 
 Two sinks with one method, `line(method, path, status, ms)`, both on the `vttrelay.access`
 logger's level (INFO by default; `--log-level WARNING` turns the lines off):
@@ -11,6 +12,12 @@ logger's level (INFO by default; `--log-level WARNING` turns the lines off):
   once when it holds `max_bytes` (64 KiB), and at `close()`. A log record and an unbuffered
   write per request cost a fifth of a forwarded request's CPU (bench/RESULTS.md).
   Other log lines are written at once, so an access line may follow a later one by < interval.
+
+What a client sends is logged through `escape`: control characters (an encoded newline in a path
+could otherwise forge log lines) become escapes such as `\\n`, and a long text is cut at
+`MAX_LOGGED` characters. `OneLineErrors` wraps aiohttp's server logger: a malformed request or a
+failing handler is one ERROR line (`describe_error`: type, escaped message, where it was raised)
+and its traceback goes to DEBUG, not a traceback full of the request's bytes at ERROR.
 """
 
 from __future__ import annotations
@@ -18,15 +25,70 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import sys
 import time
-from typing import Protocol, TextIO
+import traceback
+from collections.abc import MutableMapping
+from typing import Any, Protocol, TextIO
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 ACCESS_LOGGER = "vttrelay.access"
 FLUSH_INTERVAL = 0.05
 MAX_BUFFER = 64 * 1024
 
+MAX_LOGGED = 2000  # characters of a client's text in one log line
+
 access_logger = logging.getLogger(ACCESS_LOGGER)
+
+
+def escape(text: str, limit: int = MAX_LOGGED) -> str:
+    """`text` safe for one log line: non-printable characters escaped (`\\n`, `\\x1b`,
+    `\\u2028`), at most `limit` characters of it. Printable text is returned as it is (fast)."""
+    shown = text[:limit]
+    cut = len(text) > limit
+    if not shown.isprintable():
+        escaped = "".join(_escape_char(c) for c in shown)
+        shown, cut = escaped[:limit], cut or len(escaped) > limit
+    return f"{shown}...({len(text)} characters)" if cut else shown
+
+
+def _escape_char(char: str) -> str:
+    return char if char.isprintable() else char.encode("unicode_escape").decode()
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for an exception: `Type: message (at file.py:line)`, the message escaped."""
+    where = ""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
+    if frames:
+        where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno})"
+    return f"{type(exc).__name__}: {escape(str(exc), MAX_LOGGED // 2)}{where}"
+
+
+class OneLineErrors(logging.LoggerAdapter):
+    """A logger whose `exception()` writes one ERROR line (the message and `describe_error`)
+    and the traceback at DEBUG only (for aiohttp's server logger, see the module docstring)."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        super().__init__(logger, {})
+
+    def process(
+        self, msg: Any, kwargs: MutableMapping[str, Any]
+    ) -> tuple[Any, MutableMapping[str, Any]]:
+        return msg, kwargs
+
+    def exception(self, msg: object, *args: object, exc_info: Any = True, **kwargs: Any) -> None:
+        exc = exc_info if isinstance(exc_info, BaseException) else None
+        if exc is None:
+            exc = sys.exc_info()[1]
+        text = escape(str(msg) % args if args else str(msg))
+        if exc is None:
+            self.logger.error("%s", text)
+            return
+        self.logger.error("%s: %s", text, describe_error(exc))
+        if self.logger.isEnabledFor(logging.DEBUG):
+            self.logger.debug("%s", text, exc_info=exc)
 
 
 class AccessLog(Protocol):
@@ -39,7 +101,7 @@ class LoggingAccessLog:
     """A `logging` record per request on `vttrelay.access` (INFO)."""
 
     def line(self, method: str, path: str, status: int, ms: float) -> None:
-        access_logger.info("%s %s %d %.1fms", method, path, status, ms)
+        access_logger.info("%s %s %d %.1fms", method, escape(path), status, ms)
 
     def close(self) -> None:
         pass
@@ -72,7 +134,7 @@ class BufferedAccessLog:
             self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
         text = (
             f"{self._stamp},{int((now - second) * 1000):03d}{self._prefix}"
-            f"{method} {path} {status} {ms:.1f}ms\n"
+            f"{method} {escape(path)} {status} {ms:.1f}ms\n"
         )
         self._lines.append(text)
         self._size += len(text)

@@ -26,7 +26,7 @@ from aiohttp.typedefs import Middleware
 from vttrelay import __version__, protocol
 from vttrelay.protocol import Close
 from vttrelay.relay import openapi, pairing
-from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog
+from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
 from vttrelay.relay.auth import KeyCache, UsageCounter
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError, error
@@ -60,6 +60,7 @@ PREFLIGHT_HEADERS = {
     "Access-Control-Max-Age": "300",
 }
 PAIR_WINDOW = 15 * 60.0
+INTERNAL_ERROR = "Internal server error"  # the body of a 500 (a bug; logged in one line)
 
 
 @dataclass
@@ -293,6 +294,12 @@ def relay_middleware(state: RelayState) -> Middleware:
         except web.HTTPException as exc:
             status = exc.status
             raise
+        except Exception as exc:  # a bug: one log line (accesslog.describe_error), a JSON 500
+            if isinstance(exc, ConnectionError) or request.writer.output_size:
+                raise  # the client went away, or a stream already began: aiohttp ends it
+            log.error("%s %s failed: %s", request.method, escape(request.path), describe_error(exc))
+            log.debug("%s %s failed", request.method, escape(request.path), exc_info=exc)
+            return json_response({"error": INTERNAL_ERROR}, 500)
         finally:
             access.line(request.method, request.path, status, (clock() - started) * 1000)
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
+from vttrelay.relay.accesslog import OneLineErrors
 from vttrelay.relay.config import RelayConfig
 
 log = logging.getLogger("vttrelay.relay")
@@ -44,12 +45,14 @@ _HEAD_END = b"\r\n\r\n"
 def make_runner(
     app: web.Application, config: RelayConfig, shutdown_timeout: float
 ) -> web.AppRunner:
-    """The relay's AppRunner: no aiohttp access log (accesslog.py writes ours), idle timeout."""
+    """The relay's AppRunner: no aiohttp access log (accesslog.py writes ours), the idle
+    timeout, and aiohttp's errors (malformed requests) as one line each."""
     return web.AppRunner(
         app,
         access_log=None,
         shutdown_timeout=shutdown_timeout,
         keepalive_timeout=config.idle_timeout,
+        logger=OneLineErrors(logging.getLogger("aiohttp.server")),  # a bad request: one line
     )
 
 

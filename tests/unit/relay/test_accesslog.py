@@ -10,7 +10,13 @@ import time
 
 import pytest
 
-from vttrelay.relay.accesslog import ACCESS_LOGGER, LOG_FORMAT, BufferedAccessLog
+from vttrelay.relay.accesslog import (
+    ACCESS_LOGGER,
+    LOG_FORMAT,
+    BufferedAccessLog,
+    OneLineErrors,
+    escape,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -76,3 +82,47 @@ def test_without_a_loop_lines_are_written_at_once_and_a_closed_stream_is_harmles
     assert out.getvalue().endswith("GET /x 404 0.0ms\n")
     out.close()
     sink.line("GET", "/y", 200, 1.0)  # the write fails quietly
+
+
+def test_what_is_logged_is_escaped_and_capped() -> None:
+    assert escape("/chat") == "/chat"
+    assert escape("/x\nINFO forged\r\x1b[31m\u2028") == "/x\\nINFO forged\\r\\x1b[31m\\u2028"
+    assert escape("/é ü") == "/é ü"  # printable text stays as it is
+    long = escape("/" + "a" * 5000)
+    assert len(long) < 2100 and long.endswith("...(5001 characters)")
+
+
+async def test_a_path_with_a_newline_is_one_line() -> None:
+    out = io.StringIO()
+    sink = BufferedAccessLog(out)
+    sink.line("GET", "/x\n2026-01-01 00:00:00,000 INFO vttrelay.access: GET /admin 200", 404, 1.0)
+    sink.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].endswith(
+        "/x\\n2026-01-01 00:00:00,000 INFO vttrelay.access: GET /admin 200 404 1.0ms"
+    )
+
+
+def test_an_error_is_one_escaped_line_and_its_traceback_only_at_debug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    errors = OneLineErrors(logging.getLogger("vttrelay.test.errors"))
+    caplog.set_level(logging.INFO, logger="vttrelay.test.errors")
+    try:
+        raise ValueError("bad header:\n" + "\x01" * 50_000)
+    except ValueError as exc:
+        errors.exception("Error handling request from %s", "127.0.0.1", exc_info=exc)
+    [record] = caplog.records
+    text = record.getMessage()
+    assert record.levelno == logging.ERROR and record.exc_info is None
+    assert "\n" not in text and len(text) < 2500
+    assert text.startswith("Error handling request from 127.0.0.1: ValueError: bad header:\\n")
+    assert "test_accesslog.py" in text  # where it was raised
+    caplog.clear()
+    caplog.set_level(logging.DEBUG, logger="vttrelay.test.errors")
+    try:
+        raise KeyError("k")
+    except KeyError:
+        errors.exception("failed")
+    assert [r.levelno for r in caplog.records] == [logging.ERROR, logging.DEBUG]
+    assert caplog.records[1].exc_info is not None
