@@ -162,7 +162,7 @@ async def test_create(relay: Any, world: EmbeddedWorld, api: Any) -> None:
     assert body["error"].startswith("Macro creation is disabled in REST API module settings.")
     assert snapshot(world) == before  # nothing half-written by any failed call
     with world.world.store.transaction() as tx:
-        documents.set_setting(tx, "foundry-rest-api.allowMacroWrite", True)
+        documents.set_setting(tx, documents.SETTING_ALLOW_MACRO_WRITE, True)
     status, body = await api("POST", "/create", macro)
     assert status == 200 and body["uuid"].startswith("Macro.")
     without_scope = api_for(relay, ("entity:write", "search"))
@@ -544,3 +544,35 @@ async def test_give_from_a_compendium_pack(world: EmbeddedWorld, api: Any) -> No
     assert status == 400 and body["error"] == "You may not modify the locked compendium dnd5e.items"
     status, body = await api("GET", "/get", uuid=potion)
     assert status == 200 and body["data"]["name"] == "Potion of Healing"
+
+
+async def test_macro_writes_need_the_setting_and_the_scope(
+    relay: Any, world: EmbeddedWorld, api: Any
+) -> None:
+    with world.world.store.transaction() as tx:
+        tx.put(
+            "Macro", {"_id": "macro00000000001", "name": "Hello", "type": "chat", "command": "Hi"}
+        )
+    uuid = "Macro.macro00000000001"
+    before = snapshot(world)
+    status, body = await api("PUT", "/update", {"data": {"command": "Bye"}}, uuid=uuid)
+    assert status == 400 and list(body) == ["type", "requestId", "error"]
+    assert body["error"].startswith("Macro editing is disabled in REST API module settings.")
+    status, body = await api("DELETE", "/delete", uuid=uuid)
+    assert status == 400 and body["error"].startswith("Macro deletion is disabled")
+    with world.world.store.transaction() as tx:
+        documents.set_setting(tx, documents.SETTING_ALLOW_MACRO_WRITE, True)
+    without_scope = api_for(relay, ("entity:write",))
+    status, body = await without_scope("PUT", "/update", {"data": {"command": "Bye"}}, uuid=uuid)
+    assert (status, body["error"]) == (400, "macro:write scope is required to update macros")
+    status, body = await without_scope("DELETE", "/delete", uuid=uuid)
+    assert (status, body["error"]) == (400, "macro:write scope is required to delete macros")
+    with world.world.store.transaction() as tx:
+        documents.set_setting(tx, documents.SETTING_ALLOW_MACRO_WRITE, False)
+    assert snapshot(world) == before
+    with world.world.store.transaction() as tx:
+        documents.set_setting(tx, documents.SETTING_ALLOW_MACRO_WRITE, True)
+    status, body = await api("PUT", "/update", {"data": {"command": "Bye"}}, uuid=uuid)
+    assert status == 200 and body["entity"][0]["command"] == "Bye"
+    status, body = await api("DELETE", "/delete", uuid=uuid)
+    assert status == 200 and stored(world, uuid) is None

@@ -78,7 +78,7 @@ def _flag(params: dict[str, Any], name: str) -> bool:
 
 def _macro_write_checks(ctx: ActionContext, params: dict[str, Any], verb: str) -> None:
     """The module's Macro guards: the world setting, then the key's `macro:write` scope."""
-    if not ctx.setting(SETTING_ALLOW_MACRO_WRITE, False):
+    if not ctx.setting(documents.SETTING_ALLOW_MACRO_WRITE, False):
         raise ActionError(_MACRO_DISABLED.format(verb), bare=True)
     scopes = params.get("_scopes")
     if isinstance(scopes, list) and MACRO_WRITE_SCOPE not in scopes:
