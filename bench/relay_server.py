@@ -5,7 +5,8 @@ It calls the CLI's own `serve()` (uvloop, `create_app`, the same runner) with th
 defaults and logging set up as `vttrelay` does (INFO: one request-log line per request, here into
 the bench's relay.log). The one difference is what a benchmark of 1,000+ subscribers on one world
 needs: a higher `max_streams_per_channel` (the default is 10 per world and channel, as in the
-reference relay). SIGTERM or SIGINT stops it gracefully.
+reference relay) and `max_connections` (default 10,000; serve() keeps it below the open-files
+limit). SIGTERM or SIGINT stops it gracefully.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from aiohttp import web
-
 from vttrelay.cli import serve
 from vttrelay.relay.accesslog import LOG_FORMAT
 from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.listener import RelaySite
 
 BENCH_MAX_STREAMS = 20_000
+BENCH_MAX_CONNECTIONS = 100_000  # the fan-out scenarios hold more than the default 10,000
 
 
 def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str]:
@@ -48,20 +49,21 @@ def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str]:
         port=args.port,
         data_dir=args.data_dir,
         max_streams_per_channel=args.max_streams,
+        max_connections=BENCH_MAX_CONNECTIONS,  # serve() keeps it below the open-files limit
     )
     return config, args.log_level
 
 
 def listen_backlog(backlog: int) -> None:
-    """Make the TCPSite that serve() creates listen with `backlog` (an experiment switch: it
+    """Make the RelaySite that serve() creates listen with `backlog` (an experiment switch: it
     shows what the listen backlog does to a burst of connects, see bench/RESULTS.md)."""
-    original = web.TCPSite.__init__
+    original = RelaySite.__init__
 
-    def init(self: web.TCPSite, *args: Any, **kwargs: Any) -> None:
+    def init(self: RelaySite, *args: Any, **kwargs: Any) -> None:
         kwargs["backlog"] = backlog
         original(self, *args, **kwargs)
 
-    web.TCPSite.__init__ = init  # type: ignore[method-assign]
+    RelaySite.__init__ = init  # type: ignore[method-assign]
 
 
 def gc_experiment() -> None:
