@@ -18,7 +18,7 @@ import orjson
 
 from vttrelay.world import defaults, documents
 from vttrelay.world.ids import new_id
-from vttrelay.world.store import COLLECTIONS, Tx, WorldStore
+from vttrelay.world.store import COLLECTIONS, INTERNAL_COLLECTIONS, Tx, WorldStore
 
 CONTENT_DIR: Final = Path(__file__).parent / "content"
 # The keys of every embedded item once `prepare_actor` has filled its defaults.
@@ -121,7 +121,7 @@ def seed(store: WorldStore, content_dir: Path = CONTENT_DIR) -> None:
 def reset(store: WorldStore, content_dir: Path = CONTENT_DIR) -> None:
     """Forget every document and seed the demo world again, in one transaction."""
     with store.transaction() as tx:
-        for collection in COLLECTIONS:
+        for collection in (*COLLECTIONS, *INTERNAL_COLLECTIONS):
             for doc in tx.all(collection):
                 tx.delete(collection, doc["_id"])
         seed_into(tx, content_dir)

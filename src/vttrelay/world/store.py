@@ -46,6 +46,9 @@ COLLECTIONS: Final = (
     "Folder",
     "Cards",
 )
+# The world's own records that are no tabletop document: never listed, searched or resolved by
+# uuid (a user's password hash, which the tabletop keeps on its server, out of clients' reach).
+INTERNAL_COLLECTIONS: Final = ("UserCredential",)
 
 # The collections GET /search covers (the module's world index).
 SEARCHABLE: Final = frozenset(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from vttrelay.relay.routes import DEFAULT_SCOPES
+from vttrelay.world.actions.users import CREDENTIALS, hash_password
 
 from ..conftest import CLIENT_ID, api_for, eventually
 from .conftest import Api
@@ -62,9 +63,16 @@ async def test_create_update_delete_a_user_and_use_it_at_once(
     assert cleo["name"] == "Cleo" and cleo["role"] == 1 and cleo["isGM"] is False
     assert cleo["active"] is False and cleo["character"] is None
     assert cleo["color"].startswith("#") and len(cleo["color"]) == 7
+    # the password is kept as a salted hash outside the User document: no route shows it
     with world.world.store.transaction() as tx:
         stored = tx.get("User", cleo["id"])
-    assert stored is not None and "s3cret" not in str(stored) and stored["passwordSalt"]
+        credential = tx.get(CREDENTIALS, cleo["id"])
+    assert stored is not None and "password" not in stored
+    assert credential is not None
+    assert credential["hash"] == hash_password("s3cret", credential["salt"])
+    status, body = await api("GET", "/get", uuid=f"User.{cleo['id']}")
+    assert status == 200 and body["data"]["name"] == "Cleo", body
+    assert credential["hash"] not in str(body) and "password" not in str(body)
 
     # the new user is a userId at once: a player may not list users...
     status, body = await api("GET", "/users", userId="Cleo")
@@ -95,6 +103,8 @@ async def test_create_update_delete_a_user_and_use_it_at_once(
     assert body["type"] == "delete-user-result" and body["success"] is True
     names = [u["name"] for u in (await api("GET", "/users"))[1]["data"]]
     assert names == ["Gamemaster", "Aria", "Ben"]
+    with world.world.store.transaction() as tx:
+        assert tx.get(CREDENTIALS, cleo["id"]) is None
     status, body = await api("GET", "/dnd5e/get-actor-details", actorUuid="x", details="[]",
                              userId=cleo["id"])  # fmt: skip
     assert status == 400 and body["error"] == f"User not found: {cleo['id']}"

@@ -7,7 +7,8 @@ target is found by `id` (no fallback to `name` when the id is unknown), else by 
 (case-insensitive). A user created here is a `userId` at once: it is in the store when the
 reply goes out, and the relay gets a fresh player list for its stream filters.
 
-Passwords are kept only as a salted PBKDF2 hash (`password`, `passwordSalt`), never answered.
+A password is kept only as a salted PBKDF2 hash, in the internal `UserCredential` record of the
+user (not in the User document, so no route or script ever sees it).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from vttrelay.world import documents
 from vttrelay.world.actions import ActionError, action
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import assert_gm
+from vttrelay.world.store import INTERNAL_COLLECTIONS
 
+CREDENTIALS: Final = INTERNAL_COLLECTIONS[0]  # {_id: user id, hash, salt}
 DATA_NULL: Final = {"data": None}
 FAILED: Final = {"success": False}
 ROLES: Final = (0, 1, 2, 3, 4)  # none, player, trusted, assistant GM, GM
@@ -98,7 +101,8 @@ def _apply(ctx: ActionContext, user: dict[str, Any], data: dict[str, Any]) -> No
         if not isinstance(password, str):
             raise ActionError("password must be a string")
         salt = secrets.token_hex(16)
-        user["password"], user["passwordSalt"] = hash_password(password, salt), salt
+        credential = {"_id": user["_id"], "hash": hash_password(password, salt), "salt": salt}
+        ctx.tx.put(CREDENTIALS, credential)
     if "color" in data:
         color = data["color"]
         if not isinstance(color, str) or not _COLOR.fullmatch(color):
@@ -191,5 +195,6 @@ def delete_user(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     if int(user.get("role", 0)) >= documents.GM_ROLE and _gm_count(ctx) <= 1:
         raise ActionError("Cannot delete the last GM user")
     ctx.tx.delete("User", user["_id"])
+    ctx.tx.delete(CREDENTIALS, user["_id"])
     ctx.users_changed = True
     return {"success": True}
