@@ -1,5 +1,6 @@
 """Pure helpers of the world socket and the forward path: Origin as publicUrl, IP allow-lists,
-the 400 rule of replies, request ids and the frame a world receives (wire-protocol §2-4)."""
+the 400 rule of replies, request ids and the frame a world receives (wire-protocol §2-4), which
+token may connect as which client id (DESIGN §6 item 8)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import pytest
 
 from vttrelay.relay.core import build_frame, new_request_id
 from vttrelay.relay.routes import ROUTES
-from vttrelay.relay.store import KeyRecord
-from vttrelay.relay.worlds import Reply, _ip_allowed, _public_url
+from vttrelay.relay.store import KeyRecord, KnownClient, TokenRecord
+from vttrelay.relay.worlds import Reply, _connected_before, _ip_allowed, _public_url, _token_fits
 
 
 @pytest.mark.parametrize(
@@ -99,3 +100,29 @@ def test_a_type_parameter_never_replaces_the_action() -> None:
     route = next(r for r in ROUTES if r.path == "/chat" and r.method == "GET")
     frame = build_frame(route, {"type": "evil", "limit": 10}, _key())
     assert frame["type"] == "chat-messages" and frame["limit"] == 10
+
+
+def _token(token_id: str, client_id: str) -> TokenRecord:
+    return TokenRecord(token_id, "default", client_id, "", "", 0.0, None)
+
+
+def test_a_token_fits_only_its_own_client_id_and_a_reserved_id_only_its_token() -> None:
+    mine = _token("tok_1", "fvtt_a")
+    assert _token_fits(mine, "fvtt_a", {})
+    assert not _token_fits(mine, "fvtt_b", {})  # another world's id, same account or not
+    demo = _token("tok_demo", "vttrelay-demo")
+    older = _token("tok_old", "vttrelay-demo")
+    reserved = {"vttrelay-demo": "tok_demo"}
+    assert _token_fits(demo, "vttrelay-demo", reserved)
+    assert not _token_fits(older, "vttrelay-demo", reserved)  # only the token serve minted
+    assert not _token_fits(demo, "vttrelay-demo", {"vttrelay-demo": None})  # reserved for none
+    assert _token_fits(mine, "fvtt_a", reserved)
+
+
+def test_a_world_has_connected_before_when_a_connection_was_recorded() -> None:
+    def known(metadata: dict[str, str]) -> KnownClient:
+        return KnownClient("w", "default", metadata, "", 0.0, 0.0)
+
+    assert not _connected_before(None)
+    assert not _connected_before(known({"worldTitle": "paired, never connected"}))
+    assert _connected_before(known({"ipAddress": "127.0.0.1:5000"}))
