@@ -218,3 +218,27 @@ async def test_effect_changes_reach_the_hook_and_actor_streams(
     add, remove = await actor.events(2)
     assert add.name == "actor-effect-add" and add.data["effect"]["_id"] == effect_id
     assert remove.name == "actor-effect-remove" and remove.data["effectId"] == effect_id
+
+
+async def test_effect_changes_apply_to_details_and_rolls(world: EmbeddedWorld, api: Any) -> None:
+    """A custom effect's changes shape what the dnd5e endpoints read: AC and save bonus."""
+    _, before = await api("GET", "/dnd5e/get-actor-details", actorUuid=ELARA, details=["stats"])
+    ac = before["data"]["stats"]["ac"]
+    blessing = {
+        "name": "Shield of Faith and Bless",
+        "changes": [
+            {"key": "system.attributes.ac.bonus", "mode": 2, "value": "2"},
+            {"key": "system.bonuses.abilities.save", "mode": 2, "value": "1d4"},
+        ],
+        "duration": {"seconds": 600},
+    }
+    _, added = await api("POST", "/effects", {"uuid": ELARA, "effectData": blessing})
+    _, after = await api("GET", "/dnd5e/get-actor-details", actorUuid=ELARA, details=["stats"])
+    assert after["data"]["stats"]["ac"] == ac + 2
+    _, save = await api("POST", "/dnd5e/ability-save", {"actorUuid": ELARA, "ability": "wis"})
+    assert "1d4" in save["data"]["formula"], save
+    _, stored = await api("GET", "/get", uuid=ELARA)
+    assert stored["data"]["system"]["attributes"]["ac"]["bonus"] == ""  # the source is untouched
+    await api("DELETE", "/effects", {"uuid": ELARA, "effectId": added["data"]["effect"]["id"]})
+    _, again = await api("GET", "/dnd5e/get-actor-details", actorUuid=ELARA, details=["stats"])
+    assert again["data"]["stats"]["ac"] == ac

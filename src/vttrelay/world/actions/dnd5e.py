@@ -7,7 +7,9 @@ parameter and resolution helpers in `dnd5e_common.py`.
 
 Each handler validates in the module's order with its exact error texts, resolves the actor the
 way that endpoint does, applies the `userId` gate, calls the pure rules in `world/rules/`, and
-puts the changed documents back into the transaction.
+puts the changed documents back into the transaction. Details, checks and saves read the actor
+as its active effects' changes make it (`rules.effects.apply_changes`); writes go to the stored
+actor.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from vttrelay.world.rules import abilities as ab
 from vttrelay.world.rules import concentration as conc
 from vttrelay.world.rules import deaths
 from vttrelay.world.rules.details import actor_details
+from vttrelay.world.rules.effects import apply_changes
 from vttrelay.world.rules.items import modify_charges
 from vttrelay.world.rules.paths import as_int, get_path, set_path
 
@@ -77,7 +80,7 @@ def get_actor_details(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, An
         raise ActionError("details array is required and cannot be empty")
     actor = actor_direct_checked(ctx, uuid)
     assert_can_view(ctx, actor)
-    return {"data": actor_details(actor, uuid, details)}
+    return {"data": actor_details(apply_changes(actor), uuid, details)}
 
 
 # modify-item-charges -------------------------------------------------------------------------
@@ -130,7 +133,8 @@ def skill_check(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     check_choice(skill, "skill", ab.SKILLS, "skills")
     actor = actor_direct(ctx, frame)
     assert_can_view(ctx, actor)
-    roll = roll_formula(ctx, ab.skill_formula(actor, skill, **roll_options(ctx, frame)))
+    formula = ab.skill_formula(apply_changes(actor), skill, **roll_options(ctx, frame))
+    roll = roll_formula(ctx, formula)
     if flag(frame, "createChatMessage", True):
         label = ab.SKILLS[skill][0]
         roll_message(ctx, actor, roll, f"{label} Skill Check", {"type": "skill", "skillId": skill})
@@ -147,7 +151,7 @@ def _ability_roll(ctx: ActionContext, frame: dict[str, Any], kind: str) -> dict[
     actor = actor_direct(ctx, frame)
     assert_can_view(ctx, actor)
     build = ab.save_formula if kind == "save" else ab.check_formula
-    roll = roll_formula(ctx, build(actor, ability, **roll_options(ctx, frame)))
+    roll = roll_formula(ctx, build(apply_changes(actor), ability, **roll_options(ctx, frame)))
     if flag(frame, "createChatMessage", True):
         label = ab.ABILITY_LABELS[ability]
         flavor = f"{label} Saving Throw" if kind == "save" else f"{label} Ability Check"
@@ -306,7 +310,8 @@ def concentration_save(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, A
     if damage is None:
         raise ActionError("damage must be a number")
     dc = conc.concentration_dc(damage)
-    roll = roll_formula(ctx, ab.save_formula(actor, "con", **roll_options(ctx, frame)))
+    formula = ab.save_formula(apply_changes(actor), "con", **roll_options(ctx, frame))
+    roll = roll_formula(ctx, formula)
     maintained = roll.total >= dc
     if not maintained:
         conc.remove_effect(actor, effect["_id"])

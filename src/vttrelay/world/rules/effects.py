@@ -4,7 +4,9 @@
 `STATUS_EFFECTS` is dnd5e 5.0.4's `CONFIG.statusEffects`, in its order (43 entries, observed in a
 real world). A status effect added to an actor is an ActiveEffect carrying that status id in
 `statuses`; a custom one is created from the caller's ActiveEffect data with the tabletop's
-defaults for what it leaves out. Pure functions over plain data.
+defaults for what it leaves out. `apply_changes` gives an actor as its enabled effects' changes
+make it (what the tabletop derives before reading bonuses and scores). Pure functions over plain
+data.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from vttrelay.world.documents import new_stats
+from vttrelay.world.rules.paths import get_path, set_path
+
+# ActiveEffect change modes (CONST.ACTIVE_EFFECT_MODES).
+CUSTOM, MULTIPLY, ADD, DOWNGRADE, UPGRADE, OVERRIDE = range(6)
 
 
 @dataclass(frozen=True)
@@ -202,3 +208,91 @@ def effect_brief(effect: dict[str, Any], uuid: str) -> dict[str, Any]:
         "icon": icon_of(effect),
         "statuses": list(effect.get("statuses") or []),
     }
+
+
+# Applying changes ----------------------------------------------------------------------------
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return value
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
+
+
+def _whole(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def apply_change(current: Any, mode: int, value: Any) -> Any:
+    """One change on one value, as the tabletop applies it: ADD sums numbers and joins formula
+    strings with ` + `, MULTIPLY multiplies, UPGRADE/DOWNGRADE keep the larger/smaller number,
+    OVERRIDE replaces; a change that does not fit the value's type leaves it as it was."""
+    if mode == OVERRIDE:
+        number = _number(value)
+        return _whole(number) if isinstance(current, int | float) and number is not None else value
+    if mode == ADD:
+        if isinstance(current, list):
+            return [*current, value]
+        if isinstance(current, str) or (current is None and _number(value) is None):
+            text = str(value).strip()
+            return f"{current} + {text}" if current and text else (current or text)
+        number = _number(value)
+        if number is None:
+            return current
+        return _whole((current if isinstance(current, int | float) else 0) + number)
+    number, base = _number(value), _number(current)
+    if number is None or base is None or isinstance(current, bool):
+        return current
+    if mode == MULTIPLY:
+        return _whole(base * number)
+    if mode == UPGRADE:
+        return _whole(max(base, number))
+    if mode == DOWNGRADE:
+        return _whole(min(base, number))
+    return current  # CUSTOM: system code only
+
+
+def active_changes(actor: dict[str, Any]) -> list[dict[str, Any]]:
+    """The changes of the actor's enabled effects and its items' enabled transfer effects,
+    in the order the tabletop applies them (priority, default mode x 10)."""
+    effects = [e for e in actor.get("effects") or () if isinstance(e, dict)]
+    for item in actor.get("items") or ():
+        for effect in item.get("effects") or () if isinstance(item, dict) else ():
+            if isinstance(effect, dict) and effect.get("transfer"):
+                effects.append(effect)
+    changes: list[dict[str, Any]] = []
+    for effect in effects:
+        if effect.get("disabled"):
+            continue
+        for change in effect.get("changes") or ():
+            if isinstance(change, dict) and isinstance(change.get("key"), str) and change["key"]:
+                changes.append(change)
+
+    def priority(change: dict[str, Any]) -> float:
+        explicit = _number(change.get("priority"))
+        mode = _number(change.get("mode"))
+        return explicit if explicit is not None else (mode or 0) * 10
+
+    return sorted(changes, key=priority)
+
+
+def apply_changes(actor: dict[str, Any]) -> dict[str, Any]:
+    """The actor as its effects make it: a copy with every active change applied (the stored
+    actor is untouched; nothing with no changes is copied)."""
+    changes = active_changes(actor)
+    if not changes:
+        return actor
+    out = copy.deepcopy(actor)
+    for change in changes:
+        mode = _number(change.get("mode"))
+        key = change["key"]
+        new = apply_change(
+            get_path(out, key), int(mode) if mode is not None else ADD, change.get("value")
+        )
+        set_path(out, key, new)
+    return out

@@ -63,3 +63,67 @@ def test_with_status() -> None:
     effects = [{"_id": "a", "statuses": []}, {"_id": "b", "statuses": ["prone"]}]
     assert rules.with_status(effects, "prone") == effects[1]
     assert rules.with_status(effects, "dead") is None
+
+
+def test_apply_change_modes() -> None:
+    add, mul, down, up, over = (
+        rules.ADD,
+        rules.MULTIPLY,
+        rules.DOWNGRADE,
+        rules.UPGRADE,
+        rules.OVERRIDE,
+    )
+    assert rules.apply_change(3, add, "2") == 5 and rules.apply_change(None, add, "2") == 2
+    assert rules.apply_change("", add, "1d4") == "1d4"
+    assert rules.apply_change("+1", add, "1d4") == "+1 + 1d4"
+    assert rules.apply_change(30, mul, "0.5") == 15 and rules.apply_change(10, up, "12") == 12
+    assert rules.apply_change(10, up, "8") == 10 and rules.apply_change(10, down, "8") == 8
+    assert rules.apply_change(10, over, "18") == 18 and rules.apply_change("a", over, "b") == "b"
+    assert rules.apply_change(10, add, "lots") == 10  # does not fit: unchanged
+    assert rules.apply_change(10, rules.CUSTOM, "5") == 10
+
+
+def test_apply_changes_in_priority_order_without_touching_the_actor() -> None:
+    actor = {
+        "system": {"attributes": {"ac": {"bonus": ""}, "movement": {"walk": 30}}},
+        "effects": [
+            {
+                "_id": "a",
+                "changes": [{"key": "system.attributes.movement.walk", "mode": 5, "value": "10"}],
+            },
+            {
+                "_id": "b",
+                "changes": [{"key": "system.attributes.movement.walk", "mode": 2, "value": "5"}],
+            },
+            {
+                "_id": "c",
+                "disabled": True,
+                "changes": [{"key": "system.attributes.ac.bonus", "mode": 2, "value": "9"}],
+            },
+        ],
+        "items": [
+            {
+                "effects": [
+                    {
+                        "transfer": True,
+                        "changes": [{"key": "system.attributes.ac.bonus", "mode": 2, "value": "1"}],
+                    }
+                ]
+            },
+            {
+                "effects": [
+                    {
+                        "transfer": False,
+                        "changes": [{"key": "system.attributes.ac.bonus", "mode": 2, "value": "7"}],
+                    }
+                ]
+            },
+        ],
+    }
+    derived = rules.apply_changes(actor)
+    # ADD (priority 20) before OVERRIDE (50): the override wins
+    assert derived["system"]["attributes"]["movement"]["walk"] == 10
+    assert derived["system"]["attributes"]["ac"]["bonus"] == "1"  # disabled and non-transfer: no
+    assert actor["system"]["attributes"]["movement"]["walk"] == 30
+    plain = {"system": {}, "effects": [], "items": []}
+    assert rules.apply_changes(plain) is plain
