@@ -20,7 +20,7 @@ import contextlib
 import ipaddress
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 import orjson
@@ -573,7 +573,7 @@ async def _send_quietly(world: WorldConnection, data: bytes) -> None:
         await world.send_bytes(data)
 
 
-def _token_fits(record: TokenRecord, client_id: str, reserved: dict[str, str | None]) -> bool:
+def _token_fits(record: TokenRecord, client_id: str, reserved: Mapping[str, str | None]) -> bool:
     """May this token connect as `client_id`? Only as the id it was issued for (the module always
     sends that id; DESIGN §6 item 8), and a reserved id only with the one token it is reserved
     for (`RelayConfig.reserved_client_ids`: the embedded world's)."""
