@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from vttrelay.world.rules import effects as rules
@@ -84,7 +86,7 @@ def test_apply_change_modes() -> None:
 
 
 def test_apply_changes_in_priority_order_without_touching_the_actor() -> None:
-    actor = {
+    actor: dict[str, Any] = {
         "system": {"attributes": {"ac": {"bonus": ""}, "movement": {"walk": 30}}},
         "effects": [
             {
@@ -125,5 +127,5 @@ def test_apply_changes_in_priority_order_without_touching_the_actor() -> None:
     assert derived["system"]["attributes"]["movement"]["walk"] == 10
     assert derived["system"]["attributes"]["ac"]["bonus"] == "1"  # disabled and non-transfer: no
     assert actor["system"]["attributes"]["movement"]["walk"] == 30
-    plain = {"system": {}, "effects": [], "items": []}
+    plain: dict[str, Any] = {"system": {}, "effects": [], "items": []}
     assert rules.apply_changes(plain) is plain
