@@ -53,7 +53,7 @@ async def test_list_and_get_users(relay: Any, world: Any, api: Api) -> None:
 
 
 async def test_create_update_delete_a_user_and_use_it_at_once(
-    relay: Any, world: Any, api: Api
+    relay: Any, world: Any, api: Api, sse: Any
 ) -> None:
     status, body = await api("POST", "/user", {"name": "Cleo", "role": 1, "password": "s3cret"})
     assert status == 200, body
@@ -85,8 +85,11 @@ async def test_create_update_delete_a_user_and_use_it_at_once(
         {"actorUuid": "Actor.elaraWizard00001", "amount": 5, "userId": cleo["id"]},
     )
     assert status == 400 and "User 'Cleo' does not have permission" in body["error"], body
-    # the relay knows the new user for its stream filters too
+    # the relay knows the new user for its stream filters too: a stream as Cleo opens
     await eventually(lambda: any(u["id"] == cleo["id"] for u in world_users(relay)))
+    stream = await sse(relay, "/chat/subscribe", relay.key(DEFAULT_SCOPES), clientId=CLIENT_ID,
+                       userId="Cleo")  # fmt: skip
+    assert stream.status == 200 and (await stream.event()).name == "connected"
 
     status, body = await api(
         "PUT",
