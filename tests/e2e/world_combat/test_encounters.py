@@ -442,3 +442,28 @@ async def test_players_do_not_see_hidden_combatants_they_do_not_own(
     assert len(as_gm["combatants"]) == 3
     status, body = await api("GET", "/encounters", userId="nobody")
     assert (status, body["error"], body["data"]) == (400, "User not found: nobody", None)
+
+
+async def test_the_relay_sends_the_names_the_module_reads(relay: Any) -> None:
+    """Against a world double: whichever name the client uses, the frame carries the module's
+    `encounterId` and `tokenUuids` (the reference relay's `encounter` and `tokens` never reach
+    the world, so a real module acts on the encounter that was asked for)."""
+    double = await relay.world(client_id="module-world")
+    key = relay.key(ALL_SCOPES, rate_per_minute=0)
+    query = {"clientId": "module-world"}
+    for path, body, params in (
+        ("/next-turn", None, {"encounter": "c1"}),
+        ("/last-round", {"encounter": "c1"}, {}),
+        ("/end-encounter", {"encounterId": "c1"}, {}),
+        ("/add-to-encounter", {"encounter": "c1", "uuids": [GOBLIN_TOKEN]}, {}),
+    ):
+        answer = await relay.call("POST", path, key=key, json=body, params={**query, **params})
+        assert answer.status == 200, answer.body
+        frame = await double.next_request()
+        assert frame["encounterId"] == "c1" and "encounter" not in frame, path
+    answer = await relay.call(
+        "POST", "/start-encounter", key=key, json={"tokens": [GOBLIN_TOKEN]}, params=query
+    )
+    assert answer.status == 200, answer.body
+    frame = await double.next_request()
+    assert frame["tokenUuids"] == [GOBLIN_TOKEN] and "tokens" not in frame
