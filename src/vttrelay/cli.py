@@ -44,7 +44,17 @@ EMBEDDED_CLIENT_ID = "vttrelay-demo"
 # Listen backlog: aiohttp's default (128) drops the SYNs of a burst of connects while the relay
 # is busy, and those clients stall a second or more (bench/RESULTS.md). Linux caps it at somaxconn.
 LISTEN_BACKLOG = 1024
-SERVE_SCOPES = (*DEFAULT_SCOPES, "chat:write", "execute-js")
+# The demo key: the defaults plus what trying the demo world needs (rolls, effects, folders,
+# macros, chat, scripts).
+SERVE_SCOPES = (
+    *DEFAULT_SCOPES,
+    "chat:write",
+    "execute-js",
+    "roll:execute",
+    "effects:write",
+    "structure:write",
+    "macro:execute",
+)
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -353,7 +363,7 @@ def cmd_tokens_revoke(args: argparse.Namespace) -> int:
 
 
 def mint_serve_key(store: RelayStore) -> str:
-    """A fresh key for `serve` (default scopes + chat:write + execute-js); revokes the last one."""
+    """A fresh key for `serve` (SERVE_SCOPES); revokes the last one."""
     previous = store.get_setting(SERVE_KEY_SETTING)
     if previous:
         store.revoke_key(previous)
