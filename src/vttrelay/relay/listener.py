@@ -7,10 +7,12 @@ Idle and slow sockets must not pile up until the process runs out of file descri
   so it also bounds how long the head of a request after the first may take.
 - `RelaySite` listens through a `ConnectionGate`. Each new connection must deliver the head of its
   first request (up to the blank line) within `header_timeout`, else it is closed (a socket that
-  sends nothing, or drips its headers). At `max_connections` open connections a new one gets
-  `503 {"error": "Too many connections"}` with `Connection: close` and is closed; the first
+  sends nothing, or drips its headers). At `max_connections` open connections, the oldest
+  connection that has not sent a request head yet is closed to make room for the new one, so a
+  flood of idle sockets can't lock clients out; when every open connection is active, a new one
+  gets `503 {"error": "Too many connections"}` with `Connection: close` and is closed. The first
   refusal is logged as a warning, then one line when the relay accepts connections again, with
-  how many were refused meanwhile. Open connections are never touched. After its first head a
+  how many were refused meanwhile. Active connections are never touched. After its first head a
   connection talks to aiohttp directly (no per-request cost); the gate only sees it close.
 - `raise_fd_limit` (called by `vttrelay serve`) raises the soft limit on open files to the hard
   limit, and `connection_limit` keeps the connection limit below it.
@@ -64,16 +66,31 @@ class ConnectionGate:
         self.limit = limit
         self.header_timeout = header_timeout
         self.factory: Callable[[], asyncio.Protocol] | None = None  # aiohttp's (set by RelaySite)
-        self.open = 0
+        self.open = 0  # counted when aiohttp's protocol is made (accepts come in batches)
+        self.silent: dict[_Gated, None] = {}  # no first head yet, oldest first
+        self.evicting = 0  # silent connections closed to make room, not yet gone
         self.refused = 0  # refused since the last time the relay was below its limit
         self.refused_total = 0
         self.header_timeouts = 0
+        self.evicted_total = 0
 
     def __call__(self) -> asyncio.Protocol:
-        if self.open >= self.limit:
+        if self.open - self.evicting >= self.limit and not self._evict_oldest_silent():
             return _Refused(self)
         assert self.factory is not None
         return _Gated(self, self.factory())
+
+    def _evict_oldest_silent(self) -> bool:
+        """At the limit, a connection that has sent no request head yet (the oldest) gives way
+        to the new one, so a flood of idle sockets can't lock clients out. False: none."""
+        for victim in self.silent:
+            del self.silent[victim]
+            self.evicting += 1
+            self.evicted_total += 1
+            victim.evicted = True
+            victim.transport.abort()
+            return True
+        return False
 
     def _refusing(self) -> None:
         if self.refused == 0:
@@ -85,8 +102,11 @@ class ConnectionGate:
         self.refused += 1
         self.refused_total += 1
 
-    def _closed(self) -> None:
+    def _closed(self, connection: _Gated) -> None:
         self.open -= 1
+        self.silent.pop(connection, None)
+        if connection.evicted:
+            self.evicting -= 1
         if self.refused and self.open < self.limit:
             log.warning("accepting connections again (%d refused)", self.refused)
             self.refused = 0
@@ -123,13 +143,15 @@ class _Gated(asyncio.Protocol):
         self.transport: Any = None
         self.timer: asyncio.TimerHandle | None = None
         self.tail = b""  # the last bytes seen, for a blank line split across reads
+        self.evicted = False
+        gate.open += 1
 
     def connection_made(self, transport: Any) -> None:
-        self.gate.open += 1
         self.transport = transport
         self.timer = asyncio.get_running_loop().call_later(
             self.gate.header_timeout, self._late_head
         )
+        self.gate.silent[self] = None
         self.inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
@@ -146,6 +168,7 @@ class _Gated(asyncio.Protocol):
             self.timer.cancel()
             self.timer = None
         self.tail = b""
+        self.gate.silent.pop(self, None)
         # From now on the transport calls aiohttp directly (uvloop caches the method it calls,
         # hence set_protocol again); this object stays the protocol and sees the close.
         self.data_received = self.inner.data_received  # type: ignore[method-assign]
@@ -153,6 +176,7 @@ class _Gated(asyncio.Protocol):
 
     def _late_head(self) -> None:
         self.timer = None
+        self.gate.silent.pop(self, None)
         self.gate.header_timeouts += 1
         log.debug("connection closed: no complete request head in %.1f s", self.gate.header_timeout)
         self.transport.abort()  # the peer is not reading either: free the socket now
@@ -165,7 +189,7 @@ class _Gated(asyncio.Protocol):
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-        self.gate._closed()
+        self.gate._closed(self)
         self.inner.connection_lost(exc)
 
     def pause_writing(self) -> None:

@@ -120,6 +120,29 @@ async def test_past_the_limit_a_connection_is_refused_clearly(
         w.close()
 
 
+async def test_at_the_limit_the_oldest_silent_connection_makes_room(relay_factory: Any) -> None:
+    """An idle flood can't lock clients out: sockets that have not sent a request head yet
+    give way, oldest first, to new connections; active ones are never closed for it."""
+    relay = await relay_factory(header_timeout=30, idle_timeout=30, max_connections=3)
+    active = await _open(relay)
+    assert (await _get(*active))[0] == 200
+    silent = [await _open(relay) for _ in range(2)]
+    await asyncio.sleep(0.05)
+    clients = []
+    for _ in range(2):  # each new client gets in, evicting a silent socket
+        reader, writer = await _open(relay)
+        assert (await _get(reader, writer))[0] == 200
+        clients.append((reader, writer))
+    assert await _closed_after(silent[0][0], 2) < 2 and await _closed_after(silent[1][0], 2) < 2
+    reader, writer = await _open(relay)  # every open connection is active now: refused
+    writer.write(HEALTH)
+    assert (await asyncio.wait_for(reader.read(), 5)).startswith(b"HTTP/1.1 503 ")
+    assert (await _get(*active))[0] == 200  # the active connections were left alone
+    assert (await _get(*clients[0]))[0] == 200
+    for _, w in [active, *silent, *clients, (reader, writer)]:
+        w.close()
+
+
 def test_the_connection_limit_stays_below_the_fd_limit() -> None:
     assert connection_limit(10_000, 1024) == 1024 - 64
     assert connection_limit(500, 1 << 20) == 500
