@@ -467,3 +467,41 @@ async def test_the_relay_sends_the_names_the_module_reads(relay: Any) -> None:
     assert answer.status == 200, answer.body
     frame = await double.next_request()
     assert frame["tokenUuids"] == [GOBLIN_TOKEN] and "tokens" not in frame
+
+
+async def test_the_demo_world_is_ready_for_a_fight(api: Any, world: EmbeddedWorld) -> None:
+    """The Goblin Ambush scene: switch to it, start with the players and the enemies."""
+    ambush = "Scene.sceneAmbush00001.Token."
+    enemies = [
+        ambush + "ambGoblin0000001",
+        ambush + "ambGoblin0000002",
+        ambush + "ambBandit0000001",
+    ]
+    status, body = await api("POST", "/switch-scene", {"name": "Goblin Ambush"})
+    assert status == 200, body
+    scene = body["data"]
+    assert (len(scene["walls"]), len(scene["lights"]), scene["playlist"]) == (
+        5,
+        1,
+        "plAmbush00000001",
+    )
+    status, body = await api("GET", "/playlists")
+    [playlist] = [p for p in body["data"]["playlists"] if p["id"] == scene["playlist"]]
+    assert len(playlist["sounds"]) == 2
+    started = await _start(
+        api, {"startWithPlayers": True, "tokenUuids": enemies, "rollAll": True, "name": "Ambush"}
+    )
+    members = started["encounter"]["combatants"]
+    assert sorted(m["name"] for m in members) == [
+        "Bandit",
+        "Brann Stoneheart",
+        "Corvin Ash",
+        "Elara Quill",
+        "Goblin",
+        "Goblin",
+        "Pip Tealeaf",
+    ]
+    assert all(m["tokenUuid"].startswith(ambush) for m in members)
+    assert all(isinstance(m["initiative"], int) for m in members)
+    order = [(-m["initiative"], m["id"]) for m in members]
+    assert order == sorted(order)  # initiative order, highest first
