@@ -57,7 +57,7 @@ from vttrelay.relay.core import SUBSCRIBE_SCOPE, RelayError, error
 from vttrelay.relay.events import dumps
 from vttrelay.relay.params import ParamError, extract
 from vttrelay.relay.preauth import PreAuthBudget
-from vttrelay.relay.routes import ROUTES, Route
+from vttrelay.relay.routes import ROUTES, WS_ONLY_ROUTES, Route
 from vttrelay.relay.streams import (
     FELL_BEHIND,
     Mailbox,
@@ -101,7 +101,9 @@ def _flat(route: Route) -> Route:
 
 
 # World action -> route (with flat parameters), and channel -> its SSE route.
-ACTION_ROUTES: Final = {r.action: _flat(r) for r in ROUTES if r.mode == "forward" and r.action}
+ACTION_ROUTES: Final = {
+    r.action: _flat(r) for r in (*ROUTES, *WS_ONLY_ROUTES) if r.mode == "forward" and r.action
+}
 CHANNEL_ROUTES: Final = {r.channel: _flat(r) for r in ROUTES if r.mode == "stream" and r.channel}
 CONTROL_TYPES: Final = ("subscribe", "unsubscribe", "ping")
 SUPPORTED_TYPES: Final = sorted(ACTION_ROUTES) + list(CONTROL_TYPES) + [REMOTE_REQUEST]

@@ -1689,6 +1689,26 @@ ROUTES: Final[tuple[Route, ...]] = (
     *PAIRING_ROUTES,
 )
 
+# World actions reachable only over the client WebSocket /ws/api (no REST path): the module's
+# older folder and compendium listing, whose REST route is answered by the relay as deprecated
+# (endpoints-beyond-seed §4.5).
+WS_ONLY_ROUTES: Final[tuple[Route, ...]] = (
+    Route(
+        "GET",
+        "",
+        "forward",
+        "A folder's documents or a compendium's index entries (WebSocket only).",
+        "Structure",
+        scope="structure:read",
+        action="contents",
+        params=(
+            CLIENT_ID,
+            USER_ID,
+            Param("path", None, B, description="`Folder.<id>` or `Compendium.<pack id>`."),
+        ),
+    ),
+)
+
 # All scopes a key may hold (wire-protocol §7.2) and those a new key gets by default.
 ALL_SCOPES: Final = (
     "entity:read",

@@ -293,6 +293,21 @@ async def test_contents_over_the_client_websocket(
     await socket.send({"type": "structure", "requestId": "s1", "path": "Compendium.dnd5e.items"})
     reply = await socket.recv_until("structure-result")
     assert reply["requestId"] == "s1" and reply["data"]["compendium"]["type"] == "Item"
+    assert "contents" in socket.hello["supportedTypes"]
+    await socket.send({"type": "contents", "requestId": "c1", "path": "Compendium.dnd5e.monsters"})
+    reply = await socket.recv_until("contents-result")
+    assert reply["requestId"] == "c1" and reply["path"] == "Compendium.dnd5e.monsters"
+    goblin = next(e for e in reply["entities"] if e["name"] == "Goblin")
+    assert goblin == {
+        "_id": "srdMonGoblin0000",
+        "name": "Goblin",
+        "type": "npc",
+        "img": "icons/svg/mystery-man.svg",
+        "uuid": PACK_GOBLIN,
+    }
+    await socket.send({"type": "contents", "requestId": "c2", "path": "Folder.nope"})
+    reply = await socket.recv_until("contents-result")
+    assert reply["error"] == "Folder not found: Folder.nope" and reply["entities"] == []
 
 
 async def test_folder_events(relay: Any, world: EmbeddedWorld, api: Any, sse: Any) -> None:
