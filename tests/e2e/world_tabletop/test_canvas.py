@@ -460,3 +460,38 @@ async def test_canvas_scopes(relay: Any, world: Any) -> None:
     assert (await read_only("GET", "/canvas/tokens", clientId=CLIENT_ID))[0] == 200
     status, body = await read_only("POST", "/move-token", {"name": "Goblin", "x": 900, "y": 900})
     assert (status, body) == (403, {"error": "API key lacks required scope: canvas:write"})
+
+
+async def test_the_ambush_scene_walls_block_nothing(relay: Any, world: Any, api: Api) -> None:
+    """On the inactive "Goblin Ambush" scene (3000 x 2000 px: the map spans (800, 500) to
+    (3800, 2500)), by `sceneId`: its walls and light, and a move straight through a wall."""
+    ambush = "sceneAmbush00001"
+    status, body = await api("GET", "/canvas/walls", sceneId=ambush)
+    assert status == 200 and len(body["data"]) == 5 and body["sceneId"] == ambush
+    assert [w["door"] for w in body["data"]].count(1) == 1  # the gate
+    status, body = await api("GET", "/canvas/lights", sceneId=ambush)
+    assert [light["config"]["animation"]["type"] for light in body["data"]] == ["torch"]
+    # Brann walks from outside the camp into it, across the west wall at x = 2200
+    status, body = await api(
+        "POST",
+        "/move-token",
+        {"name": "Brann Stoneheart", "sceneId": ambush, "x": 2310, "y": 1040},
+    )
+    assert status == 200, body
+    assert body["data"] == {
+        "tokenUuid": f"Scene.{ambush}.Token.ambBrann00000001",
+        "name": "Brann Stoneheart",
+        "x": 2300,
+        "y": 1000,
+        "sceneId": ambush,
+    }
+    status, body = await api(
+        "GET",
+        "/measure-distance",
+        sceneId=ambush,
+        originName="Brann Stoneheart",
+        targetName="Bandit",
+    )
+    assert status == 200 and body["data"]["distance"] == 15 and body["data"]["units"] == "ft"
+    # the active scene's tokens did not move
+    assert (token(world, ELARA_TOKEN)["x"], token(world, ELARA_TOKEN)["y"]) == (500, 800)
