@@ -26,7 +26,7 @@ SAMPLE = {"string": "x", "number": 1, "boolean": True, "array": ["x"], "object":
 
 
 # A valid value for each path parameter of the table.
-PATH_SAMPLES = {"messageId": "m1", "documentType": "tokens"}
+PATH_SAMPLES = {"messageId": "m1", "documentType": "tokens", "uuid": "Macro.m1"}
 
 
 def _valid(route: Route) -> tuple[str, dict[str, str], dict[str, Any] | None]:
