@@ -499,10 +499,9 @@ def _defeat_actor(ctx: ActionContext, actor_id: str, toggle_status: bool) -> Non
     if actor is None:
         return
     rules.zero_hp(actor)
-    if toggle_status:
-        rules.toggle_status(
-            actor, rules.DEFEATED_STATUSES[0], effect_id=ctx.new_id(), now_ms=ctx.now_ms()
-        )
+    status = rules.defeated_status()
+    if toggle_status and status is not None:
+        rules.toggle_status(actor, status, effect_id=ctx.new_id(), now_ms=ctx.now_ms())
     documents.touch_stats(actor, ctx.now_ms(), ctx.acting_user_id)
     ctx.tx.put("Actor", actor)
 

@@ -9,6 +9,12 @@ import copy
 from typing import Any, Final
 
 from vttrelay.world import defaults, documents
+from vttrelay.world.rules.effects import (
+    STATUS_BY_ID,
+    StatusEffect,
+    new_status_effect,
+    with_status,
+)
 from vttrelay.world.rules.paths import get_path, set_path
 
 # Update objects ----------------------------------------------------------------------------------
@@ -189,12 +195,8 @@ HP_PATHS: Final = (
     "system.hp",
     "data.attributes.hp",
 )
+# The first of these in the system's status list is what /kill toggles (dnd5e: `dead`).
 DEFEATED_STATUSES: Final = ("dead", "unconscious", "defeated")
-STATUS_EFFECTS: Final[dict[str, tuple[str, str]]] = {
-    "dead": ("Dead", "systems/dnd5e/icons/svg/statuses/dead.svg"),
-    "unconscious": ("Unconscious", "systems/dnd5e/icons/svg/statuses/unconscious.svg"),
-    "defeated": ("Defeated", "icons/svg/skull.svg"),
-}
 
 
 def zero_hp(actor: dict[str, Any]) -> bool:
@@ -206,35 +208,21 @@ def zero_hp(actor: dict[str, Any]) -> bool:
     return False
 
 
-def toggle_status(actor: dict[str, Any], status: str, *, effect_id: str, now_ms: int) -> bool:
+def defeated_status() -> StatusEffect | None:
+    """The first of `DEFEATED_STATUSES` the system has, as the module picks it."""
+    return next((STATUS_BY_ID[s] for s in DEFEATED_STATUSES if s in STATUS_BY_ID), None)
+
+
+def toggle_status(
+    actor: dict[str, Any], status: StatusEffect, *, effect_id: str, now_ms: int
+) -> bool:
     """Toggle a status effect on the actor as the tabletop's status toggle does: remove the
     effects that carry it if any, else add one. True if it is on afterwards."""
     effects = actor.setdefault("effects", [])
-    carrying = [e for e in effects if status in (e.get("statuses") or [])]
-    if carrying:
-        actor["effects"] = [e for e in effects if all(e is not c for c in carrying)]
+    if with_status(effects, status.id) is not None:
+        actor["effects"] = [e for e in effects if status.id not in (e.get("statuses") or ())]
         return False
-    name, img = STATUS_EFFECTS.get(status, (status.title(), "icons/svg/skull.svg"))
-    effects.append(
-        {
-            "_id": effect_id,
-            "name": name,
-            "img": img,
-            "type": "base",
-            "system": {},
-            "changes": [],
-            "disabled": False,
-            "duration": {"startTime": None, "seconds": None, "rounds": None, "turns": None},
-            "description": "",
-            "origin": None,
-            "tint": "#ffffff",
-            "transfer": False,
-            "statuses": [status],
-            "sort": 0,
-            "flags": {"core": {"overlay": True}},
-            "_stats": documents.new_stats(now_ms),
-        }
-    )
+    effects.append(new_status_effect(effect_id, status, now_ms))
     return True
 
 

@@ -121,9 +121,11 @@ def test_kill_rules() -> None:
     assert rules.zero_hp(actor) and actor["system"]["attributes"]["hp"]["value"] == 0
     assert rules.zero_hp({"system": {"health": {"value": 3}}})
     assert not rules.zero_hp({"system": {}})
-    assert rules.toggle_status(actor, "dead", effect_id="e1", now_ms=1)
+    dead = rules.defeated_status()
+    assert dead is not None and dead.id == "dead"
+    assert rules.toggle_status(actor, dead, effect_id="e1", now_ms=1)
     assert actor["effects"][0]["statuses"] == ["dead"] and actor["effects"][0]["name"] == "Dead"
-    assert not rules.toggle_status(actor, "dead", effect_id="e2", now_ms=1)  # a toggle
+    assert not rules.toggle_status(actor, dead, effect_id="e2", now_ms=1)  # a toggle
     assert actor["effects"] == []
 
 
