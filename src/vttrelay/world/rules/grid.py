@@ -94,9 +94,10 @@ def snap_token(
     """A token's top-left corner snapped to the grid, as a drag on the tabletop drops it.
 
     A token of whole cells snaps to the grid's vertices; a token smaller than a cell (width 0.5)
-    snaps to the half-cell points, so it can sit in any quarter of a cell. Gridless: unchanged.
+    snaps to the half-cell points, so it can sit in any quarter of a cell. Gridless and hex
+    grids (not modelled here): unchanged.
     """
-    if grid.type == GRIDLESS:
+    if grid.type != SQUARE:
         return x, y
     step_x = grid.size * (0.5 if width % 1 else 1)
     step_y = grid.size * (0.5 if height % 1 else 1)
@@ -132,7 +133,8 @@ def measure(
     """The distance in scene units from origin to target (canvas pixels).
 
     Square grid: the cells holding the two points, counted in straight and diagonal steps
-    with `rule` (the tabletop's `measurePath`). Gridless or any other grid: the straight line.
+    with `rule` (the tabletop's `measurePath`). Gridless and hex grids (not modelled here): the
+    straight line between the points, in cells of the grid's size.
     """
     if grid.type != SQUARE:
         pixels = math.hypot(target[0] - origin[0], target[1] - origin[1])

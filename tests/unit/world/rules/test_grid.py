@@ -58,9 +58,11 @@ def test_snap_token_to_vertices_or_half_cells(
     assert g.snap_token(SQUARE, *point, *size) == expected
 
 
-def test_snap_token_keeps_gridless_positions() -> None:
+def test_snap_token_keeps_gridless_and_hex_positions() -> None:
     gridless = g.Grid(g.GRIDLESS, 100, 5, "ft")
     assert g.snap_token(gridless, 123.5, 77, 1, 1) == (123.5, 77)
+    hex_rows = g.Grid(2, 100, 5, "ft")
+    assert g.snap_token(hex_rows, 123.5, 77, 1, 1) == (123.5, 77)
 
 
 def test_measure_counts_each_diagonal_as_one_square_by_default() -> None:
