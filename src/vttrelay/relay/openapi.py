@@ -191,12 +191,16 @@ def operation(route: Route) -> dict[str, Any]:
     return op
 
 
+def openapi_path(route: Route) -> str:
+    """The route's path as OpenAPI writes it: aiohttp's `{name:regex}` becomes `{name}`."""
+    return re.sub(r"\{(\w+):[^}]*\}", r"{\1}", route.path)
+
+
 def build_document(routes: tuple[Route, ...] = ROUTES) -> dict[str, Any]:
     """The OpenAPI 3.1 document of `routes`."""
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
-        path = re.sub(r"\{(\w+):[^}]*\}", r"{\1}", route.path)  # aiohttp's `{name:regex}`
-        paths.setdefault(path, {})[route.method.lower()] = operation(route)
+        paths.setdefault(openapi_path(route), {})[route.method.lower()] = operation(route)
     return {
         "openapi": "3.1.0",
         "info": {
