@@ -459,6 +459,8 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
         config.header_timeout = args.header_timeout
     if args.idle_timeout is not None:
         config.idle_timeout = args.idle_timeout
+    if args.body_timeout is not None:
+        config.body_timeout = args.body_timeout
     if args.key_request_rate is not None:
         config.key_request_rate_limit = args.key_request_rate
     if args.code_miss_rate is not None:
@@ -543,6 +545,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         help="seconds a keep-alive connection may wait for its next request (default 30)",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        default=None,
+        help="seconds a request's body may take to arrive, else 408 (default 60)",
     )
     p.set_defaults(func=cmd_serve)
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from aiohttp import web
+from aiohttp import StreamReader, web
 from aiohttp.typedefs import Middleware
 
 from vttrelay import __version__, protocol
@@ -60,6 +60,7 @@ PREFLIGHT_HEADERS = {
     "Access-Control-Max-Age": "300",
 }
 PAIR_WINDOW = 15 * 60.0
+BODY_TIMEOUT = "Request body not received in time"  # 408 after RelayConfig.body_timeout
 INTERNAL_ERROR = "Internal server error"  # the body of a 500 (a bug; logged in one line)
 
 
@@ -265,9 +266,10 @@ async def _add_cors(request: web.Request, response: web.StreamResponse) -> None:
 
 def relay_middleware(state: RelayState) -> Middleware:
     """The one middleware (one per request costs CPU, bench/RESULTS.md): CORS preflight, the
-    body limit (413), a `core.RelayError` from any handler as its HTTP response, and one
-    access-log line per request (method, path, status, ms)."""
+    body limit (413) and time limit (408, `body_timeout`), a `core.RelayError` from any handler
+    as its HTTP response, and one access-log line per request (method, path, status, ms)."""
     max_body = state.config.max_body_bytes
+    body_timeout = state.config.body_timeout
     access = state.access
     clock = time.perf_counter
 
@@ -282,10 +284,24 @@ def relay_middleware(state: RelayState) -> Middleware:
             length = request.content_length
             if length is not None and length > max_body:
                 raise error(413, BODY_TOO_LARGE)
+            # a body still incomplete after body_timeout fails the handler's read (BodyTimeout)
+            watchdog = (
+                asyncio.get_running_loop().call_later(body_timeout, _body_late, request.content)
+                if request.body_exists
+                else None
+            )
             try:
                 response = await handler(request)
             except web.HTTPRequestEntityTooLarge:
                 raise error(413, BODY_TOO_LARGE) from None
+            except BodyTimeout:
+                status = 408
+                refused = error_response(error(408, BODY_TIMEOUT))
+                refused.force_close()  # the rest of the body is not waited for
+                return refused
+            finally:
+                if watchdog is not None:
+                    watchdog.cancel()
             status = response.status
             return response
         except RelayError as exc:  # the REST adapter of the request core (core.py)
@@ -304,6 +320,15 @@ def relay_middleware(state: RelayState) -> Middleware:
             access.line(request.method, request.path, status, (clock() - started) * 1000)
 
     return middleware
+
+
+class BodyTimeout(Exception):
+    """A request body did not arrive whole within `RelayConfig.body_timeout` (a 408)."""
+
+
+def _body_late(body: StreamReader) -> None:
+    if not body.is_eof():
+        body.set_exception(BodyTimeout())
 
 
 # The application -----------------------------------------------------------------------------

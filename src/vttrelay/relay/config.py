@@ -45,6 +45,7 @@ class RelayConfig:
     # max_connections open ones, new connections get 503 (serve keeps it below the fd limit)
     header_timeout: float = 10.0
     idle_timeout: float = 30.0
+    body_timeout: float = 60.0  # seconds to receive a request's whole body, else 408 (app.py)
     max_connections: int = 10_000
     # REST
     timeout_override: float | None = None  # replaces every route timeout (tests)

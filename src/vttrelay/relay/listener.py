@@ -40,6 +40,9 @@ REFUSAL = (
     b"Access-Control-Allow-Origin: *\r\n\r\n" + _BODY
 )
 REFUSAL_GRACE = 1.0  # seconds a refused peer has to read the 503 before the socket is dropped
+# After an answer that did not read the whole body (a 408 or 413), aiohttp reads and drops the
+# rest for this long before closing, so the client sees the answer (its default is 10 s)
+LINGERING_TIME = 2.0
 FD_RESERVE = 64  # file descriptors kept for the database, logs and outgoing sockets
 _HEAD_END = b"\r\n\r\n"
 
@@ -48,12 +51,14 @@ def make_runner(
     app: web.Application, config: RelayConfig, shutdown_timeout: float
 ) -> web.AppRunner:
     """The relay's AppRunner: no aiohttp access log (accesslog.py writes ours), the idle
-    timeout, and aiohttp's errors (malformed requests) as one line each."""
+    timeout, a short lingering close, and aiohttp's errors (malformed requests) as one line
+    each."""
     return web.AppRunner(
         app,
         access_log=None,
         shutdown_timeout=shutdown_timeout,
         keepalive_timeout=config.idle_timeout,
+        lingering_time=LINGERING_TIME,
         logger=OneLineErrors(logging.getLogger("aiohttp.server")),  # a bad request: one line
     )
 

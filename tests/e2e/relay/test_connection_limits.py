@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
+from vttrelay.relay.app import BODY_TIMEOUT
 from vttrelay.relay.listener import TOO_MANY_CONNECTIONS, connection_limit
 
 from ...conftest import free_port
@@ -141,6 +142,30 @@ async def test_at_the_limit_the_oldest_silent_connection_makes_room(relay_factor
     assert (await _get(*clients[0]))[0] == 200
     for _, w in [active, *silent, *clients, (reader, writer)]:
         w.close()
+
+
+async def test_a_body_sent_too_slowly_gets_408_and_the_connection_ends(
+    relay_factory: Any,
+) -> None:
+    relay = await relay_factory(body_timeout=0.4)
+    key = relay.key(("chat:write",))
+    reader, writer = await _open(relay)
+    writer.write(
+        f"POST /chat HTTP/1.1\r\nHost: r\r\nx-api-key: {key}\r\n"
+        'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"content":'.encode()
+    )
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)  # the rest never comes
+    assert loop.time() - started < 2.0
+    assert head.startswith(b"HTTP/1.1 408 ") and b"Connection: close" in head
+    body = await asyncio.wait_for(reader.read(), 5)  # then the relay ends the connection
+    assert orjson.loads(body) == {"error": BODY_TIMEOUT}
+    assert loop.time() - started < 4.5  # body_timeout + the lingering close (2 s)
+    writer.close()
+    # a body that arrives in time is read as before
+    answer_ok = await relay.call("POST", "/chat", key=key, json={"content": "hi"})
+    assert answer_ok.status != 408
 
 
 def test_the_connection_limit_stays_below_the_fd_limit() -> None:

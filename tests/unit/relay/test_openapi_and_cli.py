@@ -93,9 +93,19 @@ def test_serve_flags_reach_the_relay_config() -> None:
                 "0",
                 "--code-miss-rate",
                 "3",
+                "--max-connections",
+                "500",
+                "--header-timeout",
+                "2",
+                "--idle-timeout",
+                "5",
+                "--body-timeout",
+                "7",
             ]
         )  # fmt: skip
     )
+    assert (config.max_connections, config.header_timeout, config.idle_timeout) == (500, 2, 5)
+    assert config.body_timeout == 7 and defaults.max_connections == 10_000
     assert (config.port, config.rate_per_minute, config.max_body_mb) == (4000, 0, 1.5)
     assert config.subscription_linger == 0.0 and config.key_request_rate_limit == 0
     assert config.code_miss_limit == 3
