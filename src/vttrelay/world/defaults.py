@@ -2,7 +2,9 @@
 `content/document-defaults.json`) with the caller's data merged over them.
 
 Covers Scene, the documents a scene holds (Token, Tile, Drawing, Wall, AmbientLight,
-AmbientSound, Note, MeasuredTemplate, Region) and Playlist with its PlaylistSound entries.
+AmbientSound, Note, MeasuredTemplate, Region), Playlist with its PlaylistSound entries, and the
+other documents POST /create makes (Actor, Item, JournalEntry and its pages, Macro, RollTable
+and its results, Folder, Cards, User, Combat, ChatMessage).
 """
 
 from __future__ import annotations

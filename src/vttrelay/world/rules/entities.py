@@ -72,34 +72,11 @@ VALID_TYPES: Final[dict[str, tuple[str, ...]]] = {
         "base",
     ),
 }
-# Fields with defaults of the types `world/defaults.py` does not cover (besides the common
-# `folder`, `sort`, `ownership`, `flags`, `_stats`); these types and Scene and Playlist must
-# have a name.
-DOCUMENT_FIELDS: Final[dict[str, dict[str, Any]]] = {
-    "Actor": {"img": "icons/svg/mystery-man.svg", "system": {}, "items": [], "effects": []},
-    "Item": {"img": "icons/svg/item-bag.svg", "system": {}, "effects": []},
-    "JournalEntry": {"pages": [], "categories": []},
-    "Macro": {"type": "chat", "img": "icons/svg/dice-target.svg", "command": "", "scope": "global"},
-    "RollTable": {
-        "img": "icons/svg/d20-grey.svg",
-        "description": "",
-        "results": [],
-        "formula": "",
-        "replacement": True,
-        "displayRoll": True,
-    },
-    "Folder": {"type": "Actor", "description": "", "color": None, "sorting": "a"},
-    "Cards": {"type": "deck", "img": "icons/svg/card-hand.svg", "description": "", "cards": []},
-    "User": {"role": 1, "color": None, "avatar": None, "character": None},
-    "Combat": {"round": 0, "turn": None, "active": False, "combatants": [], "scene": None},
-    "ChatMessage": {"content": "", "whisper": [], "rolls": [], "speaker": {}},
-}
-NAMED: Final = frozenset((*DOCUMENT_FIELDS, "Scene", "Playlist")) - {"Combat", "ChatMessage"}
-# A new actor's system data: the fields the routes read, where the caller gives none.
-ACTOR_SYSTEM: Final[dict[str, Any]] = {
-    "attributes": {"hp": {"value": 10, "max": 10, "temp": 0, "tempmax": 0}},
-    "currency": {"pp": 0, "gp": 0, "ep": 0, "sp": 0, "cp": 0},
-}
+# Types whose documents must have a name.
+NAMED: Final = frozenset(
+    ("Actor", "Item", "JournalEntry", "Macro", "RollTable", "Folder", "Cards", "User", "Scene",
+     "Playlist")
+)  # fmt: skip
 
 
 def validate_new(document_name: str, data: dict[str, Any]) -> str | None:
@@ -126,18 +103,12 @@ def new_document(
     new_id: Any,
 ) -> dict[str, Any]:
     """A new top-level document from create data: the caller's data over the type's defaults
-    (the tabletop's own source defaults of `world/defaults.py` where it has them, also for the
-    embedded entries), embedded entries given ids, the creating user as owner, fresh `_stats`."""
-    if defaults.has_defaults(document_name):  # the tabletop's own source defaults
-        doc = defaults.with_defaults(document_name, {"_id": doc_id}, new_id)
-    else:
-        doc = {"_id": doc_id}
-    for key, value in DOCUMENT_FIELDS.get(document_name, {}).items():
-        doc.setdefault(key, copy.deepcopy(value))
-    if document_name == "Actor":
-        doc["system"] = copy.deepcopy(ACTOR_SYSTEM)
-        doc["prototypeToken"] = {"name": data.get("name", ""), "width": 1, "height": 1}
-    doc.update({"folder": None, "sort": 0, "ownership": {"default": 0}, "flags": {}})
+    (`content/document-defaults.json` through `world/defaults.py`, also for the embedded
+    entries), embedded entries given ids, the creating user as owner, fresh `_stats`."""
+    doc = defaults.with_defaults(document_name, {"_id": doc_id}, new_id)
+    if document_name == "Actor":  # the prototype token is named after the actor
+        doc["prototypeToken"]["name"] = data.get("name", "")
+    doc["ownership"] = {"default": 0}
     if user_id is not None:
         doc["ownership"][user_id] = 3
     given = {k: v for k, v in data.items() if k != "_id"}

@@ -83,4 +83,4 @@ def test_with_defaults_fills_scene_documents_and_playlist_sounds() -> None:
             "flags": {},
         }
     ]
-    assert defaults.has_defaults("Token") and not defaults.has_defaults("Actor")
+    assert defaults.has_defaults("Token") and not defaults.has_defaults("Setting")
