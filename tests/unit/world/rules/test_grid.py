@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
@@ -97,3 +98,26 @@ def test_measure_gridless_is_the_straight_line_in_units() -> None:
     gridless = g.Grid(g.GRIDLESS, 100, 5, "ft")
     assert g.measure(gridless, (0, 0), (300, 400)) == 25
     assert g.measure(gridless, (0, 0), (100, 100)) == 7.07
+
+
+def test_snapping_moves_a_token_at_most_half_a_step_onto_the_lattice() -> None:
+    rng = random.Random(5)
+    for _ in range(2000):
+        x, y = rng.uniform(-500, 5000), rng.uniform(-500, 5000)
+        width = rng.choice((0.5, 1, 2, 3))
+        sx, sy = g.snap_token(SQUARE, x, y, width, width)
+        step = 50 if width == 0.5 else 100
+        assert sx % step == 0 and sy % step == 0
+        assert abs(sx - x) <= step / 2 and abs(sy - y) <= step / 2
+
+
+def test_measure_is_symmetric_and_never_shorter_than_the_longer_axis() -> None:
+    rng = random.Random(7)
+    for _ in range(2000):
+        a = (rng.uniform(0, 3000), rng.uniform(0, 3000))
+        b = (rng.uniform(0, 3000), rng.uniform(0, 3000))
+        for rule in g.DIAGONAL_RULES:
+            d = g.measure(SQUARE, a, b, rule)
+            assert d == g.measure(SQUARE, b, a, rule)
+            cells = max(abs(b[0] // 100 - a[0] // 100), abs(b[1] // 100 - a[1] // 100))
+            assert d >= cells * 5 - 1e-9
