@@ -45,6 +45,7 @@ import orjson
 
 from vttrelay import protocol
 from vttrelay.relay.events import EventFilter, parse_hooks, resolve_user
+from vttrelay.relay.params import ParamError, check_guards
 from vttrelay.relay.routes import Route
 from vttrelay.relay.store import KeyRecord
 from vttrelay.relay.worlds import Reply, WorldConnection, WorldGone, WorldRegistry
@@ -202,7 +203,12 @@ def check_system(route: Route, world: WorldConnection) -> None:
 async def forward(
     state: RelayState, key: KeyRecord, route: Route, params: Mapping[str, Any]
 ) -> Reply:
-    """Steps 3-4 of a request: target world, system check, frame, the world's reply."""
+    """Steps 3-4 of a request: the route's guards for this key, target world, system check,
+    frame, the world's reply."""
+    try:
+        check_guards(route, params, key.scopes)
+    except ParamError as exc:
+        raise error(exc.status, exc.message, **exc.extra) from None
     world = resolve_world(key, params.get("clientId"), state.registry)
     check_system(route, world)
     frame = build_frame(route, params, key)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Final
 
@@ -250,6 +250,21 @@ def require_any_message(names: tuple[str, ...]) -> str:
 @lru_cache(maxsize=64)
 def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns))
+
+
+def check_guards(route: Route, values: Mapping[str, Any], scopes: Sequence[str]) -> None:
+    """The route's `guards` for a call by a key with `scopes` (after `extract`)."""
+    for guard in route.guards:
+        if values.get(guard.param) != guard.value:
+            continue
+        if guard.scope is not None and guard.scope not in scopes:
+            raise ParamError(guard.scope_error)
+        if guard.script is not None and route.forbidden_patterns:
+            script: Any = values
+            for part in guard.script.split("."):
+                script = script.get(part) if isinstance(script, Mapping) else None
+            if isinstance(script, str) and _compiled(route.forbidden_patterns).search(script):
+                raise ParamError(FORBIDDEN_SCRIPT)
 
 
 def validate(route: Route, values: Mapping[str, Any]) -> None:

@@ -66,6 +66,20 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Guard:
+    """A relay-side check for calls whose parameter `param` equals `value` (endpoints-beyond-seed
+    §1.3: a /create of a Macro): the key must hold `scope` (else 400 `scope_error`), and the
+    script at the dotted path `script` of the parameters must not match the route's
+    `forbidden_patterns` (else 400 `Script contains forbidden patterns`)."""
+
+    param: str
+    value: Any
+    scope: str | None = None
+    scope_error: str = ""
+    script: str | None = None
+
+
+@dataclass(frozen=True)
 class Route:
     """One endpoint. `mode` says who answers it:
 
@@ -92,6 +106,7 @@ class Route:
     # the frame (the canvas routes); any other value is refused (params.validate).
     document_types: dict[str, str] | None = None
     forbidden_patterns: tuple[str, ...] = ()  # regexes a `script` parameter must not match
+    guards: tuple[Guard, ...] = ()  # checks for calls with a given parameter value
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -872,7 +887,15 @@ ATTRIBUTE_PARAMS = (
 )
 
 
-def _entity(method: str, path: str, action: str, summary: str, scope: str, *params: Param) -> Route:
+def _entity(
+    method: str,
+    path: str,
+    action: str,
+    summary: str,
+    scope: str,
+    *params: Param,
+    guards: tuple[Guard, ...] = (),
+) -> Route:
     return Route(
         method,
         path,
@@ -882,7 +905,19 @@ def _entity(method: str, path: str, action: str, summary: str, scope: str, *para
         scope=scope,
         action=action,
         params=(CLIENT_ID, USER_ID, *params),
+        guards=guards,
+        forbidden_patterns=FORBIDDEN_SCRIPT_PATTERNS if guards else (),
     )
+
+
+# A Macro's command is a script: creating one needs macro:write and passes the script check.
+MACRO_CREATE = Guard(
+    "entityType",
+    "Macro",
+    scope="macro:write",
+    scope_error="macro:write scope is required to create macros",
+    script="data.command",
+)
 
 
 ENTITY_ROUTES: Final = (
@@ -907,6 +942,7 @@ ENTITY_ROUTES: Final = (
         Param("folder", None, B, description="Folder id written into the document's folder."),
         Param("keepId", "boolean", BQ, description="Keep data._id."),
         Param("override", "boolean", BQ, description="Replace the document with data._id."),
+        guards=(MACRO_CREATE,),
     ),
     _entity(
         "PUT",

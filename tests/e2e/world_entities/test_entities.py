@@ -165,10 +165,15 @@ async def test_create(relay: Any, world: EmbeddedWorld, api: Any) -> None:
         documents.set_setting(tx, documents.SETTING_ALLOW_MACRO_WRITE, True)
     status, body = await api("POST", "/create", macro)
     assert status == 200 and body["uuid"].startswith("Macro.")
+    # the relay's own checks of a Macro create: the key's scope, then the script
     without_scope = api_for(relay, ("entity:write", "search"))
     status, body = await without_scope("POST", "/create", macro)
-    assert status == 400 and list(body) == ["type", "requestId", "error"]
-    assert body["error"] == "macro:write scope is required to create macros"
+    assert (status, body) == (400, {"error": "macro:write scope is required to create macros"})
+    sneaky = {"entityType": "Macro", "data": {"name": "x", "type": "script", "command": "eval(1)"}}
+    status, body = await api("POST", "/create", sneaky)
+    assert (status, body) == (400, {"error": "Script contains forbidden patterns"})
+    status, body = await without_scope("POST", "/create", {**macro, "entityType": "Item"})
+    assert body["error"] == '"chat" is not a valid type for the Item Document class'  # the world
 
 
 async def test_update(world: EmbeddedWorld, api: Any) -> None:

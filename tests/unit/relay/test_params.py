@@ -222,3 +222,18 @@ def test_aliases_reach_the_world_under_the_name_it_reads() -> None:
     }
     with pytest.raises(ParamError, match="'tokenUuids' must be an array"):
         extract(start, {}, {"tokens": 5}, {})
+
+
+def test_guards_of_a_macro_create() -> None:
+    from vttrelay.relay.params import ParamError, check_guards
+
+    create = next(r for r in ROUTES if r.path == "/create")
+    macro = {"entityType": "Macro", "data": {"name": "m", "command": "Hello"}}
+    check_guards(create, macro, ["entity:write", "macro:write"])
+    check_guards(create, {**macro, "entityType": "Item"}, ["entity:write"])  # Macros only
+    with pytest.raises(ParamError, match="^macro:write scope is required to create macros$"):
+        check_guards(create, macro, ["entity:write"])
+    sneaky = {**macro, "data": {"command": "localStorage.getItem('x')"}}
+    with pytest.raises(ParamError, match="^Script contains forbidden patterns$"):
+        check_guards(create, sneaky, ["macro:write"])
+    check_guards(create, {**macro, "data": {"command": 5}}, ["macro:write"])  # not a script
