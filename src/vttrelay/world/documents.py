@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from vttrelay.world.ids import new_id
+from vttrelay.world.rules import chat as chat_rules
 from vttrelay.world.store import COLLECTIONS, Tx
 
 CORE_VERSION: Final = "14.363"
@@ -362,20 +363,22 @@ def world_and_system(meta: dict[str, Any]) -> dict[str, Any]:
 # Chat messages ----------------------------------------------------------------------------------
 
 
-def chat_type_of(doc: dict[str, Any]) -> int:
-    """The message's chat type number 0-4 (flags.vttrelay.chatType)."""
-    flags = doc.get("flags") or {}
-    value = (flags.get("vttrelay") or {}).get("chatType", 0)
-    return int(value) if isinstance(value, int | float) else 0
-
-
 def can_see_message(user: dict[str, Any] | None, doc: dict[str, Any]) -> bool:
     """Public messages are visible to all; whispers only to recipients, the author and GMs."""
-    whisper = doc.get("whisper") or []
-    if not whisper or is_gm(user):
+    audience = chat_rules.message_audience(doc)
+    if audience is None or is_gm(user):
         return True
     assert user is not None
-    return user["_id"] in whisper or doc.get("author") == user["_id"]
+    return user["_id"] in audience
+
+
+def chat_viewer(user: dict[str, Any] | None) -> str | None:
+    """The user id whose view of the chat a list shows: None for a GM (or no user), who sees
+    every message; else the user's id (see `can_see_message`)."""
+    if is_gm(user):
+        return None
+    assert user is not None
+    return str(user["_id"])
 
 
 def message_to_api(doc: dict[str, Any], users: dict[str, dict[str, Any]]) -> dict[str, Any]:

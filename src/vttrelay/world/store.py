@@ -9,6 +9,9 @@ a process killed mid-action leaves the database as it was. Only one transaction 
 Searchable documents (`SEARCHABLE`) also have a row in the FTS5 table `documents_search`
 (migration 0002), written in the same SQLite transaction as the document, so the index is never
 out of step with the documents; `Tx.search_index` queries it (committed documents only).
+Chat messages likewise have rows in the chat index (migration 0003: what `rules.chat` says about
+each message: its time, chat type, speaker and audience), so that `Tx.chat_page` filters, counts
+and pages them in SQL and reads only the messages of the page.
 
 Each transaction holds SQLite's write lock from its first read to its commit (`BEGIN
 IMMEDIATE`), so its reads and writes are one atomic step even against another process on the
@@ -28,6 +31,8 @@ from typing import Any, Final
 
 import orjson
 from yoyo import get_backend, read_migrations
+
+from vttrelay.world.rules import chat as chat_rules
 
 MIGRATIONS_DIR: Final = Path(__file__).parent / "migrations"
 # Every top-level document type the world holds (the tabletop's world collections).
@@ -86,6 +91,29 @@ def _index_values(doc: dict[str, Any]) -> tuple[str, str, str, str, str | None]:
     )
 
 
+def write_chat_index(conn: Any, seq: int, values: chat_rules.ChatIndexValues) -> None:
+    """Write a chat message's rows of the chat index (`conn`: any DB-API connection to the
+    world database, inside the caller's transaction; the message has no rows yet)."""
+    cursor = conn.cursor()
+    cursor.execute(
+        "INSERT INTO chat_index (seq, time, chat_type, public, alias, actor, actor_uuid) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            seq,
+            values.time,
+            values.chat_type,
+            values.audience is None,
+            values.alias,
+            values.actor,
+            values.actor_uuid,
+        ),
+    )
+    cursor.executemany(
+        "INSERT INTO chat_audience (user_id, seq) VALUES (?, ?)",
+        [(user_id, seq) for user_id in values.audience or ()],
+    )
+
+
 @dataclass(frozen=True)
 class Change:
     """One document changed by a transaction. `before`/`after` are None for create/delete."""
@@ -114,6 +142,7 @@ class Tx:
         self._writes: dict[_Key, bytes | None] = {}
         self._originals: dict[_Key, bytes | None] = {}
         self._indexed: dict[_Key, tuple[str, str, str, str, str | None]] = {}  # at put time
+        self._chat_indexed: dict[_Key, chat_rules.ChatIndexValues] = {}  # at put time
 
     def _load(self, key: _Key) -> bytes | None:
         row = self._conn.execute(
@@ -154,6 +183,8 @@ class Tx:
         self._writes[key] = orjson.dumps(doc)
         if collection in SEARCHABLE:
             self._indexed[key] = _index_values(doc)
+        elif collection == "ChatMessage":
+            self._chat_indexed[key] = chat_rules.index_values(doc)
 
     def delete(self, collection: str, doc_id: str) -> None:
         """Delete a document (no-op if it does not exist)."""
@@ -211,6 +242,64 @@ class Tx:
             IndexEntry(*row) for row in self._conn.execute(sql + " ORDER BY name_lc, name", args)
         ]
 
+    def chat_page(
+        self,
+        *,
+        viewer: str | None,
+        chat_type: int | None,
+        speaker: str | None,
+        offset: int,
+        limit: int,
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """A page of chat messages, newest first (by `rules.chat.message_time`, then latest
+        written first), and how many messages match in all: those `viewer` sees (every one for
+        None, a game master; see `documents.can_see_message`), of chat type `chat_type` and said
+        by `speaker` (alias, actor id or actor uuid; see `rules.chat.speaker_keys`) when given.
+        The count and the page come from the chat index; only the page's messages are read and
+        parsed. Committed messages only (the chat list's transaction writes nothing)."""
+        where: list[str] = []
+        args: list[Any] = []
+        if chat_type is not None:
+            where.append("c.chat_type = ?")
+            args.append(chat_type if chat_rules.fits_int64(chat_type) else None)
+        if speaker is not None:
+            where.append("? IN (c.alias, c.actor, c.actor_uuid)")
+            args.append(speaker)
+        filters = "".join(f" AND {w}" for w in where)
+        conn = self._conn
+        if viewer is None:
+            (total,) = conn.execute(
+                f"SELECT COUNT(*) FROM chat_index c WHERE 1{filters}", args
+            ).fetchone()
+            visible = "1"
+            page_args = args
+        else:
+            # Disjoint: a public message has no audience rows.
+            (total,) = conn.execute(
+                f"SELECT (SELECT COUNT(*) FROM chat_index c WHERE c.public{filters}) + "
+                "(SELECT COUNT(*) FROM chat_audience a JOIN chat_index c ON c.seq = a.seq "
+                f"WHERE a.user_id = ?{filters})",
+                [*args, viewer, *args],
+            ).fetchone()
+            visible = (
+                "(c.public OR EXISTS "
+                "(SELECT 1 FROM chat_audience a WHERE a.user_id = ? AND a.seq = c.seq))"
+            )
+            page_args = [viewer, *args]
+        if offset >= total or limit <= 0:
+            return total, []
+        seqs = [
+            seq
+            for (seq,) in conn.execute(
+                f"SELECT c.seq FROM chat_index c WHERE {visible}{filters} "
+                "ORDER BY c.time DESC, c.seq DESC LIMIT ? OFFSET ?",
+                [*page_args, min(limit, total), offset],
+            )
+        ]
+        marks = ",".join("?" * len(seqs))
+        data = dict(conn.execute(f"SELECT seq, data FROM documents WHERE seq IN ({marks})", seqs))
+        return total, [orjson.loads(data[seq]) for seq in seqs]
+
     def _commit(self) -> None:
         """Write the buffer inside the open SQLite transaction (the caller commits), keeping
         the search index in step."""
@@ -228,7 +317,15 @@ class Tx:
                     "RETURNING seq",
                     (collection, doc_id, raw),
                 ).fetchone()
-            if collection not in SEARCHABLE or row is None:
+            if row is None:
+                continue
+            if collection == "ChatMessage":
+                conn.execute("DELETE FROM chat_index WHERE seq = ?", (row[0],))
+                conn.execute("DELETE FROM chat_audience WHERE seq = ?", (row[0],))
+                if raw is not None:
+                    write_chat_index(conn, row[0], self._chat_indexed[(collection, doc_id)])
+                continue
+            if collection not in SEARCHABLE:
                 continue
             conn.execute("DELETE FROM documents_search WHERE rowid = ?", (row[0],))
             if raw is not None:

@@ -29,42 +29,27 @@ def _int_param(value: Any, default: int) -> int:
     return max(0, number)
 
 
-def _speaker_matches(doc: dict[str, Any], wanted: str) -> bool:
-    speaker = doc.get("speaker") or {}
-    actor = speaker.get("actor")
-    return speaker.get("alias") == wanted or (
-        actor is not None and wanted in (actor, documents.actor_uuid(str(actor)))
-    )
-
-
 @action("chat-messages", error_extra=FAILED)
 def chat_messages(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
-    """List messages newest first, filtered by visibility, chat type and speaker."""
+    """List messages newest first, filtered by visibility, chat type and speaker. The store
+    filters, counts and pages them on its chat index and reads only the page's messages."""
     limit = _int_param(params.get("limit"), DEFAULT_LIMIT) or DEFAULT_LIMIT
     offset = _int_param(params.get("offset"), 0)
     chat_type = params.get("chatType")
     speaker = params.get("speaker")
-    docs = ctx.tx.all("ChatMessage")
-    if ctx.user is not None:
-        docs = [d for d in docs if documents.can_see_message(ctx.user, d)]
-    if chat_type is not None and chat_type != "":
-        wanted_type = _int_param(chat_type, -1)
-        docs = [d for d in docs if documents.chat_type_of(d) == wanted_type]
-    if isinstance(speaker, str) and speaker:
-        docs = [d for d in docs if _speaker_matches(d, speaker)]
-    ordered = [
-        d
-        for _, d in sorted(
-            enumerate(docs), key=lambda p: (p[1].get("timestamp", 0), p[0]), reverse=True
-        )
-    ]
+    total, page = ctx.tx.chat_page(
+        viewer=documents.chat_viewer(ctx.user),
+        chat_type=_int_param(chat_type, -1) if chat_type is not None and chat_type != "" else None,
+        speaker=speaker if isinstance(speaker, str) and speaker else None,
+        offset=offset,
+        limit=limit,
+    )
     users = documents.users_by_id(ctx.tx)
-    page = ordered[offset : offset + limit]
     return {
         "success": True,
         "data": {
             "messages": [documents.message_to_api(d, users) for d in page],
-            "total": len(ordered),
+            "total": total,
             "offset": offset,
             "limit": limit,
         },

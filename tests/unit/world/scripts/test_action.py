@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from vttrelay.world import documents
+from vttrelay.world.rules.chat import chat_type_of
 from vttrelay.world.world import World
 
 from ..conftest import chat, get_actor
@@ -155,7 +156,7 @@ async def test_each_run_posts_the_gm_notice(enabled: World) -> None:
     }
     assert notice["whisper"] == [GM]
     assert notice["author"] == GM
-    assert documents.chat_type_of(notice) == 3
+    assert chat_type_of(notice) == 3
     long_script = "return '" + "x" * 150 + "'"
     await execute(enabled, long_script)
     notice = max(chat(enabled), key=lambda m: m["timestamp"])
