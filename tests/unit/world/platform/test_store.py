@@ -191,3 +191,43 @@ def test_search_index_follows_committed_writes_only(tmp_path: Path) -> None:
         tx.delete("Item", "i2")
     assert names(match="long") == [] and names(match="dag") == ["Dagger"]
     store.close()
+
+
+def test_search_index_migration_indexes_an_existing_world(tmp_path: Path) -> None:
+    """A world file made before the index (only migration 0001) gets its documents indexed."""
+    import orjson
+    from yoyo import get_backend, read_migrations
+
+    from vttrelay.world.store import MIGRATIONS_DIR
+
+    path = tmp_path / "old.db"
+    backend = get_backend(f"sqlite:///{path}")
+    migrations = read_migrations(str(MIGRATIONS_DIR))
+    first = migrations.filter(lambda m: m.id == "0001_documents")
+    with backend.lock():
+        backend.apply_migrations(backend.to_apply(first))
+    backend.connection.close()
+    conn = sqlite3.connect(path)
+    rows = [
+        ("Actor", "a1", {"_id": "a1", "name": "Old Hero", "type": "character", "img": "h.svg"}),
+        ("Item", "i1", {"_id": "i1", "name": "Old Sword", "folder": "f1"}),
+        ("User", "u1", {"_id": "u1", "name": "Old User"}),
+    ]
+    for collection, doc_id, doc in rows:
+        conn.execute(
+            "INSERT INTO documents (collection, id, data) VALUES (?, ?, ?)",
+            (collection, doc_id, orjson.dumps(doc)),
+        )
+    conn.commit()
+    conn.close()
+    store = WorldStore(path)  # applies 0002
+    with store.transaction() as tx:
+        found = {
+            (e.collection, e.name, e.sub_type, e.img, e.folder)
+            for e in tx.search_index(match="old")
+        }
+    assert found == {
+        ("Actor", "Old Hero", "character", "h.svg", None),
+        ("Item", "Old Sword", "", "", "f1"),
+    }
+    store.close()
