@@ -37,7 +37,9 @@ frame is checked in the reference's order, and every control reply echoes the ca
 
 Any failure while serving a frame is answered with an error frame, never silence, and the socket
 stays open. A socket that does not read its events fast enough gets a final error frame and is
-closed with 1013 (`streams.EventHub` bounds what it may have queued).
+closed with 1013 (`streams.EventHub` bounds what it may have queued). When its key stops working
+(revoked, expired), each request is refused at once, and its subscriptions end within the hub's
+`key_check_interval` as SSE streams do: a final error frame with the reason, then close 1008.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from vttrelay.relay.streams import (
     Mailbox,
     Subscriber,
     error_frame,
+    key_refused,
 )
 
 if TYPE_CHECKING:
@@ -129,7 +132,7 @@ class ClientSocket:
         self.outbox = Mailbox(streams.settings.subscriber_queue_size)
         self.subs: dict[str, Subscriber] = {}
         self.tasks: set[asyncio.Task[None]] = set()
-        self.fell_behind = False
+        self.closing: tuple[int, bytes] | None = None  # the close after the last event frame
 
     async def run(self) -> web.WebSocketResponse:
         await self.ws.prepare(self.request)
@@ -424,6 +427,8 @@ class ClientSocket:
             self.outbox,
             key.id,
             on_overflow=self._overflow,
+            refused=lambda: key_refused(self.state, self.secret),
+            on_refused=self._refused,
         )
         return sub, last if valid else None
 
@@ -458,8 +463,16 @@ class ClientSocket:
         for sub in list(self.subs.values()):
             self.streams.hub.unsubscribe(sub, "fell-behind")
         self.subs.clear()
-        self.fell_behind = True
+        self.closing = (1013, b"Fell behind")
         self.outbox.close(error_frame("ws", FELL_BEHIND))
+
+    def _refused(self, reason: str) -> None:
+        """This socket's key stopped working: drop its subscriptions, send why, close it."""
+        for sub in list(self.subs.values()):
+            self.streams.hub.unsubscribe(sub, "refused")
+        self.subs.clear()
+        self.closing = (1008, reason.encode()[:120])
+        self.outbox.close(error_frame("ws", reason))
 
     async def shutdown(self) -> None:
         """Close this socket because the relay stops (1001: clients may reconnect)."""
@@ -477,9 +490,9 @@ class ClientSocket:
                     await self.ws.send_frame(data, WSMsgType.TEXT)
         except (ConnectionError, RuntimeError):
             return
-        if self.fell_behind:
+        if self.closing is not None:
             with contextlib.suppress(Exception):
-                await self.ws.close(code=1013, message=b"Fell behind")
+                await self.ws.close(code=self.closing[0], message=self.closing[1])
 
 
 def subscription_params(frame: dict[str, Any], client_id: str) -> dict[str, Any]:

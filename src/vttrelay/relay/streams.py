@@ -181,6 +181,9 @@ class Subscriber:
     key_id: str = ""
     # called when the subscriber overflows its mailbox (after the hub has dropped it)
     on_overflow: Callable[[Subscriber], None] | None = None
+    # called with the reason when its key stopped working (after the hub has dropped it);
+    # without it, the mailbox ends with the error
+    on_refused: Callable[[str], None] | None = None
     # for SSE: False once the HTTP client went away (checked by the hub's sweeper)
     alive: Callable[[], bool] | None = None
     # why the subscriber may no longer listen (its key was revoked...), or None; same sweeper
@@ -288,7 +291,7 @@ class EventHub:
         self._key_counts[per_key] = self._key_counts.get(per_key, 0) + 1
         self._stop_lingering((sub.client_id, sub.channel))
         self._announce(sub.client_id, sub.channel)
-        if sub.alive is not None:
+        if sub.alive is not None or sub.refused is not None:
             self._ensure_sweeper()
         return resume
 
@@ -497,24 +500,31 @@ class EventHub:
 
     async def _sweep(self) -> None:
         """End subscriptions whose HTTP client went away (aiohttp does not always tell), and,
-        every `key_check_interval`, those whose key no longer works."""
+        every `key_check_interval`, those whose key no longer works (SSE and /ws/api alike)."""
         loop = asyncio.get_running_loop()
         next_key_check = loop.time() + self.settings.key_check_interval
         while True:
             await asyncio.sleep(self.settings.sweep_interval)
-            watched = [(s, s.alive) for s in self.subscribers() if s.alive is not None]
+            watched = [
+                s for s in self.subscribers() if s.alive is not None or s.refused is not None
+            ]
             if not watched:
                 return
             check_keys = loop.time() >= next_key_check
             if check_keys:
                 next_key_check = loop.time() + self.settings.key_check_interval
-            for sub, alive in watched:
-                if not alive():
+            for sub in watched:
+                if sub.dropped:  # an earlier one's refusal ended its whole socket
+                    continue
+                if sub.alive is not None and not sub.alive():
                     self.unsubscribe(sub, "gone")
                     sub.mailbox.close()
                 elif check_keys and sub.refused is not None and (reason := sub.refused()):
                     self.unsubscribe(sub, "refused")
-                    sub.mailbox.close(error_frame(sub.kind, reason))
+                    if sub.on_refused is not None:
+                        sub.on_refused(reason)
+                    else:
+                        sub.mailbox.close(error_frame(sub.kind, reason))
 
     async def close(self) -> None:
         """Stop the sweeper and timers; end every stream; tell the worlds 0 (relay shutdown)."""
@@ -655,7 +665,7 @@ class Streams:
             Mailbox(self.settings.subscriber_queue_size),
             key.id,
             alive=lambda: _transport_alive(request),
-            refused=lambda: _key_refused(state, secret),
+            refused=lambda: key_refused(state, secret),
             abort=lambda: _abort_transport(request),
         )
         resume = self.hub.subscribe(sub, last_seen)
@@ -721,7 +731,7 @@ def direct_writer(
     return write
 
 
-def _key_refused(state: RelayState, secret: str) -> str | None:
+def key_refused(state: RelayState, secret: str) -> str | None:
     """Why an open stream's API key no longer works (revoked, expired...), or None."""
     return core.key_problem(state.keys.lookup(secret))
 

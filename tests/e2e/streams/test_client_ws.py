@@ -330,3 +330,23 @@ async def test_requests_in_flight_per_socket_are_limited(relay: Any, api_ws: Any
         "clientId": "world-1",
     }
     assert world.requests.qsize() == MAX_IN_FLIGHT + 2  # the refused one was never forwarded
+
+
+async def test_a_revoked_key_ends_the_sockets_subscriptions(relay: Any, api_ws: Any) -> None:
+    """As an SSE stream ends when its key stops working, so does a /ws/api subscription: the
+    socket gets the reason and is closed (1008)."""
+    hub = relay.state.streams.hub
+    hub.settings.sweep_interval = hub.settings.key_check_interval = 0.05
+    world = await relay.world()
+    key_id, secret = relay.store.create_key("default", ["events:subscribe"])
+    socket = await api_ws(relay, secret)
+    await socket.send({"type": "subscribe", "channel": "chat-events", "requestId": "s"})
+    assert (await socket.recv())["type"] == "subscribed"
+    relay.store.revoke_key(key_id)
+    relay.state.keys.clear()
+    assert await socket.recv() == {"type": "error", "error": "API key is disabled"}
+    msg = await socket.ws.receive(timeout=5)
+    assert (msg.type, socket.ws.close_code) == (aiohttp.WSMsgType.CLOSE, 1008)
+    assert hub.subscribers("world-1") == []
+    await world.emit(chat_event("create", "late"))  # logged, delivered to nobody
+    await eventually(lambda: hub.log("world-1", protocol.CHAT_CHANNEL).last_seq == 1)
