@@ -172,6 +172,21 @@ class Tx:
                 out.append(orjson.loads(raw))
         return out
 
+    def ids(self, collection: str) -> list[str]:
+        """The ids of every document of a collection, in insertion order (as `all`, without
+        reading or parsing the documents)."""
+        out = [
+            doc_id
+            for (doc_id,) in self._conn.execute(
+                "SELECT id FROM documents WHERE collection = ? ORDER BY seq", (collection,)
+            )
+            if self._writes.get((collection, doc_id), b"") is not None
+        ]
+        for key, raw in self._writes.items():
+            if key[0] == collection and raw is not None and self._originals.get(key) is None:
+                out.append(key[1])
+        return out
+
     def put(self, collection: str, doc: dict[str, Any]) -> None:
         """Insert or replace a document by its `_id`."""
         doc_id = doc.get("_id")

@@ -155,7 +155,7 @@ def chat_delete(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
 def chat_flush(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     """Delete every message (GM only)."""
     assert_gm(ctx, "flush chat messages")
-    for doc in ctx.tx.all("ChatMessage"):
-        ctx.tx.delete("ChatMessage", doc["_id"])
-        ctx.emit("chat-event", {"eventType": "delete", "data": {"id": doc["_id"]}})
+    for doc_id in ctx.tx.ids("ChatMessage"):  # no message is parsed to be deleted
+        ctx.tx.delete("ChatMessage", doc_id)
+        ctx.emit("chat-event", {"eventType": "delete", "data": {"id": doc_id}})
     return {"success": True, "data": {"message": "All chat messages have been deleted"}}

@@ -231,3 +231,19 @@ def test_search_index_migration_indexes_an_existing_world(tmp_path: Path) -> Non
         ("Item", "Old Sword", "", "", "f1"),
     }
     store.close()
+
+
+def test_ids_are_those_of_all_without_parsing(tmp_path: Path) -> None:
+    store = WorldStore(tmp_path / "w.db")
+    with store.transaction() as tx:
+        for i in range(4):
+            tx.put("Actor", {"_id": f"a{i}"})
+    with store.transaction() as tx:
+        tx.put("Actor", {"_id": "a0", "name": "replaced"})
+        tx.delete("Actor", "a2")
+        tx.put("Actor", {"_id": "b"})
+        tx.put("Actor", {"_id": "c"})
+        tx.delete("Actor", "c")
+        assert tx.ids("Actor") == [d["_id"] for d in tx.all("Actor")] == ["a0", "a1", "a3", "b"]
+        assert tx.ids("Item") == []
+    store.close()
