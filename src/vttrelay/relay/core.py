@@ -13,11 +13,12 @@ this order (wire-protocol §4.1 stages 3, 4, 7, 8-13):
 3. `resolve_world(key, client_id, registry)`: the key's allowed worlds (403 `API key is not
    authorized for this client`), then the target world (§4.3: named, the key's only world, the
    account's only live world; 404 / 400).
-4. Requests: `forward(state, key, route, params)` runs step 3 with `params["clientId"]`, checks
-   the world's game system (400), builds the frame with `build_frame` (declared parameters,
-   `_scopes`, the key's forced `userId` over the caller's) and awaits the reply (408 `Request
-   timed out`, 503 `World disconnected before replying`). It returns the world's `Reply`
-   untouched.
+4. Requests: `forward(state, key, route, params)` checks the route's guards for this key
+   (`params.check_guards`: a parameter value that needs another scope or a script check), runs
+   step 3 with `params["clientId"]`, checks the world's game system (400), builds the frame with
+   `build_frame` (declared parameters, `_scopes`, the key's forced `userId` over the caller's)
+   and awaits the reply (408 `Request timed out`, 503 `World disconnected before replying`). It
+   returns the world's `Reply` untouched.
    Streams: `build_filter(channel, params, key.user_id, users)` is the stream's frame: the key's
    forced user wins over the caller's `userId`, and a bound non-GM user may open only the chat
    and roll streams (403).
@@ -28,9 +29,9 @@ translate it: REST and SSE into an HTTP response with that status and body (`for
 `requestId` (`client_ws.py`).
 
 The hot path (a forwarded request) does per call: one key-cache lookup, a few attribute checks,
-one token-bucket step and a usage-counter increment, the parameter extraction, one registry
-lookup, the frame dict, and the world round trip (the only await besides reading the body). No
-store access, no extra task.
+one token-bucket step and a usage-counter increment, the parameter extraction, the route's guards
+(none on most routes), one registry lookup, the frame dict, and the world round trip (the only
+await besides reading the body). No store access, no extra task.
 """
 
 from __future__ import annotations
