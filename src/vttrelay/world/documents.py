@@ -298,10 +298,7 @@ def user_summary(user: dict[str, Any], active: bool) -> dict[str, Any]:
 
 def active_scene(tx: Tx) -> dict[str, Any] | None:
     """The active scene, or None."""
-    for scene in tx.all("Scene"):
-        if scene.get("active"):
-            return scene
-    return None
+    return next(iter(tx.active("Scene")), None)
 
 
 # Combats ----------------------------------------------------------------------------------------
@@ -311,8 +308,8 @@ def current_combat(tx: Tx) -> dict[str, Any] | None:
     """`game.combat`: the active combat shown on the viewed (active) scene, i.e. one that names
     no scene or that scene; the newest if several claim it."""
     scene = active_scene(tx)
-    for combat in reversed(tx.all("Combat")):
-        if combat.get("active") and combat.get("scene") in (None, scene and scene["_id"]):
+    for combat in reversed(tx.active("Combat")):
+        if combat.get("scene") in (None, scene and scene["_id"]):
             return combat
     return None
 

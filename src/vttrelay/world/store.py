@@ -60,6 +60,11 @@ SEARCHABLE: Final = frozenset(
     ("Actor", "Item", "Scene", "JournalEntry", "RollTable", "Cards", "Macro", "Playlist")
 )
 
+# The collections whose `active` documents (the viewed scene, the running combats) are looked up
+# on most requests: the store keeps the seqs of those with a truthy `active` (migration 0004),
+# so that `Tx.active` parses only them.
+ACTIVE_FLAGGED: Final = frozenset(("Scene", "Combat"))
+
 _Key = tuple[str, str]
 
 
@@ -143,6 +148,7 @@ class Tx:
         self._originals: dict[_Key, bytes | None] = {}
         self._indexed: dict[_Key, tuple[str, str, str, str, str | None]] = {}  # at put time
         self._chat_indexed: dict[_Key, chat_rules.ChatIndexValues] = {}  # at put time
+        self._active: dict[_Key, bool] = {}  # at put time, for ACTIVE_FLAGGED
 
     def _load(self, key: _Key) -> bytes | None:
         row = self._conn.execute(
@@ -169,6 +175,30 @@ class Tx:
                 out.append(orjson.loads(raw))
         for key, raw in self._writes.items():
             if key[0] == collection and raw is not None and self._originals.get(key) is None:
+                out.append(orjson.loads(raw))
+        return out
+
+    def active(self, collection: str) -> list[dict[str, Any]]:
+        """The documents of an `ACTIVE_FLAGGED` collection whose `active` is truthy, in insertion
+        order (as `[d for d in all(collection) if d.get("active")]`), parsing only those and the
+        ones this transaction wrote."""
+        if collection not in ACTIVE_FLAGGED:
+            raise ValueError(f"{collection} documents are not indexed by `active`")
+        pending = {key[1]: raw for key, raw in self._writes.items() if key[0] == collection}
+        marks = ",".join("?" * len(pending))
+        rows = self._conn.execute(
+            "SELECT id, data FROM documents WHERE collection = ? AND "
+            f"(seq IN (SELECT seq FROM active_documents) OR id IN ({marks})) ORDER BY seq",
+            (collection, *pending),
+        )
+        out: list[dict[str, Any]] = []
+        for doc_id, data in rows:
+            raw = pending.get(doc_id, data)
+            if raw is not None and (doc_id not in pending or self._active[(collection, doc_id)]):
+                out.append(orjson.loads(raw))
+        for doc_id, raw in pending.items():
+            key = (collection, doc_id)
+            if raw is not None and self._originals.get(key) is None and self._active[key]:
                 out.append(orjson.loads(raw))
         return out
 
@@ -200,6 +230,8 @@ class Tx:
             self._indexed[key] = _index_values(doc)
         elif collection == "ChatMessage":
             self._chat_indexed[key] = chat_rules.index_values(doc)
+        if collection in ACTIVE_FLAGGED:
+            self._active[key] = bool(doc.get("active"))
 
     def delete(self, collection: str, doc_id: str) -> None:
         """Delete a document (no-op if it does not exist)."""
@@ -334,6 +366,10 @@ class Tx:
                 ).fetchone()
             if row is None:
                 continue
+            if collection in ACTIVE_FLAGGED:
+                conn.execute("DELETE FROM active_documents WHERE seq = ?", (row[0],))
+                if raw is not None and self._active[(collection, doc_id)]:
+                    conn.execute("INSERT INTO active_documents (seq) VALUES (?)", (row[0],))
             if collection == "ChatMessage":
                 conn.execute("DELETE FROM chat_index WHERE seq = ?", (row[0],))
                 conn.execute("DELETE FROM chat_audience WHERE seq = ?", (row[0],))

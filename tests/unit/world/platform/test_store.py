@@ -3,15 +3,19 @@ and no update is lost to another connection on the same file."""
 
 from __future__ import annotations
 
+import contextlib
+import random
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
+from yoyo import get_backend, read_migrations
 
-from vttrelay.world.store import WorldStore
+from vttrelay.world.store import MIGRATIONS_DIR, WorldStore
 
 
 def test_put_get_all_and_insertion_order(tmp_path: Path) -> None:
@@ -246,4 +250,58 @@ def test_ids_are_those_of_all_without_parsing(tmp_path: Path) -> None:
         tx.delete("Actor", "c")
         assert tx.ids("Actor") == [d["_id"] for d in tx.all("Actor")] == ["a0", "a1", "a3", "b"]
         assert tx.ids("Item") == []
+    store.close()
+
+
+def test_active_documents_are_those_of_all_that_are_active(tmp_path: Path) -> None:
+    """`Tx.active` lists what filtering `all` by a truthy `active` lists, in the same order, over
+    random committed, replaced, deleted and pending documents (and rolled back transactions)."""
+    store = WorldStore(tmp_path / "w.db")
+    rng = random.Random(3)
+    values: list[Any] = [True, False, None, 0, 1, "yes", "", [], {"a": 1}]
+    for _round in range(30):
+        with contextlib.suppress(RuntimeError), store.transaction() as tx:
+            for _ in range(rng.randrange(1, 6)):
+                collection = rng.choice(("Scene", "Combat"))
+                doc_id = f"d{rng.randrange(12)}"
+                if rng.random() < 0.25:
+                    tx.delete(collection, doc_id)
+                else:
+                    doc: dict[str, Any] = {"_id": doc_id, "n": rng.random()}
+                    if rng.random() < 0.8:
+                        doc["active"] = rng.choice(values)
+                    tx.put(collection, doc)
+                for name in ("Scene", "Combat"):
+                    assert tx.active(name) == [d for d in tx.all(name) if d.get("active")]
+            if rng.random() < 0.2:
+                raise RuntimeError("rolled back")
+    with pytest.raises(ValueError), store.transaction() as tx:
+        tx.active("Actor")
+    store.close()
+
+
+def test_migration_0004_flags_the_active_documents_of_an_older_file(tmp_path: Path) -> None:
+    path = tmp_path / "w.db"
+    backend = get_backend(f"sqlite:///{path}")
+    older = read_migrations(str(MIGRATIONS_DIR)).filter(lambda m: m.id < "0004")
+    with backend.lock():
+        backend.apply_migrations(backend.to_apply(older))
+    backend.connection.close()
+    docs: list[tuple[str, dict[str, Any]]] = [
+        ("Scene", {"_id": "s1", "active": False}),
+        ("Scene", {"_id": "s2", "active": True}),
+        ("Combat", {"_id": "c1", "active": 1}),
+        ("Combat", {"_id": "c2"}),
+        ("Actor", {"_id": "a1", "active": True}),
+    ]
+    with sqlite3.connect(path) as conn:
+        conn.executemany(
+            "INSERT INTO documents (collection, id, data) VALUES (?, ?, ?)",
+            [(c, d["_id"], orjson.dumps(d)) for c, d in docs],
+        )
+    conn.close()
+    store = WorldStore(path)  # applies 0004
+    with store.transaction() as tx:
+        assert [d["_id"] for d in tx.active("Scene")] == ["s2"]
+        assert [d["_id"] for d in tx.active("Combat")] == ["c1"]
     store.close()
