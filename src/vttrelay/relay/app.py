@@ -28,6 +28,7 @@ from vttrelay.protocol import Close
 from vttrelay.relay import openapi, pairing
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
 from vttrelay.relay.auth import KeyCache, UsageCounter
+from vttrelay.relay.backends import Backends, Counters, WorldDirectory, local_backends
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError, error
 from vttrelay.relay.forward import (
@@ -41,7 +42,7 @@ from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import PairingError, RelayStore
 from vttrelay.relay.streams import Streams
-from vttrelay.relay.worlds import WorldGateway, WorldRegistry, is_world_upgrade
+from vttrelay.relay.worlds import WorldGateway, is_world_upgrade
 
 log = logging.getLogger("vttrelay.relay")
 
@@ -70,10 +71,11 @@ class RelayState:
 
     config: RelayConfig
     store: RelayStore
-    registry: WorldRegistry
+    backends: Backends
+    registry: WorldDirectory  # backends.directory: where each world lives
     keys: KeyCache
     usage: UsageCounter
-    buckets: TokenBuckets
+    counters: Counters  # backends.counters: the per-key rate budgets
     gateway: WorldGateway
     access: AccessLog
     pair_buckets: TokenBuckets = field(default_factory=TokenBuckets)
@@ -142,7 +144,7 @@ async def h_clients(request: web.Request, route: Route, state: RelayState) -> we
         live_ids.add(world.client_id)
         entry: dict[str, Any] = {
             "clientId": world.client_id,
-            "instanceId": state.config.instance_id,
+            "instanceId": world.instance_id or state.config.instance_id,
             "lastSeen": world.metadata.get("lastSeen", 0),
             "connectedSince": world.metadata.get("connectedSince", 0),
         }
@@ -356,20 +358,26 @@ def _bind(route: Route, state: RelayState) -> Handler:
 
 
 def create_app(
-    config: RelayConfig, store: RelayStore | None = None, access: AccessLog | None = None
+    config: RelayConfig,
+    store: RelayStore | None = None,
+    access: AccessLog | None = None,
+    backends: Backends | None = None,
 ) -> web.Application:
     """The relay application. Pass `store` to share one (tests); otherwise it opens its own.
-    `access` is where request-log lines go (default: a `logging` record each)."""
+    `access` is where request-log lines go (default: a `logging` record each). `backends` is
+    where the shared state lives (default: in this process, `backends.local_backends`)."""
     owns_store = store is None
     store = store or RelayStore(config.db_path)
-    registry = WorldRegistry()
+    backends = backends or local_backends(config)
+    registry = backends.directory
     state = RelayState(
         config=config,
         store=store,
+        backends=backends,
         registry=registry,
         keys=KeyCache(store, config.key_cache_ttl),
         usage=UsageCounter(store),
-        buckets=TokenBuckets(),
+        counters=backends.counters,
         gateway=WorldGateway(config, store, registry),
         access=access or LoggingAccessLog(),
         owns_store=owns_store,
@@ -404,13 +412,23 @@ async def _close_worlds(app: web.Application) -> None:
     await app[STATE].registry.close_all(Close.GOING_AWAY, "Server shutting down")
 
 
+async def _run_token_checks(state: RelayState) -> None:
+    """Close this instance's worlds whose token was revoked elsewhere, every
+    `token_check_interval` seconds until cancelled."""
+    while True:
+        await asyncio.sleep(state.config.token_check_interval)
+        try:
+            await state.registry.check_tokens(state.store)
+        except Exception:
+            log.exception("token check failed")
+
+
 async def _background(app: web.Application) -> Any:
     state = app[STATE]
+    await state.registry.start()
     tasks = [
         asyncio.ensure_future(state.usage.run(state.config.usage_flush_interval)),
-        asyncio.ensure_future(
-            state.registry.run_token_checks(state.store, state.config.token_check_interval)
-        ),
+        asyncio.ensure_future(_run_token_checks(state)),
     ]
     yield
     for task in tasks:
@@ -418,6 +436,7 @@ async def _background(app: web.Application) -> Any:
     for task in tasks:
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    await state.registry.stop()
     if state.owns_store:
         state.store.close()
 

@@ -45,11 +45,12 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from vttrelay import protocol
+from vttrelay.relay.backends.base import WorldDirectory, WorldHandle
 from vttrelay.relay.events import EventFilter, parse_hooks, resolve_user
 from vttrelay.relay.params import ParamError, check_guards
 from vttrelay.relay.routes import Route
 from vttrelay.relay.store import KeyRecord
-from vttrelay.relay.worlds import Reply, WorldConnection, WorldGone, WorldRegistry
+from vttrelay.relay.worlds import Reply, WorldGone
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
@@ -114,7 +115,7 @@ def admit(
         if world.account != key.account:
             raise error(401, "Invalid API key for this client ID")
     limit = key.rate_per_minute if key.rate_per_minute is not None else state.config.rate_per_minute
-    if not state.buckets.allow(key.id, limit):
+    if not state.counters.allow(key.id, limit):
         raise error(429, RATE_LIMITED)
     state.usage.count(key.id)
     if scope is not None and scope not in key.scopes:
@@ -126,8 +127,8 @@ def admit(
 
 
 def resolve_world(
-    key: KeyRecord, client_id: str | None, registry: WorldRegistry
-) -> WorldConnection:
+    key: KeyRecord, client_id: str | None, registry: WorldDirectory
+) -> WorldHandle:
     """The target world of a call (wire-protocol §4.3), restricted to the key's account/list."""
     allowed = key.client_ids
     if client_id:
@@ -191,7 +192,7 @@ def build_frame(route: Route, params: Mapping[str, Any], key: KeyRecord) -> dict
     return frame
 
 
-def check_system(route: Route, world: WorldConnection) -> None:
+def check_system(route: Route, world: WorldHandle) -> None:
     """A route that needs a game system (dnd5e) fails at once on a world running another."""
     if route.system and world.system_id != route.system:
         raise error(

@@ -1,8 +1,8 @@
 """Event streams: SSE subscriptions and /ws/api subscriptions, their counts, history and fan-out.
 
 `EventHub` is the I/O-light core: it keeps, per world and channel, the subscribers (bounded
-mailboxes), the replay log (`events.EventLog`) and the subscriber count it announces to the world
-with `event-subscription-update` (on every change, and again when the world reconnects). It
+mailboxes), the replay log (a `backends.EventLog`) and the subscriber count it announces to the
+world with `event-subscription-update` (on every change, and again when the world reconnects). It
 implements the registry's `WorldListener`: a world's event frame is unwrapped and named once
 (`events.unwrap`), logged, and put into the mailbox of every subscriber whose filter matches. A
 subscriber that does not keep up overflows its mailbox and is cut off with an error event, so the
@@ -33,10 +33,11 @@ from aiohttp import web
 
 from vttrelay import protocol
 from vttrelay.relay import core
+from vttrelay.relay.backends.base import EventLog as EventLogBackend
+from vttrelay.relay.backends.local import LocalEventLog
 from vttrelay.relay.events import (
     SSE_KEEPALIVE,
     EventFilter,
-    EventLog,
     Gap,
     LoggedEvent,
     MessageIndex,
@@ -92,7 +93,7 @@ class WorldLike(Protocol):
 
 
 class RegistryLike(Protocol):
-    """What the hub needs of the registry of worlds (worlds.WorldRegistry)."""
+    """What the hub needs of the registry of worlds (backends.WorldDirectory)."""
 
     def get(self, client_id: str) -> Any: ...
 
@@ -215,15 +216,23 @@ class Resume:
 class EventHub:
     """Subscribers, counts and replay logs per (world, channel); a registry `WorldListener`."""
 
-    def __init__(self, registry: RegistryLike, settings: StreamSettings | None = None) -> None:
+    def __init__(
+        self,
+        registry: RegistryLike,
+        settings: StreamSettings | None = None,
+        events: EventLogBackend | None = None,
+    ) -> None:
         self.registry = registry
-        self.settings = settings or StreamSettings()
+        self.settings = settings = settings or StreamSettings()
+        # the replay history (backends.EventLog; in-process by default)
+        self.events: EventLogBackend = events or LocalEventLog(
+            settings.event_buffer_size, settings.event_buffer_bytes
+        )
         self._subs: dict[tuple[str, str], list[Subscriber]] = {}
         # subscribers per (world, channel, kind), kept on (un)subscribe: no recount per open
         self._kind_counts: dict[tuple[str, str, str], int] = {}
         # and per (world, channel, kind, key): the limit holds per key
         self._key_counts: dict[tuple[str, str, str, str], int] = {}
-        self._logs: dict[tuple[str, str], EventLog] = {}
         self._messages: dict[str, MessageIndex] = {}
         self._sending: dict[str, asyncio.Future[None]] = {}
         self._sweeper: asyncio.Task[None] | None = None
@@ -256,16 +265,6 @@ class EventHub:
             s for (cid, _), subs in self._subs.items() if client_id in (None, cid) for s in subs
         ]
 
-    def log(self, client_id: str, channel: str) -> EventLog:
-        """The replay log of a world's channel (created empty on first use)."""
-        key = (client_id, channel)
-        found = self._logs.get(key)
-        if found is None:
-            found = self._logs[key] = EventLog(
-                self.settings.event_buffer_size, self.settings.event_buffer_bytes
-            )
-        return found
-
     # Subscribing --------------------------------------------------------------------------------
 
     def subscribe(self, sub: Subscriber, last_seen: int | None = None) -> Resume | None:
@@ -279,11 +278,10 @@ class EventHub:
         per_key = (sub.client_id, sub.channel, sub.kind, sub.key_id)
         if self._key_counts.get(per_key, 0) >= self.settings.max_streams_per_channel:
             return None
-        event_log = self.log(sub.client_id, sub.channel)
         if last_seen is None:
-            resume = Resume(event_log.last_seq, None, [])
+            resume = Resume(self.events.last_id(sub.client_id, sub.channel), None, [])
         else:
-            cursor, gap, replay = event_log.since(last_seen)
+            cursor, gap, replay = self.events.since(sub.client_id, sub.channel, last_seen)
             resume = Resume(cursor, gap, [e for e in replay if sub.filter.matches(e.event)])
         self._subs.setdefault((sub.client_id, sub.channel), []).append(sub)
         counted = (sub.client_id, sub.channel, sub.kind)
@@ -424,8 +422,7 @@ class EventHub:
         self._forgetting.pop(client_id, None)
         if self.registry.get(client_id) is not None or self.subscribers(client_id):
             return
-        for key in [k for k in self._logs if k[0] == client_id]:
-            del self._logs[key]
+        self.events.forget(client_id)
         self._forget_told(client_id)
         self._messages.pop(client_id, None)
 
@@ -441,7 +438,7 @@ class EventHub:
             if index is None:
                 index = self._messages[client_id] = MessageIndex(self.settings.message_memory)
             event = index.observe(event)
-        logged = self.log(client_id, event.channel).append(event)
+        logged = self.events.append(client_id, event.channel, event)
         subs = self._subs.get((client_id, event.channel))
         if not subs:
             return
@@ -627,7 +624,7 @@ class Streams:
     def __init__(self, state: RelayState) -> None:
         self.state = state
         self.settings = settings_from(state.config)
-        self.hub = EventHub(state.registry, self.settings)
+        self.hub = EventHub(state.registry, self.settings, state.backends.events)
         self.sockets: set[ClientSocket] = set()  # open /ws/api connections
 
     # WorldListener: the hub does the work

@@ -1,4 +1,7 @@
-"""Connected worlds: the `/relay` WebSocket, the registry of live worlds, pending requests.
+"""Connected worlds: the `/relay` WebSocket, its connections and their pending requests.
+
+Which worlds are live, here or on another instance, is the `backends.WorldDirectory`'s (the
+gateway claims an id there and releases it when the socket ends).
 
 A world connects to `/relay?id=<clientId>&<metadata>`, sends `{"type":"auth","token":...}` first,
 and is registered under the account its connection token belongs to (wire-protocol §2). A token
@@ -20,8 +23,8 @@ import contextlib
 import ipaddress
 import logging
 import time
-from collections.abc import Iterator, Mapping
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 from aiohttp import WSMsgType, web
@@ -30,7 +33,10 @@ from vttrelay import protocol
 from vttrelay.protocol import Close
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.preauth import PreAuthBudget
-from vttrelay.relay.store import KnownClient, RelayStore, TokenRecord
+from vttrelay.relay.store import KnownClient, TokenRecord
+
+if TYPE_CHECKING:
+    from vttrelay.relay.backends.base import Store, WorldDirectory
 
 log = logging.getLogger("vttrelay.relay")
 
@@ -153,6 +159,8 @@ class WorldConnection:
         # connected to a relay before (this process or an earlier one): it may still be sending
         # channels a relay switched on before a restart (streams tell it every count, 0 included)
         self.returning = False
+        self.instance_id: str | None = None  # the holding instance: None, this one
+
 
     def __repr__(self) -> str:
         return f"<WorldConnection {self.client_id} account={self.account}>"
@@ -232,80 +240,6 @@ def _expire(future: asyncio.Future[Reply]) -> None:
         future.set_exception(TimeoutError())
 
 
-class WorldRegistry:
-    """The live worlds of this relay, by client id and by account."""
-
-    def __init__(self) -> None:
-        self._by_id: dict[str, WorldConnection] = {}
-        self._listeners: list[WorldListener] = []
-
-    def add_listener(self, listener: WorldListener) -> None:
-        self._listeners.append(listener)
-
-    def remove_listener(self, listener: WorldListener) -> None:
-        with contextlib.suppress(ValueError):
-            self._listeners.remove(listener)
-
-    def get(self, client_id: str) -> WorldConnection | None:
-        return self._by_id.get(client_id)
-
-    def for_account(self, account: str) -> list[WorldConnection]:
-        return [w for w in self._by_id.values() if w.account == account]
-
-    def __iter__(self) -> Iterator[WorldConnection]:
-        return iter(list(self._by_id.values()))
-
-    def __len__(self) -> int:
-        return len(self._by_id)
-
-    def _register(self, world: WorldConnection) -> None:
-        self._by_id[world.client_id] = world
-
-    def _unregister(self, world: WorldConnection) -> bool:
-        """Remove `world` if it is still the registered one for its id."""
-        if self._by_id.get(world.client_id) is world:
-            del self._by_id[world.client_id]
-            return True
-        return False
-
-    def _notify(self, method: str, *args: Any) -> None:
-        for listener in list(self._listeners):
-            try:
-                getattr(listener, method)(*args)
-            except Exception:
-                log.exception("world listener %s failed", method)
-
-    async def close_all(self, code: int = Close.GOING_AWAY, reason: str = "Server shutting down"):
-        """Close every world (relay shutdown: 1001, so modules reconnect)."""
-        await asyncio.gather(*(w.close(code, reason) for w in self), return_exceptions=True)
-
-    async def check_tokens(self, store: RelayStore) -> int:
-        """Close worlds whose token was revoked (e.g. from another process): 4002."""
-        worlds = [w for w in self if not w.closed]
-        live = store.live_token_ids({w.token_id for w in worlds})
-        revoked = [w for w in worlds if w.token_id not in live]
-        for world in revoked:
-            log.info("world %s: connection token revoked", world.client_id)
-            await world.close(Close.AUTH_PROTOCOL, "Connection token revoked")
-        return len(revoked)
-
-    async def run_token_checks(self, store: RelayStore, interval: float) -> None:
-        """`check_tokens` every `interval` seconds until cancelled."""
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await self.check_tokens(store)
-            except Exception:
-                log.exception("token check failed")
-
-    async def close_token(self, token_id: str, code: int, reason: str) -> int:
-        """Close every world authenticated with this token; returns how many."""
-        worlds = [w for w in self if w.token_id == token_id]
-        for world in worlds:
-            await world.close(code, reason)
-        return len(worlds)
-
-
 def _ip_allowed(allow: str, host: str) -> bool:
     if not allow.strip():
         return True
@@ -354,7 +288,7 @@ def is_world_upgrade(request: web.Request) -> bool:
 class WorldGateway:
     """Serves `/relay`: handshake, auth, duplicates, keepalive and the frame loop."""
 
-    def __init__(self, config: RelayConfig, store: RelayStore, registry: WorldRegistry) -> None:
+    def __init__(self, config: RelayConfig, store: Store, registry: WorldDirectory) -> None:
         self.config = config
         self.store = store
         self.registry = registry
@@ -383,9 +317,9 @@ class WorldGateway:
         finally:
             world.closed = True
             world.fail_pending()
-            if self.registry._unregister(world):
+            if self.registry.release(world):
                 log.info("world disconnected: %s (account %s)", client_id, world.account)
-                self.registry._notify("world_disconnected", world)
+                self.registry.notify("world_disconnected", world)
             if not ws.closed:
                 with contextlib.suppress(Exception):
                     await ws.close(code=Close.GOING_AWAY, message=b"Server shutting down")
@@ -447,15 +381,6 @@ class WorldGateway:
         if not _ip_allowed(record.ip_allow, host):
             await refuse(Close.AUTH_PROTOCOL, "IP address not allowed")
             return None
-        # Duplicate check and registration happen with no await in between.
-        existing = self.registry.get(client_id)
-        if (
-            existing is not None
-            and not existing.closed
-            and (existing.peer_host != host or existing.account != record.account)
-        ):
-            await refuse(Close.DUPLICATE, "Client ID already connected")
-            return None
         metadata: dict[str, Any] = {
             k: query_value
             for k in protocol.WORLD_QUERY_KEYS
@@ -467,11 +392,17 @@ class WorldGateway:
             metadata["publicUrl"] = public_url
         metadata["connectedSince"] = metadata["lastSeen"] = now_ms()
         world = WorldConnection(ws, client_id, record.account, metadata, record, host)
-        if existing is not None:
-            self.registry._unregister(existing)
-            log.info("world %s replaced by a reconnect from %s", client_id, host)
-            asyncio.ensure_future(existing.close(Close.NORMAL, "Replaced by reconnect"))
-        self.registry._register(world)
+        # The duplicate-id rule, cluster-wide (backends.WorldDirectory.claim): the same host and
+        # account replace the holder; anyone else is refused before auth-success.
+        try:
+            claimed = await self.registry.claim(world)
+        except Exception:
+            log.exception("world %s: claim failed", client_id)
+            await refuse(Close.INTERNAL_ERROR, "Server error, try again")
+            return None
+        if not claimed:
+            await refuse(Close.DUPLICATE, "Client ID already connected")
+            return None
         if budget is not None:
             budget.release()  # from now on frames up to max_frame_bytes (replies can be large)
         try:
@@ -493,7 +424,7 @@ class WorldGateway:
         except Exception:
             log.exception("could not record world %s", client_id)
             world.returning = True  # unknown: assume it may be sending
-        self.registry._notify("world_connected", world)
+        self.registry.notify("world_connected", world)
         return world
 
     async def _serve(self, world: WorldConnection) -> None:
@@ -539,7 +470,7 @@ class WorldGateway:
             users = frame.get("users")
             world.users = users if isinstance(users, list) else []
         elif kind in protocol.EVENT_FRAME_CHANNEL:
-            self.registry._notify("world_event", world, frame)
+            self.registry.notify("world_event", world, frame)
         else:
             log.debug("world %s sent an unhandled frame %r: dropped", world.client_id, kind)
 

@@ -62,7 +62,7 @@ async def test_sse_reconnect_within_the_grace_period_gets_every_event(
     assert hub.lingering("world-1", CHAT)
     for i in (1, 2, 3):  # the world still sees count 1: it emits
         assert await world.emit(chat_event(f"m{i}"))
-    await eventually(lambda: hub.log("world-1", CHAT).last_seq == 3)
+    await eventually(lambda: hub.events.last_id("world-1", CHAT) == 3)
 
     back = await sse(
         relay, "/chat/subscribe", key, headers={"Last-Event-ID": "0"}, clientId="world-1"
@@ -87,7 +87,7 @@ async def test_sse_reconnect_within_the_grace_period_gets_every_event(
     assert (await late.event()).id == "3"
     assert await late.nothing_more(0.1)
     await eventually(lambda: sub_counts(double, CHAT) == [1, 0, 1])
-    assert hub.log("world-1", CHAT).last_seq == 3
+    assert hub.events.last_id("world-1", CHAT) == 3
 
 
 async def test_ws_resubscribe_within_the_grace_period_gets_every_event(
@@ -105,7 +105,7 @@ async def test_ws_resubscribe_within_the_grace_period_gets_every_event(
     for scene in ("s1", "s2"):
         frame = {"type": "scene-event", "data": {"eventType": "scene-activate", "sceneId": scene}}
         assert await world.emit(frame)
-    await eventually(lambda: hub.log("world-1", protocol.SCENE_CHANNEL).last_seq == 2)
+    await eventually(lambda: hub.events.last_id("world-1", protocol.SCENE_CHANNEL) == 2)
 
     again = await api_ws(relay, relay.key())
     await again.send({"type": "subscribe", "channel": "scene-events", "lastEventId": 0})

@@ -292,11 +292,11 @@ async def test_history_of_a_world_that_stays_away_is_forgotten() -> None:
     hub.world_disconnected(world)
     back = registry.worlds["w1"] = FakeWorld()
     await asyncio.sleep(0.1)
-    assert hub.log("w1", protocol.CHAT_CHANNEL).last_seq == 1  # it came back in time: kept
+    assert hub.events.last_id("w1", protocol.CHAT_CHANNEL) == 1  # it came back in time: kept
     del registry.worlds["w1"]
     hub.world_disconnected(back)
     await asyncio.sleep(0.1)
-    assert hub.log("w1", protocol.CHAT_CHANNEL).last_seq == 0  # gone for good: forgotten
+    assert hub.events.last_id("w1", protocol.CHAT_CHANNEL) == 0  # gone for good: forgotten
     await hub.close()
 
 

@@ -1,0 +1,37 @@
+"""The relay's state behind four small interfaces (DESIGN §8), and the set `create_app` receives.
+
+A relay process keeps four kinds of state that must be shared once several processes serve one
+API. Each is a `typing.Protocol` here, with an in-process implementation in `local.py` (the
+default: one process, today's code) and a Redis/PostgreSQL one beside it:
+
+- `WorldDirectory` (`local.LocalDirectory`, `redis_directory.RedisDirectory`): which instance
+  holds a world id, the worlds a call may reach, and how a request reaches its world.
+- `EventLog` (`local.LocalEventLog`): the replay history of each (world, channel).
+- `Counters` (`local.LocalCounters`): rate-limit budgets and subscriber counts.
+- `Store` (`store.RelayStore` on SQLite): accounts, keys, tokens, pairing.
+
+Handlers see only these interfaces (through `RelayState`), never which implementation runs.
+`Backends` bundles one of each; `local_backends` makes the in-process set.
+"""
+
+from __future__ import annotations
+
+from vttrelay.relay.backends.base import (
+    Backends,
+    Counters,
+    EventLog,
+    Store,
+    WorldDirectory,
+    WorldHandle,
+)
+from vttrelay.relay.backends.local import local_backends
+
+__all__ = [
+    "Backends",
+    "Counters",
+    "EventLog",
+    "Store",
+    "WorldDirectory",
+    "WorldHandle",
+    "local_backends",
+]

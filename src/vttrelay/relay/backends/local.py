@@ -1,0 +1,177 @@
+"""The in-process implementations of the backend interfaces: one relay process, nothing shared.
+
+- `LocalDirectory`: the live worlds of this process by client id and by account (the world
+  registry, moved here from worlds.py), with the duplicate-id rule.
+- `LocalEventLog`: one bounded `events.EventLog` per (world, channel).
+- `LocalCounters`: the per-key token buckets (`ratelimit.TokenBuckets`).
+
+This is the default and the fast path: `get` is one dict lookup, `allow` one bucket step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from vttrelay.protocol import Close
+from vttrelay.relay.backends.base import Backends, Store
+from vttrelay.relay.events import EventLog, Gap, LoggedEvent, StreamEvent
+from vttrelay.relay.ratelimit import TokenBuckets
+
+if TYPE_CHECKING:
+    from vttrelay.relay.config import RelayConfig
+    from vttrelay.relay.worlds import WorldConnection, WorldListener
+
+log = logging.getLogger("vttrelay.relay")
+
+
+class LocalDirectory:
+    """The live worlds of this relay, by client id and by account; its listeners."""
+
+    def __init__(self, instance_id: str = "") -> None:
+        self.instance_id = instance_id
+        self._by_id: dict[str, WorldConnection] = {}
+        self._listeners: list[WorldListener] = []
+
+    def add_listener(self, listener: WorldListener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: WorldListener) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
+    def get(self, client_id: str) -> WorldConnection | None:
+        return self._by_id.get(client_id)
+
+    def for_account(self, account: str) -> list[Any]:
+        return [w for w in self._by_id.values() if w.account == account]
+
+    def __iter__(self) -> Iterator[WorldConnection]:
+        return iter(list(self._by_id.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def instances(self) -> list[str]:
+        return [self.instance_id]
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
+
+    def holder_conflict(self, world: WorldConnection) -> bool:
+        """Does a live socket of another host or account hold `world`'s id here?"""
+        existing = self._by_id.get(world.client_id)
+        return (
+            existing is not None
+            and existing is not world
+            and not existing.closed
+            and (existing.peer_host != world.peer_host or existing.account != world.account)
+        )
+
+    def take(self, world: WorldConnection) -> None:
+        """Register `world`, closing a socket it replaces (1000, no `world_disconnected`: the
+        new connection's `world_connected` follows, so streams of the id live on)."""
+        existing = self._by_id.get(world.client_id)
+        self._by_id[world.client_id] = world
+        if existing is not None and existing is not world:
+            log.info("world %s replaced by a reconnect from %s", world.client_id, world.peer_host)
+            asyncio.ensure_future(existing.close(Close.NORMAL, "Replaced by reconnect"))
+
+    async def claim(self, world: WorldConnection) -> bool:
+        """The duplicate-id rule and registration, with no await in between."""
+        if self.holder_conflict(world):
+            return False
+        self.take(world)
+        return True
+
+    def release(self, world: WorldConnection) -> bool:
+        """Remove `world` if it is still the registered one for its id."""
+        if self._by_id.get(world.client_id) is world:
+            del self._by_id[world.client_id]
+            return True
+        return False
+
+    def notify(self, method: str, *args: Any) -> None:
+        for listener in list(self._listeners):
+            try:
+                getattr(listener, method)(*args)
+            except Exception:
+                log.exception("world listener %s failed", method)
+
+    async def close_all(
+        self, code: int = Close.GOING_AWAY, reason: str = "Server shutting down"
+    ) -> None:
+        """Close every world (relay shutdown: 1001, so modules reconnect)."""
+        await asyncio.gather(*(w.close(code, reason) for w in self), return_exceptions=True)
+
+    async def check_tokens(self, store: Store) -> int:
+        """Close worlds whose token was revoked (e.g. from another process): 4002."""
+        worlds = [w for w in self if not w.closed]
+        live = store.live_token_ids({w.token_id for w in worlds})
+        revoked = [w for w in worlds if w.token_id not in live]
+        for world in revoked:
+            log.info("world %s: connection token revoked", world.client_id)
+            await world.close(Close.AUTH_PROTOCOL, "Connection token revoked")
+        return len(revoked)
+
+    async def close_token(self, token_id: str, code: int, reason: str) -> int:
+        """Close every world of this instance authenticated with this token; returns how many."""
+        worlds = [w for w in self if w.token_id == token_id]
+        for world in worlds:
+            await world.close(code, reason)
+        return len(worlds)
+
+
+class LocalEventLog:
+    """One bounded `events.EventLog` per (world, channel), created on first use."""
+
+    def __init__(self, capacity: int, max_bytes: int | None) -> None:
+        self.capacity = capacity
+        self.max_bytes = max_bytes
+        self._logs: dict[tuple[str, str], EventLog] = {}
+
+    def log(self, client_id: str, channel: str) -> EventLog:
+        """The replay log of a world's channel (created empty on first use)."""
+        key = (client_id, channel)
+        found = self._logs.get(key)
+        if found is None:
+            found = self._logs[key] = EventLog(self.capacity, self.max_bytes)
+        return found
+
+    def append(self, client_id: str, channel: str, event: StreamEvent) -> LoggedEvent:
+        return self.log(client_id, channel).append(event)
+
+    def since(
+        self, client_id: str, channel: str, last_seen: int
+    ) -> tuple[int, Gap | None, list[LoggedEvent]]:
+        return self.log(client_id, channel).since(last_seen)
+
+    def last_id(self, client_id: str, channel: str) -> int:
+        return self.log(client_id, channel).last_seq
+
+    def forget(self, client_id: str) -> None:
+        """Drop every channel's history of a world."""
+        for key in [k for k in self._logs if k[0] == client_id]:
+            del self._logs[key]
+
+
+class LocalCounters(TokenBuckets):
+    """Rate-limit budgets of this process: one token bucket per key."""
+
+
+def local_backends(config: RelayConfig) -> Backends:
+    """The in-process set: the default of `create_app`."""
+    from vttrelay.relay.streams import settings_from
+
+    settings = settings_from(config)
+    return Backends(
+        directory=LocalDirectory(config.instance_id),
+        events=LocalEventLog(settings.event_buffer_size, settings.event_buffer_bytes),
+        counters=LocalCounters(),
+    )
