@@ -191,7 +191,7 @@ async def test_subscription_errors_and_replay(relay: Any, api_ws: Any) -> None:
 
     for i in range(3):
         await world.emit(chat_event("create", f"m{i}"))
-    await eventually(lambda: relay.state.streams.hub.log("world-1", "chat-events").last_seq == 3)
+    await eventually(lambda: relay.state.streams.hub.events.last_id("world-1", "chat-events") == 3)
     await socket.send({"type": "subscribe", "channel": "chat-events", "lastEventId": 1})
     assert await socket.recv() == {
         "type": "subscribed",
@@ -349,4 +349,4 @@ async def test_a_revoked_key_ends_the_sockets_subscriptions(relay: Any, api_ws: 
     assert (msg.type, socket.ws.close_code) == (aiohttp.WSMsgType.CLOSE, 1008)
     assert hub.subscribers("world-1") == []
     await world.emit(chat_event("create", "late"))  # logged, delivered to nobody
-    await eventually(lambda: hub.log("world-1", protocol.CHAT_CHANNEL).last_seq == 1)
+    await eventually(lambda: hub.events.last_id("world-1", protocol.CHAT_CHANNEL) == 1)

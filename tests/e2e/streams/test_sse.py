@@ -374,7 +374,7 @@ async def test_last_event_id_replays_and_announces_gaps(
 
     for i in (3, 4):  # missed while away
         await world.emit(chat_event("create", id=f"m{i}"))
-    await eventually(lambda: relay.state.streams.hub.log("world-1", "chat-events").last_seq == 4)
+    await eventually(lambda: relay.state.streams.hub.events.last_id("world-1", "chat-events") == 4)
     back = await sse(
         relay, "/chat/subscribe", key, headers={"Last-Event-ID": "2"}, clientId="world-1"
     )
@@ -385,7 +385,7 @@ async def test_last_event_id_replays_and_announces_gaps(
 
     for i in range(5, 10):  # more than the buffer keeps
         await world.emit(chat_event("create", id=f"m{i}"))
-    await eventually(lambda: relay.state.streams.hub.log("world-1", "chat-events").last_seq == 9)
+    await eventually(lambda: relay.state.streams.hub.events.last_id("world-1", "chat-events") == 9)
     late = await sse(
         relay, "/chat/subscribe", key, headers={"Last-Event-ID": "4"}, clientId="world-1"
     )
