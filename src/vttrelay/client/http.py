@@ -3,72 +3,103 @@
     from vttrelay.client import Client
 
     with Client("http://127.0.0.1:3010", api_key="...") as relay:
-        client_id = relay.call("GET /clients")["clients"][0]["clientId"]
-        roll = relay.call("skill-check", actorUuid="Actor.pipMonk000000001", skill="ste")
-        for event in relay.subscribe("/chat/subscribe", clientId=client_id):
+        check = relay.dnd5e.skill_check("Actor.pipMonk000000001", "ste", advantage=True)
+        print(check["data"]["total"])
+        for event in relay.streams.chat(client_id="vttrelay-demo"):
             print(event.event, event.data)
 
-`call` takes an endpoint by world action, path or `METHOD /path` (see `requests.find_route`) and
-returns the relay's JSON body; any status but 200 raises `RelayError` with the status and the
-documented error body. `subscribe` yields the events of an SSE stream; after a dropped connection
-it reconnects with `Last-Event-ID`, so no event is lost while the relay still buffers it.
+Every endpoint is a typed method of its group (`_methods.py`, generated from the route table).
+Underneath, `request(route, params)` places each wire parameter where the relay reads it
+(`requests.prepare`), sends it and returns the parsed JSON reply (bytes for images); any status
+but 200 raises the `errors.py` exception for it, carrying the status and the documented body.
+`call("skill-check", actorUuid=...)` is the untyped way in, by action, path or `METHOD /path`.
+
+Retries: a 429 or 503 that carries `Retry-After` is retried after that many seconds (capped by
+`max_retry_wait`), whatever the method: the relay sends it only when the call did not run (rate
+limit, connection limit). A 503 without it (the world went away mid-call) is retried with
+exponential backoff for GET only, since a changing call may already have happened. `retries`
+(default 3) bounds the attempts after the first.
+
+Streams: `stream(route, params)` yields typed `StreamEvent`s; after a dropped connection it
+reconnects with `Last-Event-ID`, so no event is lost while the relay still buffers it; pass
+`last_event_id` to resume a stream read earlier (e.g. before a restart).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import AsyncGenerator, Generator
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Generator, Mapping
 from typing import Any
 
 import httpx
-import orjson
 from httpx_sse import ServerSentEvent, aconnect_sse, connect_sse
 
+from vttrelay.client._methods import AsyncGroups, SyncGroups
+from vttrelay.client.errors import VttRelayError, error_for
 from vttrelay.client.requests import PreparedRequest, find_route, prepare
+from vttrelay.client.spec import RouteSpec
+from vttrelay.client.types import StreamEvent
 
 DEFAULT_TIMEOUT = 40.0  # above the relay's longest route timeout (30 s), so its 408 reaches us
+DEFAULT_RETRIES = 3
+MAX_RETRY_WAIT = 60.0
 
 
-class RelayError(Exception):
-    """The relay answered with a status other than 200."""
-
-    def __init__(self, status: int, body: Any) -> None:
-        message = body.get("error") if isinstance(body, dict) else body
-        super().__init__(f"{status}: {message}")
-        self.status = status
-        self.body = body
+def _event(sse: ServerSentEvent) -> StreamEvent[Any]:
+    return StreamEvent(sse.event, json.loads(sse.data) if sse.data else None, sse.id)
 
 
-@dataclass(frozen=True)
-class Event:
-    """One event of a stream: its name, its JSON data and its id (for resuming)."""
-
-    event: str
-    data: Any
-    id: str
-
-    @classmethod
-    def from_sse(cls, sse: ServerSentEvent) -> Event:
-        return cls(sse.event, orjson.loads(sse.data) if sse.data else None, sse.id)
-
-
-def _result(response: httpx.Response) -> Any:
+def _body(response: httpx.Response) -> Any:
     try:
-        body = orjson.loads(response.content)
-    except orjson.JSONDecodeError:
-        body = response.text
+        return json.loads(response.content)
+    except ValueError:
+        return response.text
+
+
+def _result(response: httpx.Response, route: RouteSpec | None = None) -> Any:
+    """The reply of a 200 (JSON, or bytes for binary routes); else the typed error."""
     if response.status_code != 200:
-        raise RelayError(response.status_code, body)
-    return body
+        raise error_for(response.status_code, _body(response), dict(response.headers))
+    if route is not None and route.reply == "bytes":
+        return response.content
+    return _body(response)
 
 
-def _stream_request(path: str, filters: dict[str, Any]) -> PreparedRequest:
-    route = find_route(path)
-    if route.mode != "stream":
-        raise TypeError(f"{route.path} is not an event stream")
-    return prepare(route, filters)
+def retry_wait(
+    status: int, headers: Mapping[str, str], method: str, attempt: int, max_wait: float
+) -> float | None:
+    """Seconds to wait before retrying a refused call, or None not to retry (module docstring).
+    `attempt` counts the retries already made."""
+    if status not in (429, 503):
+        return None
+    after = error_for(status, None, headers).retry_after
+    if after is not None:
+        return min(after, max_wait)
+    if status == 503 and method == "GET":
+        return min(0.5 * 2**attempt, max_wait)
+    return None
+
+
+def _prepared(
+    route: RouteSpec, params: Mapping[str, Any], default_client_id: str | None
+) -> PreparedRequest:
+    if (
+        default_client_id
+        and params.get("clientId") is None
+        and any(p.name == "clientId" and "path" not in p.sources for p in route.params)
+    ):
+        params = {**params, "clientId": default_client_id}
+    return prepare(route, params)
+
+
+def _call_kwargs(req: PreparedRequest) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"params": req.query}
+    if req.body is not None:
+        kwargs["content"] = json.dumps(req.body, separators=(",", ":")).encode()
+        kwargs["headers"] = {"content-type": "application/json"}
+    return kwargs
 
 
 def _stream_kwargs(req: PreparedRequest, last_id: str) -> dict[str, Any]:
@@ -77,35 +108,87 @@ def _stream_kwargs(req: PreparedRequest, last_id: str) -> dict[str, Any]:
     return {"params": req.query, "headers": headers, "timeout": httpx.Timeout(None, connect=10.0)}
 
 
-def _backoff(failures: int) -> float:
+def _stream_route(route: RouteSpec) -> RouteSpec:
+    if route.reply != "stream":
+        raise TypeError(f"{route.path} is not an event stream")
+    return route
+
+
+def _reconnect_wait(failures: int) -> float:
     return min(30.0, 0.5 * 2**failures)
 
 
-def _call_kwargs(req: PreparedRequest) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"params": req.query}
-    if req.body is not None:
-        kwargs["content"] = orjson.dumps(req.body)
-        kwargs["headers"] = {"content-type": "application/json"}
-    return kwargs
+class _Options:
+    """What both clients are configured with."""
+
+    def __init__(
+        self,
+        api_key: str,
+        client_id: str | None,
+        retries: int,
+        max_retry_wait: float,
+    ) -> None:
+        self.client_id = client_id
+        self.retries = retries
+        self.max_retry_wait = max_retry_wait
+        self.headers = {"x-api-key": api_key}
 
 
-class Client:
-    """A synchronous relay client."""
+class Client(SyncGroups):
+    """A synchronous relay client: `relay.<group>.<method>(...)` for every endpoint.
 
-    def __init__(self, base_url: str, api_key: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self._http = httpx.Client(
-            base_url=base_url, headers={"x-api-key": api_key}, timeout=timeout
-        )
+    `client_id` is the world every call targets unless it names another (the relay's default
+    is the key's or the account's only world); `timeout` is per request, in seconds.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        client_id: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
+        max_retry_wait: float = MAX_RETRY_WAIT,
+    ) -> None:
+        self._options = _Options(api_key, client_id, retries, max_retry_wait)
+        self._http = httpx.Client(base_url=base_url, headers=self._options.headers, timeout=timeout)
+        self._attach_groups(self)
+
+    def request(self, route: RouteSpec, params: Mapping[str, Any]) -> Any:
+        """Call one route with its wire parameters (None values are not sent)."""
+        req = _prepared(route, params, self._options.client_id)
+        attempt = 0
+        while True:
+            response = self._http.request(req.method, req.path, **_call_kwargs(req))
+            wait = retry_wait(
+                response.status_code,
+                response.headers,
+                req.method,
+                attempt,
+                self._options.max_retry_wait,
+            )
+            if wait is None or attempt >= self._options.retries:
+                return _result(response, route)
+            attempt += 1
+            time.sleep(wait)
 
     def call(self, endpoint: str, **params: Any) -> Any:
-        req = prepare(find_route(endpoint), params)
-        return _result(self._http.request(req.method, req.path, **_call_kwargs(req)))
+        """Call an endpoint by action, path or `METHOD /path` with wire parameter names."""
+        return self.request(find_route(endpoint), params)
 
-    def subscribe(
-        self, path: str, *, retries: int = 5, **filters: Any
-    ) -> Generator[Event, None, None]:
-        req = _stream_request(path, filters)
-        last_id = ""
+    def stream(
+        self,
+        route: RouteSpec,
+        params: Mapping[str, Any],
+        *,
+        last_event_id: str = "",
+        reconnects: int = 5,
+    ) -> Generator[StreamEvent[Any], None, None]:
+        """The events of a stream route; reconnects (resuming) up to `reconnects` times in a
+        row after a dropped connection or a retryable refusal."""
+        req = _prepared(_stream_route(route), params, self._options.client_id)
+        last_id = last_event_id
         failures = 0
         while True:
             try:
@@ -118,13 +201,22 @@ class Client:
                     for sse in source.iter_sse():
                         failures = 0
                         last_id = sse.id or last_id
-                        yield Event.from_sse(sse)
+                        yield _event(sse)
                 return
-            except httpx.TransportError:
+            except (httpx.TransportError, VttRelayError) as exc:
+                wait = _stream_wait(exc, failures, self._options.max_retry_wait)
                 failures += 1
-                if failures > retries:
+                if wait is None or failures > reconnects:
                     raise
-                time.sleep(_backoff(failures))
+                time.sleep(wait)
+
+    def subscribe(
+        self, path: str, *, last_event_id: str = "", retries: int = 5, **filters: Any
+    ) -> Generator[StreamEvent[Any], None, None]:
+        """A stream by path with wire filter names (`streams.<name>` is the typed way)."""
+        return self.stream(
+            find_route(path), filters, last_event_id=last_event_id, reconnects=retries
+        )
 
     def close(self) -> None:
         self._http.close()
@@ -136,23 +228,66 @@ class Client:
         self.close()
 
 
-class AsyncClient:
-    """An asyncio relay client."""
+def _stream_wait(exc: Exception, failures: int, max_wait: float) -> float | None:
+    """How long to wait before reopening a stream after `exc`, or None to give up at once."""
+    if isinstance(exc, VttRelayError):
+        return retry_wait(exc.status, exc.headers, "GET", failures, max_wait)
+    return _reconnect_wait(failures)
 
-    def __init__(self, base_url: str, api_key: str, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+
+class AsyncClient(AsyncGroups):
+    """An asyncio relay client: `await relay.<group>.<method>(...)` for every endpoint
+    (see `Client`)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        client_id: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
+        max_retry_wait: float = MAX_RETRY_WAIT,
+    ) -> None:
+        self._options = _Options(api_key, client_id, retries, max_retry_wait)
         self._http = httpx.AsyncClient(
-            base_url=base_url, headers={"x-api-key": api_key}, timeout=timeout
+            base_url=base_url, headers=self._options.headers, timeout=timeout
         )
+        self._attach_groups(self)
+
+    async def request(self, route: RouteSpec, params: Mapping[str, Any]) -> Any:
+        """Call one route with its wire parameters (None values are not sent)."""
+        req = _prepared(route, params, self._options.client_id)
+        attempt = 0
+        while True:
+            response = await self._http.request(req.method, req.path, **_call_kwargs(req))
+            wait = retry_wait(
+                response.status_code,
+                response.headers,
+                req.method,
+                attempt,
+                self._options.max_retry_wait,
+            )
+            if wait is None or attempt >= self._options.retries:
+                return _result(response, route)
+            attempt += 1
+            await asyncio.sleep(wait)
 
     async def call(self, endpoint: str, **params: Any) -> Any:
-        req = prepare(find_route(endpoint), params)
-        return _result(await self._http.request(req.method, req.path, **_call_kwargs(req)))
+        """Call an endpoint by action, path or `METHOD /path` with wire parameter names."""
+        return await self.request(find_route(endpoint), params)
 
-    async def subscribe(
-        self, path: str, *, retries: int = 5, **filters: Any
-    ) -> AsyncGenerator[Event, None]:
-        req = _stream_request(path, filters)
-        last_id = ""
+    async def stream(
+        self,
+        route: RouteSpec,
+        params: Mapping[str, Any],
+        *,
+        last_event_id: str = "",
+        reconnects: int = 5,
+    ) -> AsyncGenerator[StreamEvent[Any], None]:
+        """The events of a stream route (see `Client.stream`)."""
+        req = _prepared(_stream_route(route), params, self._options.client_id)
+        last_id = last_event_id
         failures = 0
         while True:
             try:
@@ -165,13 +300,22 @@ class AsyncClient:
                     async for sse in source.aiter_sse():
                         failures = 0
                         last_id = sse.id or last_id
-                        yield Event.from_sse(sse)
+                        yield _event(sse)
                 return
-            except httpx.TransportError:
+            except (httpx.TransportError, VttRelayError) as exc:
+                wait = _stream_wait(exc, failures, self._options.max_retry_wait)
                 failures += 1
-                if failures > retries:
+                if wait is None or failures > reconnects:
                     raise
-                await asyncio.sleep(_backoff(failures))
+                await asyncio.sleep(wait)
+
+    def subscribe(
+        self, path: str, *, last_event_id: str = "", retries: int = 5, **filters: Any
+    ) -> AsyncGenerator[StreamEvent[Any], None]:
+        """A stream by path with wire filter names (`streams.<name>` is the typed way)."""
+        return self.stream(
+            find_route(path), filters, last_event_id=last_event_id, reconnects=retries
+        )
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -1,23 +1,25 @@
 """Turn a call by route into an HTTP request: where each parameter goes, from the route table.
 
-The relay's route table (`vttrelay.relay.routes`) says, for every endpoint, which parameters it
-takes and where it reads each one (body, query or path). The client uses the same table, so a
+The relay's route table says, for every endpoint, which parameters it takes and where it reads
+each one (body, query or path). The client carries a generated copy of it (`_routes.py`), so a
 call like `client.call("skill-check", actorUuid=..., skill="prc")` puts every value where the
 relay looks for it first. This module is pure: no I/O, shared by the sync and async clients.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
-import orjson
+from vttrelay.client._routes import ROUTES
+from vttrelay.client.spec import RouteSpec
 
-from vttrelay.relay.routes import ROUTES, Route
-
-_BY_NAME: dict[str, Route] = {}
+_BY_NAME: dict[str, RouteSpec] = {}
 for _route in ROUTES:
-    _BY_NAME.setdefault(f"{_route.method} {_route.path}", _route)
+    _BY_NAME.setdefault(_route.key, _route)
     if _route.action:
         _BY_NAME.setdefault(_route.action, _route)
     _BY_NAME.setdefault(_route.path.removeprefix("/"), _route)  # e.g. "dnd5e/skill-check"
@@ -35,7 +37,7 @@ class PreparedRequest:
     body: dict[str, Any] | None
 
 
-def find_route(name: str) -> Route:
+def find_route(name: str) -> RouteSpec:
     """A route by world action (`skill-check`), by path (`dnd5e/skill-check`, `/chat/subscribe`)
     or by `METHOD /path`."""
     route = _BY_NAME.get(name) or _BY_NAME.get(name.removeprefix("/"))
@@ -48,15 +50,15 @@ def _query_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, dict)):
-        return orjson.dumps(value).decode()
+        return json.dumps(value, separators=(",", ":"))
     return str(value)
 
 
-def prepare(route: Route, params: dict[str, Any]) -> PreparedRequest:
+def prepare(route: RouteSpec, params: Mapping[str, Any]) -> PreparedRequest:
     """Place each given parameter in the first source the route reads it from.
 
-    Unknown parameter names are an error here, not silently dropped as the relay would.
-    GET requests carry no body, so their parameters go to the query.
+    Unknown parameter names are an error here, not silently dropped as the relay would; None
+    values are not sent. GET requests carry no body, so their parameters go to the query.
     """
     declared = {p.name: p for p in route.params}
     unknown = sorted(set(params) - set(declared))
@@ -70,7 +72,7 @@ def prepare(route: Route, params: dict[str, Any]) -> PreparedRequest:
             continue
         sources = declared[name].sources
         if "path" in sources:
-            path = path.replace("{" + name + "}", _query_text(value))
+            path = path.replace("{" + name + "}", quote(_query_text(value), safe=""))
         elif route.method == "GET" or sources[0] == "query" or "body" not in sources:
             query[name] = _query_text(value)
         else:

@@ -8,7 +8,7 @@ from vttrelay.client.requests import UnknownEndpoint, find_route, prepare
 def test_find_route_by_action_path_and_method() -> None:
     assert find_route("get-concentration").path == "/dnd5e/concentration"
     assert find_route("dnd5e/skill-check").action == "skill-check"
-    assert find_route("/chat/subscribe").mode == "stream"
+    assert find_route("/chat/subscribe").reply == "stream"
     assert find_route("DELETE /chat").action == "chat-flush"
     assert find_route("DELETE /chat/{messageId}").action == "chat-delete"
     with pytest.raises(UnknownEndpoint):
