@@ -6,8 +6,8 @@ this order (wire-protocol §4.1 stages 3, 4, 7, 8-13):
 1. `admit(state, secret, scope, client_id)`: the API key (401 `API key is required`, `Invalid API
    key`, `API key is disabled`, `API key has expired`), the world the caller named (404 `Invalid
    client ID` when it is not connected, 401 `Invalid API key for this client ID` when it belongs
-   to another account), the key's rate limit (429; the call is then counted for usage), the scope
-   (403 `API key lacks required scope: <scope>`). Returns the key.
+   to another account), the key's rate limit (429 with `Retry-After`; the call is then counted
+   for usage), the scope (403 `API key lacks required scope: <scope>`). Returns the key.
 2. Parameters: `params.extract` with the route's declarations (400 `'x' is required`, ...). The
    adapter gives it the sources: REST the query, body and path; /ws/api the frame's top level.
 3. `resolve_world(key, client_id, registry)`: the key's allowed worlds (403 `API key is not
@@ -37,6 +37,7 @@ await besides reading the body). No store access, no extra task.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import secrets
 from collections.abc import Mapping
@@ -63,14 +64,18 @@ SUBSCRIBE_SCOPE: Final = "events:subscribe"
 
 class RelayError(Exception):
     """A refused call: the HTTP-style `status` and the documented JSON `body`
-    (`{"error": "<text>", ...}`). Raised by the core; translated by each adapter."""
+    (`{"error": "<text>", ...}`), and HTTP `headers` for the REST adapter (`Retry-After` on a
+    rate-limited call). Raised by the core; translated by each adapter."""
 
-    __slots__ = ("status", "body")
+    __slots__ = ("status", "body", "headers")
 
-    def __init__(self, status: int, body: dict[str, Any]) -> None:
+    def __init__(
+        self, status: int, body: dict[str, Any], headers: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__(body.get("error"))
         self.status = status
         self.body = body
+        self.headers = headers
 
     @property
     def message(self) -> str:
@@ -116,11 +121,17 @@ def admit(
             raise error(401, "Invalid API key for this client ID")
     limit = key.rate_per_minute if key.rate_per_minute is not None else state.config.rate_per_minute
     if not state.counters.allow(key.id, limit):
-        raise error(429, RATE_LIMITED)
+        raise RelayError(429, {"error": RATE_LIMITED}, {"Retry-After": retry_after(limit)})
     state.usage.count(key.id)
     if scope is not None and scope not in key.scopes:
         raise error(403, f"API key lacks required scope: {scope}")
     return key
+
+
+def retry_after(per_minute: int) -> str:
+    """`Retry-After` for a call refused by a limit of `per_minute` calls: whole seconds until
+    the key's budget has a call again (one call's share of the minute, the longest it takes)."""
+    return str(max(1, math.ceil(60 / per_minute)))
 
 
 # 3. The target world -----------------------------------------------------------------------------

@@ -111,8 +111,10 @@ def image_response(reply: Reply) -> web.Response:
 
 
 def error_response(exc: RelayError) -> web.Response:
-    """A refused call as HTTP: its status and JSON body."""
-    return web.Response(body=exc.json(), status=exc.status, content_type="application/json")
+    """A refused call as HTTP: its status, JSON body and headers (`Retry-After`)."""
+    return web.Response(
+        body=exc.json(), status=exc.status, content_type="application/json", headers=exc.headers
+    )
 
 
 async def forward_image(request: web.Request, route: Route, state: RelayState) -> web.Response:

@@ -10,7 +10,8 @@ Idle and slow sockets must not pile up until the process runs out of file descri
   sends nothing, or drips its headers). At `max_connections` open connections, the oldest
   connection that has not sent a request head yet is closed to make room for the new one, so a
   flood of idle sockets can't lock clients out; when every open connection is active, a new one
-  gets `503 {"error": "Too many connections"}` with `Connection: close` and is closed. The first
+  gets `503 {"error": "Too many connections"}` with `Connection: close` and `Retry-After: 1` and
+  is closed. The first
   refusal is logged as a warning, then one line when the relay accepts connections again, with
   how many were refused meanwhile. Active connections are never touched. After its first head a
   connection talks to aiohttp directly (no per-request cost); the gate only sees it close.
@@ -37,6 +38,7 @@ _BODY = b'{"error":"' + TOO_MANY_CONNECTIONS.encode() + b'"}'
 REFUSAL = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
     b"Content-Length: " + str(len(_BODY)).encode() + b"\r\nConnection: close\r\n"
+    b"Retry-After: 1\r\n"
     b"Access-Control-Allow-Origin: *\r\n\r\n" + _BODY
 )
 REFUSAL_GRACE = 1.0  # seconds a refused peer has to read the 503 before the socket is dropped

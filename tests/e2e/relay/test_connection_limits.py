@@ -106,6 +106,7 @@ async def test_past_the_limit_a_connection_is_refused_clearly(
         answer = await asyncio.wait_for(reader.read(), 5)
         head, _, body = answer.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 503 ")
+        assert b"\r\nRetry-After: 1\r\n" in head + b"\r\n"  # the request never ran: retry
         assert orjson.loads(body) == {"error": TOO_MANY_CONNECTIONS}
         writer.close()
     refusing = [r for r in caplog.records if "refusing new ones" in r.getMessage()]

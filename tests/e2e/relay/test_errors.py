@@ -263,6 +263,7 @@ async def test_rate_limit_429_per_key(relay_factory: Any) -> None:
     assert statuses == [200] * 5 + [429] * 2
     got = await relay.call("GET", WORLD_INFO, key=key)
     assert got.json() == {"error": "Too many API requests, please slow down"}
+    assert got.headers["Retry-After"] == "12"  # one call's share of the minute at 5 per minute
     assert (await relay.call("GET", WORLD_INFO, key=other)).status == 200
     generous = relay.key(rate_per_minute=100)
     statuses = [(await relay.call("GET", WORLD_INFO, key=generous)).status for _ in range(8)]

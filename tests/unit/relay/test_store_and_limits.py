@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from vttrelay.relay.auth import KeyCache, UsageCounter
+from vttrelay.relay.core import retry_after
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.store import PAIRING_ALPHABET, PairingError, RelayStore, sha256_hex
 
@@ -76,6 +77,15 @@ def test_token_buckets() -> None:
     assert buckets.allow("k", 3, now=20.0)  # one token back after 20 s
     assert all(buckets.allow("z", 0, now=0.0) for _ in range(1000))
     assert [buckets.allow("p", 2, now=0.0, window=900) for _ in range(3)] == [True, True, False]
+
+
+def test_retry_after_is_the_longest_wait_for_one_call_of_the_budget() -> None:
+    # An empty bucket of N per minute gains one call every 60/N seconds: whole seconds, at least 1.
+    assert [retry_after(n) for n in (1, 5, 7, 60, 120, 10_000)] == ["60", "12", "9", "1", "1", "1"]
+    buckets = TokenBuckets()
+    assert [buckets.allow("k", 5, now=0.0) for _ in range(6)][-1] is False
+    assert buckets.allow("k", 5, now=11.9) is False
+    assert buckets.allow("k", 5, now=12.0) is True  # after Retry-After, the call goes through
 
 
 def test_has_token_looks_without_taking() -> None:
