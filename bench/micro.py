@@ -5,7 +5,9 @@ parsing each recorded reply of the forwarded mix in full (the relay's path befor
 and through the fast path `worlds.peek_reply`, one request-log line through `logging` at INFO
 (the relay's path before `BufferedAccessLog`) and through `BufferedAccessLog` (what `vttrelay
 serve` uses now), the call when the level is higher, and a request id made with random bytes per
-request (before) and by `core.new_request_id` (now).
+request (before) and by `core.new_request_id` (now), and a request counted for `/metrics`: by
+prometheus-client's labelled counter and histogram, and by `metrics.RequestMetrics.observe` (what
+the middleware does, route lookup included).
 """
 
 from __future__ import annotations
@@ -22,11 +24,15 @@ from collections.abc import Callable
 from typing import TextIO
 
 import orjson
+from aiohttp import web
+from aiohttp.test_utils import make_mocked_request
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from bench.replies import build_reply
 from bench.stats import table
 from vttrelay.relay.accesslog import ACCESS_LOGGER, LOG_FORMAT, BufferedAccessLog
 from vttrelay.relay.core import new_request_id
+from vttrelay.relay.metrics import LATENCY_BUCKETS, RequestMetrics
 from vttrelay.relay.worlds import peek_reply
 
 MIX_ACTIONS = ("get-actor-details", "skill-check", "chat-messages", "chat-send", "players")
@@ -43,6 +49,42 @@ async def buffered_line_us(stream: TextIO, args: tuple[str, str, int, float]) ->
     cost = per_call_us(lambda: sink.line(*args), 5000)
     sink.close()
     return cost
+
+
+async def metrics_rows() -> list[list[str]]:
+    """One forwarded request counted for /metrics: with prometheus-client's own labelled
+    metrics, and with RequestMetrics.observe plus the route lookup the middleware does."""
+    registry = CollectorRegistry()
+    labels = ("route", "method", "status")
+    counter = Counter("requests", "requests", labels, registry=registry)
+    histogram = Histogram(
+        "latency", "latency", ("route", "method"), buckets=LATENCY_BUCKETS, registry=registry
+    )
+    route = "/dnd5e/skill-check"
+
+    def with_client() -> None:
+        counter.labels(route, "POST", "200").inc()
+        histogram.labels(route, "POST").observe(0.0031)
+
+    app = web.Application()
+
+    async def handler(request: web.Request) -> web.Response:
+        return web.Response()
+
+    app.router.add_post(route, handler)
+    request = make_mocked_request("POST", route, app=app)
+    request._match_info = await app.router.resolve(request)
+    observe = RequestMetrics().observe
+
+    def with_ours() -> None:
+        observe(request.match_info.route.resource, request.method, 200, 0.0031)
+
+    client_us = per_call_us(with_client, 20000)
+    ours_us = per_call_us(with_ours, 20000)
+    return [
+        ["request counted, prometheus-client Counter + Histogram", "", f"{client_us:.2f}"],
+        ["request counted, metrics.RequestMetrics (as the middleware)", "", f"{ours_us:.2f}"],
+    ]
 
 
 def main() -> int:
@@ -93,6 +135,7 @@ def main() -> int:
     rows.append(["request id with secrets.token_hex(3)", "", f"{cost:.2f}"])
     cost = per_call_us(lambda: new_request_id("skill-check"), 20000)
     rows.append(["request id, core.new_request_id", "", f"{cost:.2f}"])
+    rows.extend(asyncio.run(metrics_rows()))
     print(table(("what, per request", "size", "us"), rows))
     return 0
 

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 from aiohttp import StreamReader, web
 from aiohttp.typedefs import Middleware
+from prometheus_client import CollectorRegistry
 
 from vttrelay import __version__, protocol
 from vttrelay.protocol import Close
@@ -38,6 +39,7 @@ from vttrelay.relay.forward import (
     forward,
     forward_image,
 )
+from vttrelay.relay.metrics import METRICS_CONTENT_TYPE, RequestMetrics, exposition, make_registry
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import PairingError, RelayStore
@@ -83,6 +85,8 @@ class RelayState:
     request_buckets: TokenBuckets = field(default_factory=TokenBuckets)  # pair/key requests
     miss_buckets: TokenBuckets = field(default_factory=TokenBuckets)  # unknown request codes
     streams: Streams = field(init=False)  # set by create_app: it needs the state
+    metrics: RequestMetrics = field(default_factory=RequestMetrics)
+    prometheus: CollectorRegistry = field(init=False)  # what /metrics exposes (metrics.py)
     started_at: float = field(default_factory=time.time)
     owns_store: bool = False
 
@@ -235,6 +239,12 @@ async def h_contents_deprecated(
     )
 
 
+async def h_metrics(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    """This instance's counters in the Prometheus text format (metrics.py)."""
+    body = exposition(state.prometheus)
+    return web.Response(body=body, headers={"Content-Type": METRICS_CONTENT_TYPE})
+
+
 async def h_openapi(request: web.Request, route: Route, state: RelayState) -> web.Response:
     return web.Response(body=openapi.document_bytes(), content_type="application/json")
 
@@ -251,6 +261,7 @@ LOCAL_HANDLERS: dict[str, Callable[[web.Request, Route, RelayState], Awaitable[w
     "client_active": h_client_active,
     "self_unpair": h_self_unpair,
     "openapi": h_openapi,
+    "metrics": h_metrics,
     "docs": h_docs,
     "contents_deprecated": h_contents_deprecated,
     "scene_image": forward_image,
@@ -269,10 +280,12 @@ async def _add_cors(request: web.Request, response: web.StreamResponse) -> None:
 def relay_middleware(state: RelayState) -> Middleware:
     """The one middleware (one per request costs CPU, bench/RESULTS.md): CORS preflight, the
     body limit (413) and time limit (408, `body_timeout`), a `core.RelayError` from any handler
-    as its HTTP response, and one access-log line per request (method, path, status, ms)."""
+    as its HTTP response, one access-log line per request (method, path, status, ms) and the
+    request's count in `/metrics` (route, method, status, seconds)."""
     max_body = state.config.max_body_bytes
     body_timeout = state.config.body_timeout
     access = state.access
+    observe = state.metrics.observe
     clock = time.perf_counter
 
     @web.middleware
@@ -319,7 +332,9 @@ def relay_middleware(state: RelayState) -> Middleware:
             log.debug("%s %s failed", request.method, escape(request.path), exc_info=exc)
             return json_response({"error": INTERNAL_ERROR}, 500)
         finally:
-            access.line(request.method, request.path, status, (clock() - started) * 1000)
+            elapsed = clock() - started
+            access.line(request.method, request.path, status, elapsed * 1000)
+            observe(request.match_info.route.resource, request.method, status, elapsed)
 
     return middleware
 
@@ -392,7 +407,10 @@ def create_app(
     app.router.add_get("/relay", state.gateway.handle)
     app.router.add_get("/relay/", state.gateway.handle)
     for route in ROUTES:
-        app.router.add_route(route.method, route.path, _bind(route, state))
+        added = app.router.add_route(route.method, route.path, _bind(route, state))
+        if route.mode == "stream" and added.resource is not None:
+            state.metrics.add_streaming((added.resource,))
+    state.prometheus = make_registry(state)
     app.router.add_get("/ws/api", state.streams.handle_client_ws)
     app.on_shutdown.append(state.streams.close)  # end SSE streams and /ws/api sockets
 

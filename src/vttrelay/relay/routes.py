@@ -1276,6 +1276,13 @@ RELAY_ROUTES: Final = (
     ),
     _local("GET", "/openapi.json", "openapi", "This API as an OpenAPI 3.1 document.", "Status"),
     _local("GET", "/docs", "docs", "Interactive API documentation.", "Status"),
+    _local(
+        "GET",
+        "/metrics",
+        "metrics",
+        "This instance's counters and gauges in the Prometheus text format.",
+        "Status",
+    ),
 )
 
 # Canvas (endpoints-beyond-seed §10) ----------------------------------------------------------

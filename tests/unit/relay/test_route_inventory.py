@@ -103,6 +103,7 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("POST", "/api/self-unpair"): (None, None, None),
     ("GET", "/openapi.json"): (None, None, None),
     ("GET", "/docs"): (None, None, None),
+    ("GET", "/metrics"): (None, None, None),
     ("POST", "/auth/pair-request"): (None, None, None),
     ("GET", "/auth/pair-request/{code}/status"): (None, None, None),
     ("POST", "/auth/key-request"): (None, None, None),
