@@ -4,9 +4,13 @@ dependencies is imported by any module of `vttrelay.client` (codegen, a developm
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import textwrap
+import zipfile
 from pathlib import Path
 
 import vttrelay.client
@@ -43,7 +47,7 @@ SCRIPT = textwrap.dedent(
             importlib.import_module(info.name)
     relay = vttrelay.client.Client("http://127.0.0.1:9", "key")
     assert relay.dnd5e.skill_check and relay.streams.chat
-    print("ok", len([m for m in sys.modules if m.startswith("vttrelay.client")]))
+    print("ok", vttrelay.client.__file__)
     """
 )
 
@@ -58,4 +62,58 @@ def test_the_client_imports_nothing_of_the_server() -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("ok ")
+    assert done.stdout.split()[1].startswith(str(src)), done.stdout
+
+
+def test_the_client_distribution_holds_only_the_client(tmp_path: Path) -> None:
+    """`pip install ./clients/python` builds a wheel of `vttrelay.client` alone, needing only
+    httpx and httpx-sse; it imports with the server's modules and dependencies blocked."""
+    repo = Path(vttrelay.client.__file__).parents[3]
+    # Build from a copy, so that the build leaves nothing in the working tree.
+    shutil.copytree(repo / "clients" / "python", tmp_path / "clients" / "python")
+    shutil.copytree(
+        repo / "src" / "vttrelay" / "client",
+        tmp_path / "src" / "vttrelay" / "client",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "-w",
+            str(tmp_path / "dist"),
+            str(tmp_path / "clients" / "python"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stderr
+    (wheel,) = (tmp_path / "dist").glob("vttrelay_client-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata = archive.read(next(n for n in names if n.endswith("/METADATA"))).decode()
+        archive.extractall(tmp_path / "site")
+    code = {n for n in names if not n.startswith("vttrelay_client-")}
+    assert code == {
+        f"vttrelay/client/{p.name}" for p in (repo / "src" / "vttrelay" / "client").glob("*.py")
+    }
+    requires = sorted(line for line in metadata.splitlines() if line.startswith("Requires-Dist"))
+    assert requires == ["Requires-Dist: httpx-sse>=0.4", "Requires-Dist: httpx>=0.27"]
+    # -S: no site processing, so the server's editable install (a .pth file) is not on the path;
+    # the installed dependencies (httpx...) are, after the unpacked wheel.
+    path = os.pathsep.join([str(tmp_path / "site"), sysconfig.get_paths()["purelib"]])
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", SCRIPT.format(blocked=BLOCKED)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": path},
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[1].startswith(str(tmp_path / "site")), done.stdout
