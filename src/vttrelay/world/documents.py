@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from vttrelay.world.ids import new_id
 from vttrelay.world.rules import chat as chat_rules
-from vttrelay.world.store import COLLECTIONS, Tx
+from vttrelay.world.store import COLLECTIONS, Tx, name_key
 
 CORE_VERSION: Final = "14.363"
 SYSTEM_ID: Final = "dnd5e"
@@ -217,9 +217,16 @@ def find_by_name(docs: list[dict[str, Any]], name: object) -> dict[str, Any] | N
         return None
     wanted = name.casefold()
     for doc in docs:
-        if str(doc.get("name", "")).casefold() == wanted:
+        if name_key(doc) == wanted:
             return doc
     return None
+
+
+def find_named(tx: Tx, collection: str, name: object) -> dict[str, Any] | None:
+    """`find_by_name` over a whole `store.NAME_INDEXED` collection, parsing only the matches."""
+    if not isinstance(name, str):
+        return None
+    return next(iter(tx.named(collection, name)), None)
 
 
 def find_item(actor: dict[str, Any], item_id: str) -> dict[str, Any] | None:
@@ -263,7 +270,7 @@ def find_user(tx: Tx, ref: str) -> dict[str, Any] | None:
     user = tx.get("User", ref)
     if user is not None:
         return user
-    return find_by_name(tx.all("User"), ref)
+    return find_named(tx, "User", ref)
 
 
 def is_gm(user: dict[str, Any] | None) -> bool:

@@ -64,6 +64,9 @@ SEARCHABLE: Final = frozenset(
 # on most requests: the store keeps the seqs of those with a truthy `active` (migration 0004),
 # so that `Tx.active` parses only them.
 ACTIVE_FLAGGED: Final = frozenset(("Scene", "Combat"))
+# The collections whose documents requests name (a user, an actor, a playlist by name): the store
+# keeps each one's `name_key` (migration 0005), so that `Tx.named` parses only the matches.
+NAME_INDEXED: Final = frozenset(("User", "Actor", "Playlist"))
 
 _Key = tuple[str, str]
 
@@ -119,6 +122,11 @@ def write_chat_index(conn: Any, seq: int, values: chat_rules.ChatIndexValues) ->
     )
 
 
+def name_key(doc: dict[str, Any]) -> str:
+    """What a case-insensitive name lookup compares (`documents.find_by_name`)."""
+    return str(doc.get("name", "")).casefold()
+
+
 @dataclass(frozen=True)
 class Change:
     """One document changed by a transaction. `before`/`after` are None for create/delete."""
@@ -149,6 +157,7 @@ class Tx:
         self._indexed: dict[_Key, tuple[str, str, str, str, str | None]] = {}  # at put time
         self._chat_indexed: dict[_Key, chat_rules.ChatIndexValues] = {}  # at put time
         self._active: dict[_Key, bool] = {}  # at put time, for ACTIVE_FLAGGED
+        self._names: dict[_Key, str] = {}  # name_key at put time, for NAME_INDEXED
 
     def _load(self, key: _Key) -> bytes | None:
         row = self._conn.execute(
@@ -178,29 +187,52 @@ class Tx:
                 out.append(orjson.loads(raw))
         return out
 
+    def _indexed_matches(
+        self, collection: str, seqs_sql: str, args: tuple[Any, ...], wrote_match: dict[_Key, Any]
+    ) -> list[dict[str, Any]]:
+        """The documents of `collection` that a side index says match, in insertion order, as
+        this transaction sees them: committed rows whose seq `seqs_sql` (a SELECT of seqs, with
+        `args`) returns, unless this transaction wrote them; and the documents it wrote for which
+        `wrote_match` (key -> truthy, taken at put time) holds. Only those are parsed."""
+        pending = {key[1]: raw for key, raw in self._writes.items() if key[0] == collection}
+        marks = ",".join("?" * len(pending))
+        rows = self._conn.execute(
+            f"SELECT id, data FROM documents WHERE collection = ? AND (seq IN ({seqs_sql}) "
+            f"OR id IN ({marks})) ORDER BY seq",
+            (collection, *args, *pending),
+        )
+        out: list[dict[str, Any]] = []
+        for doc_id, data in rows:
+            raw = pending.get(doc_id, data)
+            if raw is not None and (doc_id not in pending or wrote_match[(collection, doc_id)]):
+                out.append(orjson.loads(raw))
+        for doc_id, raw in pending.items():
+            key = (collection, doc_id)
+            if raw is not None and self._originals.get(key) is None and wrote_match[key]:
+                out.append(orjson.loads(raw))
+        return out
+
     def active(self, collection: str) -> list[dict[str, Any]]:
         """The documents of an `ACTIVE_FLAGGED` collection whose `active` is truthy, in insertion
         order (as `[d for d in all(collection) if d.get("active")]`), parsing only those and the
         ones this transaction wrote."""
         if collection not in ACTIVE_FLAGGED:
             raise ValueError(f"{collection} documents are not indexed by `active`")
-        pending = {key[1]: raw for key, raw in self._writes.items() if key[0] == collection}
-        marks = ",".join("?" * len(pending))
-        rows = self._conn.execute(
-            "SELECT id, data FROM documents WHERE collection = ? AND "
-            f"(seq IN (SELECT seq FROM active_documents) OR id IN ({marks})) ORDER BY seq",
-            (collection, *pending),
+        return self._indexed_matches(
+            collection, "SELECT seq FROM active_documents", (), self._active
         )
-        out: list[dict[str, Any]] = []
-        for doc_id, data in rows:
-            raw = pending.get(doc_id, data)
-            if raw is not None and (doc_id not in pending or self._active[(collection, doc_id)]):
-                out.append(orjson.loads(raw))
-        for doc_id, raw in pending.items():
-            key = (collection, doc_id)
-            if raw is not None and self._originals.get(key) is None and self._active[key]:
-                out.append(orjson.loads(raw))
-        return out
+
+    def named(self, collection: str, name: str) -> list[dict[str, Any]]:
+        """The documents of a `NAME_INDEXED` collection whose name is `name` case-insensitively
+        (`name_key`), in insertion order, parsing only those and the ones this transaction
+        wrote."""
+        if collection not in NAME_INDEXED:
+            raise ValueError(f"{collection} documents are not indexed by name")
+        wanted = name.casefold()
+        matches = {key: found == wanted for key, found in self._names.items()}
+        return self._indexed_matches(
+            collection, "SELECT seq FROM document_names WHERE name_key = ?", (wanted,), matches
+        )
 
     def ids(self, collection: str) -> list[str]:
         """The ids of every document of a collection, in insertion order (as `all`, without
@@ -232,6 +264,8 @@ class Tx:
             self._chat_indexed[key] = chat_rules.index_values(doc)
         if collection in ACTIVE_FLAGGED:
             self._active[key] = bool(doc.get("active"))
+        if collection in NAME_INDEXED:
+            self._names[key] = name_key(doc)
 
     def delete(self, collection: str, doc_id: str) -> None:
         """Delete a document (no-op if it does not exist)."""
@@ -370,6 +404,13 @@ class Tx:
                 conn.execute("DELETE FROM active_documents WHERE seq = ?", (row[0],))
                 if raw is not None and self._active[(collection, doc_id)]:
                     conn.execute("INSERT INTO active_documents (seq) VALUES (?)", (row[0],))
+            if collection in NAME_INDEXED:
+                conn.execute("DELETE FROM document_names WHERE seq = ?", (row[0],))
+                if raw is not None:
+                    conn.execute(
+                        "INSERT INTO document_names (seq, name_key) VALUES (?, ?)",
+                        (row[0], self._names[(collection, doc_id)]),
+                    )
             if collection == "ChatMessage":
                 conn.execute("DELETE FROM chat_index WHERE seq = ?", (row[0],))
                 conn.execute("DELETE FROM chat_audience WHERE seq = ?", (row[0],))

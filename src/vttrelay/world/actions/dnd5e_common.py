@@ -127,7 +127,7 @@ def resolve_actor(
     actor = (
         actor_from_uuid(ctx, uuid)
         if uuid is not None
-        else documents.find_by_name(ctx.tx.all("Actor"), name)
+        else documents.find_named(ctx.tx, "Actor", name)
     )
     if actor is None:
         raise ActionError(f"Actor not found: {uuid if uuid is not None else name}")

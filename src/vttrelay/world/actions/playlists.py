@@ -63,7 +63,7 @@ def find_playlist(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     if playlist_id:
         found = ctx.tx.get("Playlist", str(playlist_id))
     elif name:
-        found = documents.find_by_name(ctx.tx.all("Playlist"), name)
+        found = documents.find_named(ctx.tx, "Playlist", name)
     else:
         raise ActionError("playlistId or playlistName is required")
     if found is None:

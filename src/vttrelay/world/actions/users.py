@@ -52,7 +52,7 @@ def find_target(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     if user_id:
         found = ctx.tx.get("User", str(user_id))
     else:
-        found = documents.find_by_name(ctx.tx.all("User"), name)
+        found = documents.find_named(ctx.tx, "User", name)
     if found is None:
         raise ActionError("User not found")
     return found
@@ -65,7 +65,7 @@ def hash_password(password: str, salt: str) -> str:
 def _check_name(ctx: ActionContext, name: Any, user_id: str | None) -> str:
     if not isinstance(name, str) or not name.strip():
         raise ActionError("User name is required")
-    other = documents.find_by_name(ctx.tx.all("User"), name.strip())
+    other = documents.find_named(ctx.tx, "User", name.strip())
     if other is not None and other["_id"] != user_id:
         raise ActionError(f"A user named '{other.get('name', '')}' already exists")
     return name.strip()

@@ -15,6 +15,7 @@ import orjson
 import pytest
 from yoyo import get_backend, read_migrations
 
+from vttrelay.world.documents import find_by_name
 from vttrelay.world.store import MIGRATIONS_DIR, WorldStore
 
 
@@ -304,4 +305,61 @@ def test_migration_0004_flags_the_active_documents_of_an_older_file(tmp_path: Pa
     with store.transaction() as tx:
         assert [d["_id"] for d in tx.active("Scene")] == ["s2"]
         assert [d["_id"] for d in tx.active("Combat")] == ["c1"]
+    store.close()
+
+
+def test_named_documents_are_those_find_by_name_finds(tmp_path: Path) -> None:
+    """`Tx.named` lists the documents `documents.find_by_name` would match over `all`, in the
+    same order, over random committed, replaced, deleted, pending and rolled-back documents
+    with names that only case folding equates (ß / SS), and names that are not strings."""
+    store = WorldStore(tmp_path / "w.db")
+    rng = random.Random(4)
+    names: list[Any] = ["Aria", "aria", "ARIA", "Straße", "STRASSE", "strasse", None, 5, "5", ""]
+    wanted = ["aria", "Strasse", "none", "5", "", "Ben"]
+    for _round in range(30):
+        with contextlib.suppress(RuntimeError), store.transaction() as tx:
+            for _ in range(rng.randrange(1, 6)):
+                collection = rng.choice(("User", "Actor", "Playlist"))
+                doc_id = f"d{rng.randrange(12)}"
+                if rng.random() < 0.25:
+                    tx.delete(collection, doc_id)
+                else:
+                    doc: dict[str, Any] = {"_id": doc_id}
+                    if rng.random() < 0.9:
+                        doc["name"] = rng.choice(names)
+                    tx.put(collection, doc)
+                for collection in ("User", "Actor", "Playlist"):
+                    for name in wanted:
+                        expected = [d for d in tx.all(collection) if find_by_name([d], name)]
+                        assert tx.named(collection, name) == expected
+            if rng.random() < 0.2:
+                raise RuntimeError("rolled back")
+    with pytest.raises(ValueError), store.transaction() as tx:
+        tx.named("Scene", "x")
+    store.close()
+
+
+def test_migration_0005_indexes_the_names_of_an_older_file(tmp_path: Path) -> None:
+    path = tmp_path / "w.db"
+    backend = get_backend(f"sqlite:///{path}")
+    older = read_migrations(str(MIGRATIONS_DIR)).filter(lambda m: m.id < "0005")
+    with backend.lock():
+        backend.apply_migrations(backend.to_apply(older))
+    backend.connection.close()
+    docs: list[tuple[str, dict[str, Any]]] = [
+        ("Actor", {"_id": "a1", "name": "Straße"}),
+        ("Actor", {"_id": "a2", "name": "Other"}),
+        ("User", {"_id": "u1", "name": "GM"}),
+        ("Item", {"_id": "i1", "name": "Strasse"}),
+    ]
+    with sqlite3.connect(path) as conn:
+        conn.executemany(
+            "INSERT INTO documents (collection, id, data) VALUES (?, ?, ?)",
+            [(c, d["_id"], orjson.dumps(d)) for c, d in docs],
+        )
+    conn.close()
+    store = WorldStore(path)  # applies 0005
+    with store.transaction() as tx:
+        assert [d["_id"] for d in tx.named("Actor", "STRASSE")] == ["a1"]
+        assert [d["_id"] for d in tx.named("User", "gm")] == ["u1"]
     store.close()
