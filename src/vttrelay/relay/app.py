@@ -117,6 +117,8 @@ async def h_health(request: web.Request, route: Route, state: RelayState) -> web
 
 
 async def h_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    """The reference relay's status, plus which instance answered and how many instances are
+    alive (by their heartbeat in the world directory; 1 for a single process)."""
     return json_response(
         {
             "status": "ok",
@@ -124,6 +126,8 @@ async def h_status(request: web.Request, route: Route, state: RelayState) -> web
             "websocket": "/relay",
             "billingEnabled": False,
             "headlessEnabled": False,
+            "instanceId": state.config.instance_id,
+            "instancesAlive": len(state.registry.instances()),
         }
     )
 

@@ -1242,7 +1242,13 @@ RELAY_ROUTES: Final = (
     ),
     _local("GET", "/api/health", "health", "Liveness of this relay instance.", "Status"),
     _local("GET", "/health", "health", "Liveness of this relay instance.", "Status"),
-    _local("GET", "/api/status", "status", "Version and WebSocket path.", "Status"),
+    _local(
+        "GET",
+        "/api/status",
+        "status",
+        "Version, WebSocket path, the answering instance and how many are alive.",
+        "Status",
+    ),
     _local(
         "POST",
         "/auth/pair",

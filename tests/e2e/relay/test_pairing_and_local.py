@@ -181,6 +181,9 @@ async def test_health_and_status(relay: Any) -> None:
     body = got.json()
     assert body["status"] == "ok" and body["websocket"] == "/relay"
     assert body["billingEnabled"] is False and body["headlessEnabled"] is False
+    # which instance answered, and how many are alive: this one alone
+    assert body["instanceId"] == relay.config.instance_id
+    assert body["instancesAlive"] == 1
 
 
 async def test_clients_lists_live_then_known(relay: Any) -> None:
