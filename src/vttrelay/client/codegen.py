@@ -41,6 +41,7 @@ EXCLUDED: Final[dict[str, str]] = {
     "GET /pair/{code}": "an HTML page for people (the pairing approval page)",
     "GET /approve/{code}": "an HTML page for people (the key approval page)",
     "GET /contents/{path:.*}": "deprecated: always answers 400, use structure.get(path=...)",
+    "GET /metrics": "Prometheus text for a metrics scraper, not JSON",
 }
 
 # API group (routes.Route.group) -> attribute on the client.
