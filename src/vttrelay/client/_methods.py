@@ -2815,7 +2815,9 @@ class Status:
     def status(
         self,
     ) -> StatusReply:
-        """Version and WebSocket path (`GET /api/status`)."""
+        """Version, WebSocket path, the answering instance and how many are alive (`GET
+        /api/status`).
+        """
         return self._client.request(BY_KEY["GET /api/status"], {})
 
     def openapi(
@@ -5819,7 +5821,9 @@ class AsyncStatus:
     async def status(
         self,
     ) -> StatusReply:
-        """Version and WebSocket path (`GET /api/status`)."""
+        """Version, WebSocket path, the answering instance and how many are alive (`GET
+        /api/status`).
+        """
         return await self._client.request(BY_KEY["GET /api/status"], {})
 
     async def openapi(
