@@ -376,7 +376,7 @@ class ClientSocket:
         old = self.subs.pop(route.channel or "", None)
         if old is not None:
             self.streams.hub.finished(old)
-        resume = self.streams.hub.subscribe(sub, last_seen)
+        resume = await self.streams.hub.subscribe(sub, last_seen)
         if resume is None:
             await self._send(
                 {
@@ -387,6 +387,8 @@ class ClientSocket:
                     "type": "error",
                 }
             )
+            return
+        if sub.dropped:  # the socket was cut off or its key refused while it joined
             return
         self.subs[sub.channel] = sub
         # `subscribed`, the gap and the replay go through the outbox now, before any await, so

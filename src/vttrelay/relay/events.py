@@ -368,6 +368,18 @@ class Gap:
         return {"missedFrom": self.missed_from, "oldestAvailable": self.oldest_available}
 
 
+@dataclass(slots=True)
+class Resume:
+    """Where a new subscriber starts: its position in the log (`cursor`, the `id` its first
+    frames carry), the gap before it if any, the events to replay; `newest` is the newest id the
+    snapshot covers (what comes after reaches the subscriber live)."""
+
+    cursor: int
+    gap: Gap | None
+    replay: list[LoggedEvent]
+    newest: int = 0
+
+
 def parse_last_event_id(value: str | None) -> int | None:
     """The `Last-Event-ID` header as a position, or None when absent or not ours."""
     if value is None:
@@ -416,17 +428,25 @@ class EventLog:
 
     def since(self, last_seen: int) -> tuple[int, Gap | None, list[LoggedEvent]]:
         """Events after position `last_seen`, the gap before them if some were dropped, and the
-        position the subscriber resumes from.
+        position the subscriber resumes from (`plan_resume`)."""
+        return plan_resume(last_seen, self.last_seq, self.oldest_seq, self._events)
 
-        A position beyond the log's end (the relay restarted since) cannot be trusted: it is
-        announced as a gap and everything kept is replayed, resuming from position 0.
-        """
-        oldest = self.oldest_seq
-        if last_seen > self.last_seq:
-            return 0, Gap(last_seen + 1, oldest), list(self._events)
-        if last_seen == self.last_seq:
-            return last_seen, None, []
-        gap = None
-        if oldest is None or oldest > last_seen + 1:
-            gap = Gap(last_seen + 1, oldest)
-        return last_seen, gap, [e for e in self._events if e.seq > last_seen]
+
+def plan_resume(
+    last_seen: int, last_seq: int, oldest: int | None, kept: Iterable[LoggedEvent]
+) -> tuple[int, Gap | None, list[LoggedEvent]]:
+    """Where a subscriber that last saw `last_seen` resumes in a log whose newest id is
+    `last_seq` and oldest kept one `oldest` (None: nothing kept), given the events kept (all of
+    them, or at least those after `last_seen`): (cursor, gap or None, events to replay).
+
+    A position beyond the log's end (the relay or its history restarted since) cannot be
+    trusted: it is announced as a gap and everything kept is replayed, resuming from position 0.
+    """
+    if last_seen > last_seq:
+        return 0, Gap(last_seen + 1, oldest), list(kept)
+    if last_seen == last_seq:
+        return last_seen, None, []
+    gap = None
+    if oldest is None or oldest > last_seen + 1:
+        gap = Gap(last_seen + 1, oldest)
+    return last_seen, gap, [e for e in kept if e.seq > last_seen]

@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
@@ -33,14 +33,15 @@ from aiohttp import web
 
 from vttrelay import protocol
 from vttrelay.relay import core
+from vttrelay.relay.backends.base import Counters
 from vttrelay.relay.backends.base import EventLog as EventLogBackend
-from vttrelay.relay.backends.local import LocalEventLog
+from vttrelay.relay.backends.local import LocalCounters, LocalEventLog
 from vttrelay.relay.events import (
     SSE_KEEPALIVE,
     EventFilter,
-    Gap,
     LoggedEvent,
     MessageIndex,
+    Resume,
     dumps,
     parse_last_event_id,
     sse_frame,
@@ -204,15 +205,6 @@ class Subscriber:
         return logged.sse if self.kind == "sse" else logged.ws
 
 
-@dataclass
-class Resume:
-    """Where a new subscriber starts: its position in the log, a gap, events to replay."""
-
-    cursor: int
-    gap: Gap | None
-    replay: list[LoggedEvent]
-
-
 class EventHub:
     """Subscribers, counts and replay logs per (world, channel); a registry `WorldListener`."""
 
@@ -221,14 +213,21 @@ class EventHub:
         registry: RegistryLike,
         settings: StreamSettings | None = None,
         events: EventLogBackend | None = None,
+        counters: Counters | None = None,
     ) -> None:
         self.registry = registry
         self.settings = settings = settings or StreamSettings()
-        # the replay history (backends.EventLog; in-process by default)
+        # the replay history and the events of other instances (backends.EventLog)
         self.events: EventLogBackend = events or LocalEventLog(
             settings.event_buffer_size, settings.event_buffer_bytes
         )
+        self.events.bind(self.deliver)
+        # the subscriber counts over all instances (backends.Counters)
+        self.counters: Counters = counters or LocalCounters()
+        self.counters.bind(self)
         self._subs: dict[tuple[str, str], list[Subscriber]] = {}
+        # subscribers waiting for their replay snapshot, with the live events meanwhile
+        self._joining: dict[tuple[str, str], list[tuple[Subscriber, list[LoggedEvent]]]] = {}
         # subscribers per (world, channel, kind), kept on (un)subscribe: no recount per open
         self._kind_counts: dict[tuple[str, str, str], int] = {}
         # and per (world, channel, kind, key): the limit holds per key
@@ -248,7 +247,8 @@ class EventHub:
         """Subscribers of a world's channel (of one kind, or all)."""
         if kind is not None:
             return self._kind_counts.get((client_id, channel, kind), 0)
-        return len(self._subs.get((client_id, channel), ()))
+        key = (client_id, channel)
+        return len(self._subs.get(key, ())) + len(self._joining.get(key, ()))
 
     def announced_count(self, client_id: str, channel: str) -> int:
         """The count the world is told: the real one, or 1 while the channel lingers."""
@@ -261,36 +261,54 @@ class EventHub:
 
     def subscribers(self, client_id: str | None = None) -> list[Subscriber]:
         """Every subscriber (of one world, or of all)."""
-        return [
+        found = [
             s for (cid, _), subs in self._subs.items() if client_id in (None, cid) for s in subs
         ]
+        for (cid, _), joining in self._joining.items():
+            if client_id in (None, cid):
+                found.extend(s for s, _ in joining)
+        return found
 
     # Subscribing --------------------------------------------------------------------------------
 
-    def subscribe(self, sub: Subscriber, last_seen: int | None = None) -> Resume | None:
+    async def subscribe(self, sub: Subscriber, last_seen: int | None = None) -> Resume | None:
         """Add a subscriber unless its key holds `max_streams_per_channel` of this world,
         channel and kind already (then None).
 
         Returns where it resumes: from `last_seen` (a Last-Event-ID) with the events it missed,
-        or from now. Registration and the replay snapshot happen together, so nothing is
-        delivered twice or lost in between.
+        or from now. Until the log's snapshot is known (in-process: at once, with no await; a
+        shared log: one round trip) the live events it would get are kept aside, then those the
+        snapshot does not cover are added to its replay: nothing is delivered twice or lost in
+        between. The caller queues the replay before its next await.
         """
         per_key = (sub.client_id, sub.channel, sub.kind, sub.key_id)
         if self._key_counts.get(per_key, 0) >= self.settings.max_streams_per_channel:
             return None
-        if last_seen is None:
-            resume = Resume(self.events.last_id(sub.client_id, sub.channel), None, [])
-        else:
-            cursor, gap, replay = self.events.since(sub.client_id, sub.channel, last_seen)
-            resume = Resume(cursor, gap, [e for e in replay if sub.filter.matches(e.event)])
-        self._subs.setdefault((sub.client_id, sub.channel), []).append(sub)
+        key = (sub.client_id, sub.channel)
+        live: list[LoggedEvent] = []
+        joining = self._joining.setdefault(key, [])
+        joining.append((sub, live))
         counted = (sub.client_id, sub.channel, sub.kind)
         self._kind_counts[counted] = self._kind_counts.get(counted, 0) + 1
         self._key_counts[per_key] = self._key_counts.get(per_key, 0) + 1
-        self._stop_lingering((sub.client_id, sub.channel))
+        self._stop_lingering(key)
         self._announce(sub.client_id, sub.channel)
         if sub.alive is not None or sub.refused is not None:
             self._ensure_sweeper()
+        try:
+            resume = await self.events.resume(sub.client_id, sub.channel, last_seen)
+        except BaseException:
+            self.unsubscribe(sub, "gone")
+            raise
+        if not _remove_joining(joining, sub):
+            return resume  # dropped meanwhile (its world left, the relay stops...)
+        if not joining:
+            del self._joining[key]
+        self._subs.setdefault(key, []).append(sub)
+        newest = resume.newest
+        matches = sub.filter.matches
+        resume.replay = [e for e in resume.replay if matches(e.event)]
+        resume.replay.extend(e for e in live if e.seq > newest and matches(e.event))
         return resume
 
     def unsubscribe(self, sub: Subscriber, reason: str = "gone") -> bool:
@@ -300,13 +318,20 @@ class EventHub:
         """
         key = (sub.client_id, sub.channel)
         subs = self._subs.get(key)
-        if not subs or sub not in subs:
-            return False
-        subs.remove(sub)
+        if subs and sub in subs:
+            subs.remove(sub)
+            if not subs:
+                del self._subs[key]
+        else:
+            joining = self._joining.get(key)
+            if not joining or not _remove_joining(joining, sub):
+                return False
+            if not joining:
+                del self._joining[key]
         _decrement(self._kind_counts, (sub.client_id, sub.channel, sub.kind))
         _decrement(self._key_counts, (sub.client_id, sub.channel, sub.kind, sub.key_id))
-        if not subs:
-            del self._subs[key]
+        if key not in self._subs and key not in self._joining:
+            self.events.unlisten(*key)
             self._start_lingering(key)
         sub.dropped = True
         sub.reason = sub.reason or reason
@@ -316,18 +341,25 @@ class EventHub:
     # Counting -----------------------------------------------------------------------------------
 
     def _announce(self, client_id: str, channel: str) -> None:
-        """Tell the world its channel's count if it differs from what the world was last told."""
+        """Report this instance's share of a channel's count (its subscribers, and whether it
+        lingers here); the instance holding the world tells it the total (`total_changed`)."""
+        key = (client_id, channel)
+        self.counters.report(
+            client_id, channel, self.count(client_id, channel), key in self._lingering
+        )
+
+    def total_changed(self, client_id: str, channel: str, count: int, lingering: bool) -> None:
+        """Tell a world held here its channel's count over all instances, if it differs from
+        what it was last told: the real count, or 1 while the channel lingers somewhere."""
         world = self.registry.get(client_id)
-        if world is None:
+        if world is None or getattr(world, "instance_id", None) is not None:
             return
         key = (client_id, channel)
-        count = self.announced_count(client_id, channel)
-        if self._told.get(key, 0) == count:
+        told = 1 if count == 0 and lingering else count
+        if self._told.get(key, 0) == told:
             return
-        self._told[key] = count
-        self._send(
-            world, {"type": protocol.SUBSCRIPTION_UPDATE, "channel": channel, "count": count}
-        )
+        self._told[key] = told
+        self._send(world, {"type": protocol.SUBSCRIPTION_UPDATE, "channel": channel, "count": told})
 
     def _start_lingering(self, key: tuple[str, str]) -> None:
         """Keep a channel that just lost its last subscriber on for `subscription_linger`."""
@@ -368,8 +400,14 @@ class EventHub:
     # WorldListener ------------------------------------------------------------------------------
 
     def world_connected(self, world: Any) -> None:
-        """Tell a (re)connected world every channel that is on, and 0 for every channel it may
-        still be sending (the module keeps its channels on across reconnects).
+        """Watch a (re)connected world's counts: `totals_known` tells it every channel that is
+        on, and 0 for every channel it may still be sending (the module keeps its channels on
+        across reconnects)."""
+        self.counters.watch(world.client_id)
+
+    def totals_known(self, client_id: str, totals: Mapping[str, tuple[int, bool]]) -> None:
+        """A world held here and its counts over all instances (channel -> (count, lingering);
+        a channel not named has none).
 
         What the world last heard is kept across its reconnects (`_told`). When this relay never
         told it anything (its first connection since the relay started, or after its history was
@@ -377,13 +415,16 @@ class EventHub:
         any channel a relay before a restart or crash switched on: every channel is told, zeros
         included. A world that never connected anywhere is told only the live channels.
         """
-        client_id = world.client_id
+        world = self.registry.get(client_id)
+        if world is None or getattr(world, "instance_id", None) is not None:
+            return
         unknown = bool(getattr(world, "returning", False)) and not any(
             k[0] == client_id for k in self._told
         )
         for channel in protocol.CHANNELS:
             key = (client_id, channel)
-            count = self.announced_count(client_id, channel)
+            real, lingering = totals.get(channel, (0, False))
+            count = 1 if real == 0 and lingering else real
             heard = None if unknown else self._told.get(key, 0)
             self._told[key] = count
             if count or heard != 0:
@@ -400,6 +441,7 @@ class EventHub:
         current = self.registry.get(world.client_id)
         if current is not None and current is not world:
             return  # replaced by a reconnect: its streams live on
+        self.counters.unwatch(world.client_id)
         # `_told` stays: what the world last heard decides what it is told when it comes back
         for sub in self.subscribers(world.client_id):
             if sub.kind == "sse":
@@ -427,7 +469,7 @@ class EventHub:
         self._messages.pop(client_id, None)
 
     def world_event(self, world: Any, frame: dict[str, Any]) -> None:
-        """Name, log and fan out one event frame."""
+        """Name and log one event frame of a world held here; the log hands it to `deliver`."""
         event = unwrap(frame)
         if event is None:
             log.debug("world %s sent a malformed %r: dropped", world.client_id, frame.get("type"))
@@ -438,8 +480,18 @@ class EventHub:
             if index is None:
                 index = self._messages[client_id] = MessageIndex(self.settings.message_memory)
             event = index.observe(event)
-        logged = self.events.append(client_id, event.channel, event)
-        subs = self._subs.get((client_id, event.channel))
+        self.events.append(client_id, event)
+
+    def deliver(self, client_id: str, logged: LoggedEvent) -> None:
+        """Fan one logged event (of a world here or on another instance) out to the mailbox of
+        every subscriber whose filter matches; the log calls it in order, once per event."""
+        event = logged.event
+        key = (client_id, event.channel)
+        joining = self._joining.get(key)
+        if joining:
+            for _, live in joining:
+                live.append(logged)
+        subs = self._subs.get(key)
         if not subs:
             return
         overflowed: list[Subscriber] = []
@@ -544,6 +596,14 @@ class EventHub:
             await asyncio.wait_for(self.flush(), timeout=1.0)
 
 
+def _remove_joining(joining: list[tuple[Subscriber, list[LoggedEvent]]], sub: Subscriber) -> bool:
+    for i, (waiting, _) in enumerate(joining):
+        if waiting is sub:
+            del joining[i]
+            return True
+    return False
+
+
 def _decrement(counts: dict[Any, int], key: Any) -> None:
     left = counts[key] - 1
     if left:
@@ -624,7 +684,9 @@ class Streams:
     def __init__(self, state: RelayState) -> None:
         self.state = state
         self.settings = settings_from(state.config)
-        self.hub = EventHub(state.registry, self.settings, state.backends.events)
+        self.hub = EventHub(
+            state.registry, self.settings, state.backends.events, state.backends.counters
+        )
         self.sockets: set[ClientSocket] = set()  # open /ws/api connections
 
     # WorldListener: the hub does the work
@@ -665,7 +727,7 @@ class Streams:
             refused=lambda: key_refused(state, secret),
             abort=lambda: _abort_transport(request),
         )
-        resume = self.hub.subscribe(sub, last_seen)
+        resume = await self.hub.subscribe(sub, last_seen)
         try:
             await response.prepare(request)
             if resume is None:

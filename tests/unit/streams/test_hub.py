@@ -84,9 +84,9 @@ async def test_counts_are_announced_in_order_on_every_change() -> None:
     hub, _, world = hub_with_world(subscription_linger=0)  # no grace: 0 is told at once
     a, b = sub(), sub(kind="ws")
     r = sub(protocol.ROLL_CHANNEL)
-    assert hub.subscribe(a) is not None
-    assert hub.subscribe(b) is not None
-    assert hub.subscribe(r) is not None
+    assert await hub.subscribe(a) is not None
+    assert await hub.subscribe(b) is not None
+    assert await hub.subscribe(r) is not None
     hub.unsubscribe(a)
     assert not hub.unsubscribe(a)  # idempotent, no announcement
     hub.unsubscribe(b)
@@ -103,9 +103,9 @@ async def test_counts_are_announced_in_order_on_every_change() -> None:
 
 async def test_reconnected_world_gets_every_live_count_once() -> None:
     hub, registry, _ = hub_with_world()
-    hub.subscribe(sub())
-    hub.subscribe(sub())
-    hub.subscribe(sub(protocol.SCENE_CHANNEL))
+    await hub.subscribe(sub())
+    await hub.subscribe(sub())
+    await hub.subscribe(sub(protocol.SCENE_CHANNEL))
     await hub.flush()
     fresh = registry.worlds["w1"] = FakeWorld()
     hub.world_connected(fresh)
@@ -117,7 +117,7 @@ async def test_a_returning_world_unknown_to_this_relay_hears_every_count() -> No
     """After a relay restart nothing is known of what the world was told: all six, 0 included."""
     registry = FakeRegistry()
     hub = EventHub(registry, StreamSettings())
-    hub.subscribe(sub(protocol.ROLL_CHANNEL))  # a /ws/api client waiting for the world
+    await hub.subscribe(sub(protocol.ROLL_CHANNEL))  # a /ws/api client waiting for the world
     back = registry.worlds["w1"] = FakeWorld()
     back.returning = True  # type: ignore[attr-defined]
     hub.world_connected(back)
@@ -134,7 +134,7 @@ async def test_a_world_back_after_its_streams_ended_hears_0_for_them() -> None:
     """Its SSE streams ended while it was away (count 0, never told): it hears 0 on return."""
     hub, registry, world = hub_with_world(subscription_linger=0)
     stream = sub()
-    hub.subscribe(stream)
+    await hub.subscribe(stream)
     del registry.worlds["w1"]
     hub.world_disconnected(world)
     assert stream.reason == "world-gone"
@@ -154,7 +154,7 @@ async def test_fan_out_applies_filters_and_encodes_once() -> None:
     everyone, whispers = sub(), sub(filter=EventFilter(whisper_only=True))
     ws = sub(kind="ws")
     for s in (everyone, whispers, ws):
-        hub.subscribe(s)
+        await hub.subscribe(s)
     hub.world_event(world, chat_frame(1))
     hub.world_event(world, chat_frame(2, whisper=["u"]))
     hub.world_event(world, {"type": "chat-event", "data": "junk"})  # dropped
@@ -174,26 +174,26 @@ async def test_resume_replays_what_matches_and_announces_gaps() -> None:
     hub, _, world = hub_with_world(event_buffer_size=3)
     for i in range(1, 6):
         hub.world_event(world, chat_frame(i, whisper=["u"] if i % 2 else []))
-    resume = hub.subscribe(sub(filter=EventFilter(whisper_only=True)), last_seen=1)
+    resume = await hub.subscribe(sub(filter=EventFilter(whisper_only=True)), last_seen=1)
     assert resume is not None
     assert resume.gap == Gap(2, 3)
     assert [e.seq for e in resume.replay] == [3, 5]
-    fresh = hub.subscribe(sub())
+    fresh = await hub.subscribe(sub())
     assert fresh is not None and (fresh.cursor, fresh.gap, fresh.replay) == (5, None, [])
 
 
 async def test_limit_per_key_world_channel_and_kind() -> None:
     hub, _, _ = hub_with_world(max_streams_per_channel=2)
     first = sub(key_id="player")
-    assert hub.subscribe(first) and hub.subscribe(sub(key_id="player"))
-    assert hub.subscribe(sub(key_id="player")) is None
-    assert hub.subscribe(sub(key_id="gm")) is not None  # another key still gets in
-    assert hub.subscribe(sub(kind="ws", key_id="player")) is not None
-    assert hub.subscribe(sub(protocol.ROLL_CHANNEL, key_id="player")) is not None
+    assert await hub.subscribe(first) and await hub.subscribe(sub(key_id="player"))
+    assert await hub.subscribe(sub(key_id="player")) is None
+    assert await hub.subscribe(sub(key_id="gm")) is not None  # another key still gets in
+    assert await hub.subscribe(sub(kind="ws", key_id="player")) is not None
+    assert await hub.subscribe(sub(protocol.ROLL_CHANNEL, key_id="player")) is not None
     assert hub.count("w1", protocol.CHAT_CHANNEL) == 4
     hub.unsubscribe(first)  # a slot freed is the key's again
-    assert hub.subscribe(sub(key_id="player")) is not None
-    assert hub.subscribe(sub(key_id="player")) is None
+    assert await hub.subscribe(sub(key_id="player")) is not None
+    assert await hub.subscribe(sub(key_id="player")) is None
 
 
 async def test_slow_subscriber_is_cut_off_with_an_error_and_memory_stays_bounded() -> None:
@@ -201,8 +201,8 @@ async def test_slow_subscriber_is_cut_off_with_an_error_and_memory_stays_bounded
     aborted: list[bool] = []
     slow = sub(queue=3, abort=lambda: aborted.append(True))
     fast = sub(queue=100)
-    hub.subscribe(slow)
-    hub.subscribe(fast)
+    await hub.subscribe(slow)
+    await hub.subscribe(fast)
     for i in range(10):
         hub.world_event(world, chat_frame(i))
         assert len(slow.mailbox) <= 3
@@ -221,7 +221,7 @@ async def test_finished_consumer_is_not_aborted() -> None:
     hub, _, world = hub_with_world(slow_close_grace=0.05)
     aborted: list[bool] = []
     slow = sub(queue=1, abort=lambda: aborted.append(True))
-    hub.subscribe(slow)
+    await hub.subscribe(slow)
     hub.world_event(world, chat_frame(1))
     hub.world_event(world, chat_frame(2))
     hub.finished(slow)
@@ -232,8 +232,8 @@ async def test_finished_consumer_is_not_aborted() -> None:
 async def test_world_disconnect_ends_sse_streams_but_not_ws_or_a_replaced_world() -> None:
     hub, registry, world = hub_with_world()
     sse, ws = sub(), sub(kind="ws")
-    hub.subscribe(sse)
-    hub.subscribe(ws)
+    await hub.subscribe(sse)
+    await hub.subscribe(ws)
     # replaced by a reconnect: the registry already holds another connection
     registry.worlds["w1"] = FakeWorld()
     hub.world_disconnected(world)
@@ -249,7 +249,7 @@ async def test_sweeper_drops_clients_that_went_away() -> None:
     hub, _, world = hub_with_world(sweep_interval=0.01)
     alive = [True]
     s = sub(alive=lambda: alive[0])
-    hub.subscribe(s)
+    await hub.subscribe(s)
     await asyncio.sleep(0.03)
     assert not s.dropped
     alive[0] = False
@@ -271,7 +271,7 @@ async def test_direct_writes_keep_order_behind_queued_events() -> None:
         return open_socket[0]
 
     s = sub(direct=direct)
-    hub.subscribe(s)
+    await hub.subscribe(s)
     hub.world_event(world, chat_frame(1))
     assert wire == [1] and len(s.mailbox) == 0  # straight to the socket
     open_socket[0] = False  # the socket is backed up: events queue
@@ -303,7 +303,7 @@ async def test_history_of_a_world_that_stays_away_is_forgotten() -> None:
 async def test_last_subscriber_leaving_keeps_the_channel_on_for_the_grace_period() -> None:
     hub, _, world = hub_with_world(subscription_linger=0.1)
     first = sub()
-    hub.subscribe(first)
+    await hub.subscribe(first)
     hub.finished(first)
     assert hub.count("w1", protocol.CHAT_CHANNEL) == 0
     assert hub.lingering("w1", protocol.CHAT_CHANNEL)
@@ -311,7 +311,7 @@ async def test_last_subscriber_leaving_keeps_the_channel_on_for_the_grace_period
     for i in range(1, 4):  # the world keeps emitting; the hub keeps logging
         hub.world_event(world, chat_frame(i))
     back = sub()
-    resume = hub.subscribe(back, last_seen=0)
+    resume = await hub.subscribe(back, last_seen=0)
     assert resume is not None and [e.seq for e in resume.replay] == [1, 2, 3]
     assert not hub.lingering("w1", protocol.CHAT_CHANNEL)
     await asyncio.sleep(0.15)  # the cancelled 0 never comes
@@ -331,12 +331,12 @@ async def test_last_subscriber_leaving_keeps_the_channel_on_for_the_grace_period
 async def test_real_counts_above_one_are_told_while_lingering_is_only_at_zero() -> None:
     hub, _, world = hub_with_world(subscription_linger=0.05)
     a, b, c = sub(), sub(kind="ws"), sub()
-    hub.subscribe(a)
-    hub.subscribe(b)
+    await hub.subscribe(a)
+    await hub.subscribe(b)
     hub.finished(a)
     hub.finished(b)  # lingers at 1
-    hub.subscribe(c)  # real 1: nothing new to tell
-    hub.subscribe(a := sub())  # real 2
+    await hub.subscribe(c)  # real 1: nothing new to tell
+    await hub.subscribe(a := sub())  # real 2
     hub.finished(a)
     hub.finished(c)
     await asyncio.sleep(0.1)
@@ -347,7 +347,7 @@ async def test_real_counts_above_one_are_told_while_lingering_is_only_at_zero() 
 async def test_a_world_reconnecting_while_a_channel_lingers_hears_1_then_0() -> None:
     hub, registry, world = hub_with_world(subscription_linger=0.1)
     only = sub(protocol.SCENE_CHANNEL)
-    hub.subscribe(only)
+    await hub.subscribe(only)
     hub.finished(only)
     del registry.worlds["w1"]
     hub.world_disconnected(world)
@@ -364,7 +364,7 @@ async def test_a_world_reconnecting_while_a_channel_lingers_hears_1_then_0() -> 
 async def test_world_disconnect_lingers_its_sse_channels_for_their_clients_return() -> None:
     hub, registry, world = hub_with_world(subscription_linger=5)
     stream = sub()
-    hub.subscribe(stream)
+    await hub.subscribe(stream)
     del registry.worlds["w1"]
     hub.world_disconnected(world)
     assert stream.reason == "world-gone" and hub.lingering("w1", protocol.CHAT_CHANNEL)
@@ -378,7 +378,7 @@ async def test_world_disconnect_lingers_its_sse_channels_for_their_clients_retur
 async def test_no_linger_when_disabled_and_shutdown_ends_lingering_with_0() -> None:
     hub, _, world = hub_with_world(subscription_linger=0)
     s = sub()
-    hub.subscribe(s)
+    await hub.subscribe(s)
     hub.finished(s)
     assert not hub.lingering("w1", protocol.CHAT_CHANNEL)
     await hub.flush()
@@ -386,8 +386,8 @@ async def test_no_linger_when_disabled_and_shutdown_ends_lingering_with_0() -> N
 
     hub, _, world = hub_with_world(subscription_linger=60)
     s, r = sub(), sub(protocol.ROLL_CHANNEL)
-    hub.subscribe(s)
-    hub.subscribe(r)
+    await hub.subscribe(s)
+    await hub.subscribe(r)
     hub.finished(s)  # lingers
     await hub.close()  # r ends too; no channel may stay on for a relay that stops
     assert world.counts() == [

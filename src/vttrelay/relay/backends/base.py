@@ -2,18 +2,19 @@
 
 Each interface is a `typing.Protocol`: the in-process implementations (`local.py`) and the
 Redis/PostgreSQL ones satisfy them structurally. Calls on the forward hot path (`get`, `allow`)
-are plain synchronous calls: the in-process implementation adds no await, lock or allocation, and
-the shared ones answer them from local state they keep current in the background.
+are plain synchronous calls in-process: no await, lock or allocation. The shared directory
+answers `get` from local state it keeps current in the background; a shared rate budget needs a
+round trip, so its `allow` answers an awaitable (awaited only then).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from vttrelay.relay.events import Gap, LoggedEvent, StreamEvent
+    from vttrelay.relay.events import LoggedEvent, Resume, StreamEvent
     from vttrelay.relay.store import KnownClient, TokenRecord
     from vttrelay.relay.worlds import Reply, WorldConnection, WorldListener
 
@@ -89,26 +90,81 @@ class WorldDirectory(Protocol):
     async def stop(self) -> None: ...
 
 
+# Called with a world's id and each of its events, in order, with the event's id set.
+EventSink = Callable[[str, "LoggedEvent"], None]
+
+
 class EventLog(Protocol):
-    """The bounded replay history of each (world, channel): an appended event gets the next id
-    of its channel; `since` returns (cursor, gap or None, events after `last_seen`)."""
+    """The bounded replay history of each (world, channel), and how events reach the instances
+    whose clients subscribed.
 
-    def append(self, client_id: str, channel: str, event: StreamEvent) -> LoggedEvent: ...
+    - `bind(sink)`: where this instance's events go (the hub's fan-out): `sink(client_id,
+      logged)` for each event of a world this instance appended or `listen`s to, in order, once.
+    - `append(client_id, event)`: log an event of a world held here; it gets the next id of its
+      channel and reaches the sink (at once in-process; after one round trip when shared) and
+      every instance listening to it.
+    - `resume(client_id, channel, last_seen)`: start listening to the channel, then snapshot its
+      log: where a subscriber resumes (`Resume`: cursor, gap, events after `last_seen`; with
+      `last_seen` None, from now) and the newest id the snapshot covers.
+    - `unlisten(client_id, channel)`: this instance has no subscriber of it any more.
+    - `last_id(client_id, channel)`: the newest id this instance knows of (0: none).
+    - `forget(client_id)`: drop what this instance keeps of a world gone for good.
+    - `start()` / `stop()`: background work (the shared log's reader and writer).
+    """
 
-    def since(
-        self, client_id: str, channel: str, last_seen: int
-    ) -> tuple[int, Gap | None, list[LoggedEvent]]: ...
+    def bind(self, sink: EventSink) -> None: ...
+
+    def append(self, client_id: str, event: StreamEvent) -> None: ...
+
+    async def resume(self, client_id: str, channel: str, last_seen: int | None) -> Resume: ...
+
+    def unlisten(self, client_id: str, channel: str) -> None: ...
 
     def last_id(self, client_id: str, channel: str) -> int: ...
 
     def forget(self, client_id: str) -> None: ...
 
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+class CountListener(Protocol):
+    """What receives a world's subscriber totals (the hub, for the worlds it holds)."""
+
+    def totals_known(self, client_id: str, totals: Mapping[str, tuple[int, bool]]) -> None: ...
+
+    def total_changed(self, client_id: str, channel: str, count: int, lingering: bool) -> None: ...
+
 
 class Counters(Protocol):
-    """Shared counters: `allow(key, per_minute)` takes one call from a key's rate budget (a
-    limit of 0 or less means unlimited)."""
+    """Counters shared by every instance: rate budgets and subscriber counts.
 
-    def allow(self, key: str, per_minute: int) -> bool: ...
+    - `allow(key, per_minute)`: take one call from a key's budget of `per_minute` calls (a
+      limit of 0 or less means unlimited). In-process the answer is a bool at once (the hot
+      path: no await, no allocation); a shared budget needs a round trip, so it answers an
+      awaitable of the bool (`core.admit` awaits only then).
+    - Subscriber counts: `report(client_id, channel, count, lingering)` gives this instance's
+      share of a world's channel (its subscribers, and whether the channel lingers here). The
+      instance holding the world `watch`es it: the listener's `totals_known` gets the totals
+      over the live instances (count summed, lingering anywhere) once, then `total_changed` on
+      each change, including when an instance dies and its share disappears; `unwatch` stops.
+    - `start()` / `stop()`: background work (the shared counts' reader).
+    """
+
+    def allow(self, key: str, per_minute: int) -> bool | Awaitable[bool]: ...
+
+    def bind(self, listener: CountListener) -> None: ...
+
+    def report(self, client_id: str, channel: str, count: int, lingering: bool) -> None: ...
+
+    def watch(self, client_id: str) -> None: ...
+
+    def unwatch(self, client_id: str) -> None: ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
 
 
 class Store(Protocol):

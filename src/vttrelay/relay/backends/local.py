@@ -3,7 +3,8 @@
 - `LocalDirectory`: the live worlds of this process by client id and by account (the world
   registry, moved here from worlds.py), with the duplicate-id rule.
 - `LocalEventLog`: one bounded `events.EventLog` per (world, channel).
-- `LocalCounters`: the per-key token buckets (`ratelimit.TokenBuckets`).
+- `LocalCounters`: the per-key token buckets (`ratelimit.TokenBuckets`) and the subscriber
+  counts of this process.
 
 This is the default and the fast path: `get` is one dict lookup, `allow` one bucket step.
 """
@@ -17,8 +18,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from vttrelay.protocol import Close
-from vttrelay.relay.backends.base import Backends, Store
-from vttrelay.relay.events import EventLog, Gap, LoggedEvent, StreamEvent
+from vttrelay.relay.backends.base import Backends, CountListener, EventSink, Store
+from vttrelay.relay.events import EventLog, LoggedEvent, Resume, StreamEvent
 from vttrelay.relay.ratelimit import TokenBuckets
 
 if TYPE_CHECKING:
@@ -129,12 +130,17 @@ class LocalDirectory:
 
 
 class LocalEventLog:
-    """One bounded `events.EventLog` per (world, channel), created on first use."""
+    """One bounded `events.EventLog` per (world, channel), created on first use; an appended
+    event goes straight to the sink (the hub's fan-out)."""
 
     def __init__(self, capacity: int, max_bytes: int | None) -> None:
         self.capacity = capacity
         self.max_bytes = max_bytes
         self._logs: dict[tuple[str, str], EventLog] = {}
+        self._sink: EventSink = _no_sink
+
+    def bind(self, sink: EventSink) -> None:
+        self._sink = sink
 
     def log(self, client_id: str, channel: str) -> EventLog:
         """The replay log of a world's channel (created empty on first use)."""
@@ -144,25 +150,74 @@ class LocalEventLog:
             found = self._logs[key] = EventLog(self.capacity, self.max_bytes)
         return found
 
-    def append(self, client_id: str, channel: str, event: StreamEvent) -> LoggedEvent:
-        return self.log(client_id, channel).append(event)
+    def append(self, client_id: str, event: StreamEvent) -> None:
+        self._sink(client_id, self.log(client_id, event.channel).append(event))
 
-    def since(
-        self, client_id: str, channel: str, last_seen: int
-    ) -> tuple[int, Gap | None, list[LoggedEvent]]:
-        return self.log(client_id, channel).since(last_seen)
+    async def resume(self, client_id: str, channel: str, last_seen: int | None) -> Resume:
+        """No await inside: registration and snapshot happen together in-process."""
+        log = self.log(client_id, channel)
+        if last_seen is None:
+            return Resume(log.last_seq, None, [], log.last_seq)
+        cursor, gap, replay = log.since(last_seen)
+        return Resume(cursor, gap, replay, log.last_seq)
+
+    def unlisten(self, client_id: str, channel: str) -> None:
+        return None
 
     def last_id(self, client_id: str, channel: str) -> int:
-        return self.log(client_id, channel).last_seq
+        found = self._logs.get((client_id, channel))
+        return found.last_seq if found is not None else 0
 
     def forget(self, client_id: str) -> None:
         """Drop every channel's history of a world."""
         for key in [k for k in self._logs if k[0] == client_id]:
             del self._logs[key]
 
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
+
+
+def _no_sink(client_id: str, logged: LoggedEvent) -> None:
+    return None
+
 
 class LocalCounters(TokenBuckets):
-    """Rate-limit budgets of this process: one token bucket per key."""
+    """The counters of one process: a token bucket per key (`allow` answers a bool at once) and
+    the subscriber counts this process reports, which are the totals."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._shares: dict[tuple[str, str], tuple[int, bool]] = {}
+        self._listener: CountListener | None = None
+
+    def bind(self, listener: CountListener) -> None:
+        self._listener = listener
+
+    def report(self, client_id: str, channel: str, count: int, lingering: bool) -> None:
+        key = (client_id, channel)
+        if count or lingering:
+            self._shares[key] = (count, lingering)
+        else:
+            self._shares.pop(key, None)
+        if self._listener is not None:  # the listener skips worlds it does not hold
+            self._listener.total_changed(client_id, channel, count, lingering)
+
+    def watch(self, client_id: str) -> None:
+        if self._listener is not None:
+            totals = {ch: share for (cid, ch), share in self._shares.items() if cid == client_id}
+            self._listener.totals_known(client_id, totals)
+
+    def unwatch(self, client_id: str) -> None:
+        return None
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
 
 
 def local_backends(config: RelayConfig) -> Backends:
