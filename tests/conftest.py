@@ -12,6 +12,9 @@ Fixtures (pytest-asyncio, function scope):
   -> Answer(status, body: bytes, headers)` with `Answer.json()`,
   `await .world(client_id="world-1", account="default", system_id="dnd5e", handler=None,
   **query) -> WorldDouble` (mints a token and connects an authenticated world double).
+- `redis_server` -> `RedisServer`: a real `redis-server` (the Debian package) on a free port of
+  127.0.0.1 with its files in a tmp dir, stopped by pid at teardown; `.url` (`redis://...`),
+  `.port`, `.pid`, `.stop()`. `start_redis_server(directory)` starts one outside a fixture.
 - `world_double` -> the `WorldDouble` class (`world_double.Refused` is `WorldRefused`).
 - `relay_factory` -> `async (data_dir=None, **RelayConfig overrides) -> RelayServer`: more
   relays, or one with custom settings (small intervals, rate limits, timeouts, a fixed `port`
@@ -34,8 +37,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import shutil
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+import subprocess
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,31 +217,15 @@ class WorldDouble:
             self._session = None
 
 
-@dataclass
-class RelayServer:
-    """A running relay (see the module docstring)."""
+class RelayCalls:
+    """Calls any running relay answers (a `RelayServer` here, a relay process in the scale
+    tests): needs `url`, `ws_url`, `store` (the relay's store, shared), `http` and `worlds`."""
 
-    app: web.Application
-    runner: web.AppRunner
-    config: RelayConfig
+    url: str
+    ws_url: str
     store: RelayStore
-    host: str
-    port: int
     http: aiohttp.ClientSession
-    worlds: list[WorldDouble] = field(default_factory=list)
-    stopped: bool = False
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://{self.host}:{self.port}/relay"
-
-    @property
-    def state(self) -> RelayState:
-        return self.app[STATE]
+    worlds: list[WorldDouble]
 
     def key(self, scopes: Any = DEFAULT_SCOPES, account: str = "default", **kw: Any) -> str:
         return self.store.create_key(account, scopes, **kw)[1]
@@ -283,6 +273,33 @@ class RelayServer:
         self.worlds.append(double)
         await double.connect()
         return double
+
+
+@dataclass
+class RelayServer(RelayCalls):
+    """A running relay (see the module docstring)."""
+
+    app: web.Application
+    runner: web.AppRunner
+    config: RelayConfig
+    store: RelayStore
+    host: str
+    port: int
+    http: aiohttp.ClientSession
+    worlds: list[WorldDouble] = field(default_factory=list)
+    stopped: bool = False
+
+    @property
+    def url(self) -> str:  # type: ignore[override]
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:  # type: ignore[override]
+        return f"ws://{self.host}:{self.port}/relay"
+
+    @property
+    def state(self) -> RelayState:
+        return self.app[STATE]
 
     async def stop(self) -> None:
         """Stop the relay (idempotent): worlds get 1001, then the store is closed."""
@@ -348,3 +365,87 @@ async def relay_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable
 def world_double() -> type[WorldDouble]:
     """The `WorldDouble` class; `world_double.Refused` is the `WorldRefused` exception."""
     return WorldDouble
+
+
+# Redis ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class RedisServer:
+    """A `redis-server` process started by `start_redis_server` (stopped by pid)."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    directory: Path
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> None:
+        """Terminate the server by its pid and wait for it (idempotent)."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+
+def _redis_answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def start_redis_server(directory: Path) -> RedisServer:
+    """Start `redis-server` on a free port of 127.0.0.1, its files in `directory`, no
+    persistence; returns once it answers PING."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server is not installed (Debian: apt-get install redis-server)")
+    directory.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            binary,
+            "--bind", "127.0.0.1",
+            "--port", str(port),
+            "--dir", str(directory),
+            "--save", "",
+            "--appendonly", "no",
+            "--daemonize", "no",
+            "--loglevel", "warning",
+            "--logfile", str(directory / "redis.log"),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    server = RedisServer(process, port, directory)
+    deadline = time.monotonic() + 10
+    while not _redis_answers(port):
+        if process.poll() is not None or time.monotonic() > deadline:
+            server.stop()
+            logged = directory / "redis.log"
+            text = logged.read_text() if logged.exists() else ""
+            raise RuntimeError(f"redis-server did not start on port {port}: {text[-500:]}")
+        time.sleep(0.02)
+    return server
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    server = start_redis_server(tmp_path / "redis")
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 import re
 import signal
 import sys
@@ -30,7 +31,7 @@ from typing import Any
 from vttrelay import __version__
 from vttrelay.relay import approvals
 from vttrelay.relay.accesslog import LOG_FORMAT, BufferedAccessLog
-from vttrelay.relay.config import DATA_DIR_ENV, RelayConfig, default_data_dir
+from vttrelay.relay.config import DATA_DIR_ENV, REDIS_URL_ENV, RelayConfig, default_data_dir
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
 from vttrelay.relay.store import DEFAULT_ACCOUNT, PAIRING_TTL, RelayStore
@@ -465,6 +466,9 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
         config.key_request_rate_limit = args.key_request_rate
     if args.code_miss_rate is not None:
         config.code_miss_limit = args.code_miss_rate
+    config.redis_url = args.redis or os.environ.get(REDIS_URL_ENV) or None
+    if args.heartbeat_ttl is not None:
+        config.heartbeat_ttl = args.heartbeat_ttl
     return config
 
 
@@ -551,6 +555,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         help="seconds a request's body may take to arrive, else 408 (default 60)",
+    )
+    p.add_argument(
+        "--redis",
+        default=None,
+        metavar="URL",
+        help=f"share worlds with the other relay instances on this Redis (redis://host:port/db; "
+        f"default ${REDIS_URL_ENV}; none: this process alone)",
+    )
+    p.add_argument(
+        "--heartbeat-ttl",
+        type=float,
+        default=None,
+        help="with --redis: seconds without a heartbeat after which an instance is dead and its "
+        "worlds are released (default 3)",
     )
     p.set_defaults(func=cmd_serve)
 

@@ -29,7 +29,7 @@ from vttrelay.protocol import Close
 from vttrelay.relay import openapi, pairing
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
 from vttrelay.relay.auth import KeyCache, UsageCounter
-from vttrelay.relay.backends import Backends, Counters, WorldDirectory, local_backends
+from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends_for
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError, error
 from vttrelay.relay.forward import (
@@ -384,10 +384,11 @@ def create_app(
 ) -> web.Application:
     """The relay application. Pass `store` to share one (tests); otherwise it opens its own.
     `access` is where request-log lines go (default: a `logging` record each). `backends` is
-    where the shared state lives (default: in this process, `backends.local_backends`)."""
+    where the shared state lives (default: `backends.backends_for(config)`: in this process, or
+    shared through `config.redis_url`)."""
     owns_store = store is None
     store = store or RelayStore(config.db_path)
-    backends = backends or local_backends(config)
+    backends = backends or backends_for(config)
     registry = backends.directory
     state = RelayState(
         config=config,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DATA_DIR_ENV = "VTTRELAY_DATA_DIR"
+REDIS_URL_ENV = "VTTRELAY_REDIS_URL"  # `vttrelay serve --redis`'s default
 DB_FILE = "relay.db"
 
 
@@ -70,6 +71,13 @@ class RelayConfig:
     max_streams_per_channel: int = 10
     subscriber_queue_size: int = 1000
     subscription_linger: float = 30.0  # seconds a channel stays on after its last subscriber
+    # Scale-out (relay/backends): the Redis URL the instances share (None: this process alone,
+    # everything in-process); an instance that has not beaten for heartbeat_ttl seconds is dead
+    # (its worlds are released), and each instance beats and looks for dead ones every
+    # heartbeat_check_interval seconds
+    redis_url: str | None = None
+    heartbeat_ttl: float = 3.0
+    heartbeat_check_interval: float = 0.25
     # Identity
     instance_id: str = field(default_factory=lambda: "relay-" + secrets.token_hex(4))
 

@@ -469,6 +469,7 @@ class WorldGateway:
         elif kind == protocol.PLAYER_LIST:
             users = frame.get("users")
             world.users = users if isinstance(users, list) else []
+            self.registry.updated(world)
         elif kind in protocol.EVENT_FRAME_CHANNEL:
             self.registry.notify("world_event", world, frame)
         else:

@@ -11,10 +11,13 @@ default: one process, today's code) and a Redis/PostgreSQL one beside it:
 - `Store` (`store.RelayStore` on SQLite): accounts, keys, tokens, pairing.
 
 Handlers see only these interfaces (through `RelayState`), never which implementation runs.
-`Backends` bundles one of each; `local_backends` makes the in-process set.
+`Backends` bundles one of each; `local_backends` makes the in-process set and `backends_for`
+the set a config asks for (`RelayConfig.redis_url`: the shared ones).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from vttrelay.relay.backends.base import (
     Backends,
@@ -26,6 +29,20 @@ from vttrelay.relay.backends.base import (
 )
 from vttrelay.relay.backends.local import local_backends
 
+if TYPE_CHECKING:
+    from vttrelay.relay.config import RelayConfig
+
+
+def backends_for(config: RelayConfig) -> Backends:
+    """In-process backends, or with `config.redis_url` the directory over Redis (the event log
+    and counters stay in-process until their Redis implementations land)."""
+    backends = local_backends(config)
+    if config.redis_url:
+        from vttrelay.relay.backends.redis_directory import redis_directory
+
+        backends.directory = redis_directory(config)
+    return backends
+
 __all__ = [
     "Backends",
     "Counters",
@@ -33,5 +50,6 @@ __all__ = [
     "Store",
     "WorldDirectory",
     "WorldHandle",
+    "backends_for",
     "local_backends",
 ]

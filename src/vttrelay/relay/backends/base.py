@@ -53,6 +53,7 @@ class WorldDirectory(Protocol):
       gateway answers with 4004 before `auth-success`). No await before the decision in the
       in-process implementation.
     - `release(world)`: give the id up if `world` still holds it (True: tell the listeners).
+    - `updated(world)`: a local world's users or metadata changed (other instances see them).
     - `instances()`: the live instances (by heartbeat) this instance knows of, itself included.
     - `start()` / `stop()`: background work (heartbeat, failure detection), run by the app.
     """
@@ -76,6 +77,8 @@ class WorldDirectory(Protocol):
     async def claim(self, world: WorldConnection) -> bool: ...
 
     def release(self, world: WorldConnection) -> bool: ...
+
+    def updated(self, world: WorldConnection) -> None: ...
 
     def instances(self) -> list[str]: ...
 

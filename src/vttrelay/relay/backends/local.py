@@ -98,6 +98,9 @@ class LocalDirectory:
             return True
         return False
 
+    def updated(self, world: WorldConnection) -> None:
+        """Nothing to tell: the registered object is the world itself."""
+
     def notify(self, method: str, *args: Any) -> None:
         for listener in list(self._listeners):
             try:

@@ -1,0 +1,529 @@
+"""The world directory over Redis: several relay instances serve one set of worlds.
+
+Each instance keeps its own sockets in the in-process directory it extends (`LocalDirectory`)
+and a mirror of the worlds the other instances hold, so `get` stays a dict lookup on the hot
+path. Redis holds the truth (keys under `prefix`, default `vttrelay:`):
+
+- `instances` (sorted set): instance id -> its last heartbeat (Redis server time, ms). An
+  instance beats every `heartbeat_interval` s; one silent for `heartbeat_ttl` s is dead.
+- `worlds` (hash): client id -> the holder's entry (JSON: instance, conn, account, host,
+  systemId, tokenName, metadata, users). `conn` tells one connection from the next.
+- `dir` (pub/sub channel): `up` (an entry claimed or changed) and `down` (released), so every
+  mirror follows; each instance also re-reads the whole hash every `resync_interval` s.
+- `to:<instance>` (pub/sub channel): requests for the worlds an instance holds, and replies.
+
+Claiming (the duplicate-id rule, cluster-wide) is one Lua script: the id is free, or its holder
+is dead, or the holder has the same host and account (a reconnect: it replaces the holder, whose
+instance closes the old socket with 1000 when it sees the `up`); otherwise the claim fails and
+the gateway answers 4004 before `auth-success`.
+
+A request to a world held elsewhere is published to its holder (`to:<instance>`: a JSON head
+line, then the frame) and the reply comes back on the caller's channel; the caller keeps the
+route's timeout itself (408), and a holder that says the world is gone, or that is unreachable,
+or that is found dead while the call waits, fails it with `WorldGone` (503), as a disconnect
+does on one process.
+
+Failure: every instance runs the same check every `check_interval` s (one Lua script: beat,
+then reap each instance whose heartbeat is older than `heartbeat_ttl`: its entries are removed
+and announced `down`). Calls waiting on a dead instance fail with 503 at that check, so within
+`check_interval` (0.25 s by default) of the heartbeat expiring; nothing stays claimed by it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from typing import TYPE_CHECKING, Any, Final
+
+import orjson
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from vttrelay.protocol import Close
+from vttrelay.relay.backends.local import LocalDirectory
+from vttrelay.relay.worlds import Reply, WorldGone
+
+if TYPE_CHECKING:
+    from vttrelay.relay.config import RelayConfig
+    from vttrelay.relay.worlds import WorldConnection
+
+log = logging.getLogger("vttrelay.relay.directory")
+
+# KEYS: worlds, instances, dir channel. ARGV: client id, entry, host, account, ttl ms.
+CLAIM: Final = """
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if cur then
+  local held = cjson.decode(cur)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local beat = redis.call('ZSCORE', KEYS[2], held.instance)
+  if beat and tonumber(beat) > now - tonumber(ARGV[5])
+     and (held.host ~= ARGV[3] or held.account ~= ARGV[4]) then
+    return 0
+  end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PUBLISH', KEYS[3], cjson.encode({op = 'up', id = ARGV[1], entry = ARGV[2]}))
+return 1
+"""
+
+# KEYS: worlds, dir channel. ARGV: client id, conn, entry (empty: release).
+UPDATE: Final = """
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if not cur or cjson.decode(cur).conn ~= ARGV[2] then
+  return 0
+end
+if ARGV[3] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('PUBLISH', KEYS[2], cjson.encode({op = 'down', id = ARGV[1], conn = ARGV[2]}))
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  redis.call('PUBLISH', KEYS[2], cjson.encode({op = 'up', id = ARGV[1], entry = ARGV[3]}))
+end
+return 1
+"""
+
+# KEYS: worlds, instances, dir channel. ARGV: this instance ('' to not beat), ttl ms,
+# an instance to reap now whatever its heartbeat ('' for none: shutdown).
+# Returns the live instances.
+TICK: Final = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if ARGV[1] ~= '' then
+  redis.call('ZADD', KEYS[2], now, ARGV[1])
+end
+local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - tonumber(ARGV[2])))
+if ARGV[3] ~= '' then
+  table.insert(dead, ARGV[3])
+end
+if #dead > 0 then
+  local gone = {}
+  for _, id in ipairs(dead) do
+    gone[id] = true
+    redis.call('ZREM', KEYS[2], id)
+  end
+  local all = redis.call('HGETALL', KEYS[1])
+  for i = 1, #all, 2 do
+    local entry = cjson.decode(all[i + 1])
+    if gone[entry.instance] then
+      redis.call('HDEL', KEYS[1], all[i])
+      redis.call('PUBLISH', KEYS[3],
+        cjson.encode({op = 'down', id = all[i], conn = entry.conn}))
+    end
+  end
+end
+return redis.call('ZRANGEBYSCORE', KEYS[2], now - tonumber(ARGV[2]), '+inf')
+"""
+
+
+def encode(head: dict[str, Any], payload: bytes = b"") -> bytes:
+    """A message on an instance channel: the JSON head, a newline, the payload (a frame)."""
+    return orjson.dumps(head) + b"\n" + payload
+
+
+def decode(data: bytes) -> tuple[dict[str, Any], bytes]:
+    head, _, payload = data.partition(b"\n")
+    parsed = orjson.loads(head)
+    return (parsed if isinstance(parsed, dict) else {}), payload
+
+
+class RemoteWorld:
+    """A world held by another instance, as calls see it (`backends.WorldHandle`)."""
+
+    def __init__(self, directory: RedisDirectory, client_id: str, entry: dict[str, Any]) -> None:
+        self.directory = directory
+        self.client_id = client_id
+        self.closed = False
+        self.refresh(entry)
+
+    def refresh(self, entry: dict[str, Any]) -> None:
+        self.instance_id: str | None = str(entry.get("instance") or "")
+        self.conn = str(entry.get("conn") or "")
+        self.account = str(entry.get("account") or "")
+        self.peer_host = str(entry.get("host") or "")
+        self.system_id = str(entry.get("systemId") or "")
+        self.token_name = str(entry.get("tokenName") or "")
+        metadata = entry.get("metadata")
+        self.metadata: dict[str, Any] = metadata if isinstance(metadata, dict) else {}
+        users = entry.get("users")
+        self.users: list[dict[str, Any]] = users if isinstance(users, list) else []
+
+    def __repr__(self) -> str:
+        return f"<RemoteWorld {self.client_id} on {self.instance_id}>"
+
+    async def request(self, frame: dict[str, Any], timeout: float) -> Reply:
+        return await self.directory.remote_request(self, frame, timeout)
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        await self.directory.remote_send(self, frame)
+
+
+class RedisDirectory(LocalDirectory):
+    """`LocalDirectory` for this instance's sockets plus the cluster's, through Redis."""
+
+    def __init__(
+        self,
+        url: str,
+        instance_id: str,
+        *,
+        prefix: str = "vttrelay:",
+        heartbeat_ttl: float = 3.0,
+        check_interval: float = 0.25,
+        resync_interval: float = 10.0,
+    ) -> None:
+        super().__init__(instance_id)
+        self.url = url
+        self.prefix = prefix
+        self.heartbeat_ttl = heartbeat_ttl
+        self.check_interval = check_interval
+        self.resync_interval = resync_interval
+        self.worlds_key = prefix + "worlds"
+        self.instances_key = prefix + "instances"
+        self.dir_channel = prefix + "dir"
+        self.channel = self.channel_of(instance_id)
+        self._remote: dict[str, RemoteWorld] = {}
+        self._conn: dict[str, str] = {}  # client id -> conn of this instance's socket
+        self._live: list[str] = [instance_id]
+        self._pending: dict[str, tuple[asyncio.Future[Reply], str]] = {}  # rid -> (f, inst)
+        self._serving: set[asyncio.Future[Any]] = set()
+        self._redis: aioredis.Redis | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._ready = asyncio.Event()
+
+    def channel_of(self, instance_id: str) -> str:
+        return f"{self.prefix}to:{instance_id}"
+
+    @property
+    def redis(self) -> aioredis.Redis:
+        if self._redis is None:
+            raise RuntimeError("the Redis directory is not started")
+        return self._redis
+
+    # Lookups (sync: the hot path) ---------------------------------------------------------------
+
+    def get(self, client_id: str) -> Any:
+        world = self._by_id.get(client_id)
+        return world if world is not None else self._remote.get(client_id)
+
+    def for_account(self, account: str) -> list[Any]:
+        return [
+            *(w for w in self._by_id.values() if w.account == account),
+            *(w for w in self._remote.values() if w.account == account),
+        ]
+
+    def instances(self) -> list[str]:
+        return list(self._live)
+
+    # Claiming -----------------------------------------------------------------------------------
+
+    def _entry(self, world: WorldConnection, conn: str) -> bytes:
+        return orjson.dumps(
+            {
+                "instance": self.instance_id,
+                "conn": conn,
+                "account": world.account,
+                "host": world.peer_host,
+                "systemId": world.system_id,
+                "tokenName": world.token_name,
+                "metadata": world.metadata,
+                "users": world.users,
+            }
+        )
+
+    async def claim(self, world: WorldConnection) -> bool:
+        if self.holder_conflict(world):
+            return False
+        conn = secrets.token_hex(8)
+        claimed = await self.redis.eval(
+            CLAIM,
+            3,
+            self.worlds_key,
+            self.instances_key,
+            self.dir_channel,
+            world.client_id,
+            self._entry(world, conn),
+            world.peer_host,
+            world.account,
+            int(self.heartbeat_ttl * 1000),
+        )
+        if not claimed or self.holder_conflict(world):  # another socket came in meanwhile
+            if claimed:
+                self._spawn(self._update(world.client_id, conn, b""))
+            return False
+        world.instance_id = None
+        self._conn[world.client_id] = conn
+        self._remote.pop(world.client_id, None)
+        self.take(world)
+        return True
+
+    def release(self, world: WorldConnection) -> bool:
+        if not super().release(world):
+            return False
+        conn = self._conn.pop(world.client_id, None)
+        if conn is not None and self._redis is not None:
+            self._spawn(self._update(world.client_id, conn, b""))
+        return True
+
+    def updated(self, world: WorldConnection) -> None:
+        """Publish a local world's changed users or metadata to the other instances."""
+        conn = self._conn.get(world.client_id)
+        if conn is not None and self._by_id.get(world.client_id) is world:
+            self._spawn(self._update(world.client_id, conn, self._entry(world, conn)))
+
+    async def _update(self, client_id: str, conn: str, entry: bytes) -> None:
+        with contextlib.suppress(RedisError, RuntimeError):
+            await self.redis.eval(
+                UPDATE, 2, self.worlds_key, self.dir_channel, client_id, conn, entry
+            )
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._serving.add(task)
+        task.add_done_callback(self._serving.discard)
+
+    # The mirror ---------------------------------------------------------------------------------
+
+    def _on_up(self, client_id: str, entry: dict[str, Any]) -> None:
+        instance = entry.get("instance")
+        if instance == self.instance_id:
+            return  # our own claim: the socket is registered locally
+        if instance not in self._live:
+            self._live.append(str(instance))  # it beats: the next check confirms it
+        local = self._by_id.get(client_id)
+        if local is not None:
+            # the same host reconnected through another instance: its claim replaced ours
+            self._by_id.pop(client_id, None)
+            self._conn.pop(client_id, None)
+            log.info("world %s replaced by a reconnect on %s", client_id, instance)
+            asyncio.ensure_future(local.close(Close.NORMAL, "Replaced by reconnect"))
+        found = self._remote.get(client_id)
+        if found is not None and found.conn == entry.get("conn"):
+            found.refresh(entry)
+        else:
+            if found is not None:
+                self._drop_remote(found)
+            self._remote[client_id] = RemoteWorld(self, client_id, entry)
+
+    def _on_down(self, client_id: str, conn: str) -> None:
+        found = self._remote.get(client_id)
+        if found is not None and found.conn == conn:
+            self._drop_remote(found)
+
+    def _drop_remote(self, world: RemoteWorld) -> None:
+        world.closed = True
+        if self._remote.get(world.client_id) is world:
+            del self._remote[world.client_id]
+
+    async def resync(self) -> None:
+        """Rebuild the mirror from the `worlds` hash (start-up, after a lost subscription, and
+        every `resync_interval` s to heal a missed message)."""
+        raw = await self.redis.hgetall(self.worlds_key)
+        seen: set[str] = set()
+        for key, value in raw.items():
+            client_id = key.decode() if isinstance(key, bytes) else str(key)
+            entry = orjson.loads(value)
+            if entry.get("instance") == self.instance_id or entry.get("instance") not in self._live:
+                continue
+            seen.add(client_id)
+            self._on_up(client_id, entry)
+        for world in [w for cid, w in self._remote.items() if cid not in seen]:
+            self._drop_remote(world)
+
+    def _instances_changed(self, live: list[str]) -> None:
+        """Forget the worlds of instances that are no longer alive; fail calls waiting on them."""
+        self._live = live
+        alive = set(live)
+        for world in [w for w in self._remote.values() if w.instance_id not in alive]:
+            self._drop_remote(world)
+        for request_id, (future, instance) in list(self._pending.items()):
+            if instance not in alive and not future.done():
+                future.set_exception(WorldGone())
+                self._pending.pop(request_id, None)
+
+    # Requests to other instances --------------------------------------------------------------
+
+    async def remote_request(
+        self, world: RemoteWorld, frame: dict[str, Any], timeout: float
+    ) -> Reply:
+        """Publish the frame to the world's holder and await the reply it sends back."""
+        request_id = str(frame["requestId"])
+        instance = world.instance_id or ""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Reply] = loop.create_future()
+        self._pending[request_id] = (future, instance)
+        timer = loop.call_later(timeout, _expire, future)
+        try:
+            if world.closed:
+                raise WorldGone()
+            head = {"k": "req", "from": self.instance_id, "id": world.client_id, "t": timeout}
+            try:
+                receivers = await self.redis.publish(
+                    self.channel_of(instance), encode(head, orjson.dumps(frame))
+                )
+            except RedisError as exc:
+                raise WorldGone() from exc
+            if not receivers:
+                raise WorldGone()  # its instance is not listening: gone
+            return await future
+        finally:
+            timer.cancel()
+            if self._pending.get(request_id, (None,))[0] is future:
+                del self._pending[request_id]
+
+    async def remote_send(self, world: RemoteWorld, frame: dict[str, Any]) -> None:
+        """Send a frame that needs no reply to a world on another instance."""
+        if world.closed:
+            raise WorldGone()
+        head = {"k": "send", "from": self.instance_id, "id": world.client_id}
+        try:
+            await self.redis.publish(
+                self.channel_of(world.instance_id or ""), encode(head, orjson.dumps(frame))
+            )
+        except RedisError as exc:
+            raise WorldGone() from exc
+
+    def _on_message(self, data: bytes) -> None:
+        head, payload = decode(data)
+        kind = head.get("k")
+        if kind == "rep" or kind == "gone":
+            pending = self._pending.pop(str(head.get("rid")), None)
+            if pending is None or pending[0].done():
+                return
+            if kind == "rep":
+                pending[0].set_result(Reply(payload))
+            else:
+                pending[0].set_exception(WorldGone())
+        elif kind == "req":
+            self._spawn(self._serve_request(head, payload))
+        elif kind == "send":
+            world = self._by_id.get(str(head.get("id")))
+            if world is not None:
+                self._spawn(_send_quietly(world, orjson.loads(payload)))
+
+    async def _serve_request(self, head: dict[str, Any], payload: bytes) -> None:
+        """Run a request from another instance on our world; reply on the caller's channel."""
+        frame = orjson.loads(payload)
+        request_id = frame.get("requestId")
+        reply_to = self.channel_of(str(head.get("from")))
+        world = self._by_id.get(str(head.get("id")))
+        try:
+            if world is None or world.closed:
+                raise WorldGone()
+            reply = await world.request(frame, float(head.get("t") or 30.0))
+            message = encode({"k": "rep", "rid": request_id}, reply.raw)
+        except WorldGone:
+            message = encode({"k": "gone", "rid": request_id})
+        except TimeoutError:
+            return  # the caller times out by itself (its timer started first)
+        with contextlib.suppress(RedisError, RuntimeError):
+            await self.redis.publish(reply_to, message)
+
+    # Background ---------------------------------------------------------------------------------
+
+    async def _tick(self, reap: str = "", beat: bool = True) -> None:
+        live = await self.redis.eval(
+            TICK,
+            3,
+            self.worlds_key,
+            self.instances_key,
+            self.dir_channel,
+            self.instance_id if beat else "",
+            int(self.heartbeat_ttl * 1000),
+            reap,
+        )
+        self._instances_changed([x.decode() if isinstance(x, bytes) else str(x) for x in live])
+
+    async def _checks(self) -> None:
+        """Beat, reap the dead, and now and then re-read the mirror, until cancelled."""
+        loop = asyncio.get_running_loop()
+        next_resync = loop.time() + self.resync_interval
+        while True:
+            await asyncio.sleep(self.check_interval)
+            try:
+                await self._tick()
+                if loop.time() >= next_resync:
+                    next_resync = loop.time() + self.resync_interval
+                    await self.resync()
+            except (RedisError, OSError) as exc:
+                log.warning("directory check failed: %s", exc)
+
+    async def _listen(self) -> None:
+        """Follow `dir` and this instance's channel; resubscribe (and resync) after an error."""
+        while True:
+            pubsub = self.redis.pubsub()
+            try:
+                await pubsub.subscribe(self.dir_channel, self.channel)
+                await self.resync()
+                self._ready.set()
+                async for message in pubsub.listen():
+                    if message.get("type") != "message":
+                        continue
+                    try:
+                        if message["channel"] == self.channel.encode():
+                            self._on_message(message["data"])
+                        else:
+                            change = orjson.loads(message["data"])
+                            if change.get("op") == "up":
+                                self._on_up(change["id"], orjson.loads(change["entry"]))
+                            else:
+                                self._on_down(change["id"], change.get("conn", ""))
+                    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+                        log.warning("malformed directory message dropped")
+            except (RedisError, OSError) as exc:
+                log.warning("directory subscription lost: %s; resubscribing", exc)
+                await asyncio.sleep(self.check_interval)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+
+    async def start(self) -> None:
+        self._redis = aioredis.Redis.from_url(self.url)
+        await self._tick()
+        self._tasks = [
+            asyncio.ensure_future(self._listen()),
+            asyncio.ensure_future(self._checks()),
+        ]
+        await asyncio.wait_for(self._ready.wait(), 10)
+        log.info("instance %s joined %s (%d alive)", self.instance_id, self.url, len(self._live))
+
+    async def stop(self) -> None:
+        """Leave the cluster: release every id this instance holds, stop beating."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._serving:
+            await asyncio.gather(*self._serving, return_exceptions=True)
+        if self._redis is not None:
+            with contextlib.suppress(RedisError, OSError):
+                await self._tick(reap=self.instance_id, beat=False)
+            await self._redis.aclose()
+            self._redis = None
+        for future, _ in self._pending.values():
+            if not future.done():
+                future.set_exception(WorldGone())
+        self._pending.clear()
+
+
+def _expire(future: asyncio.Future[Reply]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
+
+
+async def _send_quietly(world: WorldConnection, frame: dict[str, Any]) -> None:
+    with contextlib.suppress(WorldGone):
+        await world.send(frame)
+
+
+def redis_directory(config: RelayConfig) -> RedisDirectory:
+    """The directory of `config.redis_url` with the config's heartbeat settings."""
+    assert config.redis_url
+    return RedisDirectory(
+        config.redis_url,
+        config.instance_id,
+        heartbeat_ttl=config.heartbeat_ttl,
+        check_interval=config.heartbeat_check_interval,
+    )

@@ -1,0 +1,167 @@
+"""Fixtures for the scale-out tests: several relay instances sharing one Redis and one store.
+
+- `cluster` -> `async make(n=2, **RelayConfig overrides) -> list[RelayServer]`: `n` in-process
+  relays (tests/conftest.py's `RelayServer`, so `.state` can be inspected) on free ports, over the
+  test's `redis_server` and one shared store (SQLite in one data dir); stopped at teardown.
+- `relay_processes` -> `async start(n=2, *serve_args, redis_url=None, data_dir=None)
+  -> list[RelayProcess]`: `n` `vttrelay serve --no-world` PROCESSES on free ports of 127.0.0.1,
+  sharing `redis_url` (default: the test's `redis_server`) and the store in `data_dir` (default
+  one tmp dir); `serve_args` are added to every command line. Each returns once it answers
+  /api/health. A `RelayProcess` has the calls of a `RelayServer` (`.key()`, `.token()`,
+  `.call()`, `.world()`; keys and tokens are minted in the shared store), `.url`, `.ws_url`,
+  `.pid`, `.instance_id`, `.log` (its stderr so far), `.kill()` (SIGKILL by pid) and
+  `await .stop()` (SIGTERM by pid, then wait); every process is stopped at teardown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from vttrelay.relay.store import RelayStore
+
+from ...conftest import RedisServer, RelayCalls, RelayServer, WorldDouble, free_port
+
+
+@pytest.fixture
+async def cluster(
+    redis_server: RedisServer,
+    relay_factory: Callable[..., Awaitable[RelayServer]],
+    tmp_path: Path,
+) -> Callable[..., Awaitable[list[RelayServer]]]:
+    async def make(n: int = 2, **overrides: Any) -> list[RelayServer]:
+        overrides.setdefault("redis_url", redis_server.url)
+        return [
+            await relay_factory(tmp_path / "shared", instance_id=f"relay-{i}", **overrides)
+            for i in range(n)
+        ]
+
+    return make
+
+
+@dataclass
+class RelayProcess(RelayCalls):
+    """A `vttrelay serve` subprocess (see the module docstring)."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    instance_id: str
+    store: RelayStore
+    http: aiohttp.ClientSession
+    log_path: Path
+    worlds: list[WorldDouble] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:  # type: ignore[override]
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:  # type: ignore[override]
+        return f"ws://127.0.0.1:{self.port}/relay"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self) -> None:
+        """SIGKILL by pid: the instance dies without releasing anything."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(5)
+
+    async def stop(self) -> None:
+        """Close the test's worlds, then SIGTERM by pid and wait (idempotent)."""
+        for double in self.worlds:
+            with contextlib.suppress(Exception):
+                await double.close()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.to_thread(self.process.wait, 10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+
+async def _health(http: aiohttp.ClientSession, url: str) -> dict[str, Any] | None:
+    try:
+        async with http.get(url + "/api/health") as resp:
+            if resp.status == 200:
+                body: dict[str, Any] = await resp.json()
+                return body
+    except aiohttp.ClientError:
+        return None
+    return None
+
+
+@pytest.fixture
+async def relay_processes(
+    redis_server: RedisServer, tmp_path: Path
+) -> AsyncIterator[Callable[..., Awaitable[list[RelayProcess]]]]:
+    started: list[RelayProcess] = []
+    stores: list[RelayStore] = []
+    sessions: list[aiohttp.ClientSession] = []
+
+    async def start(
+        n: int = 2, *serve_args: str, redis_url: str | None = None, data_dir: Path | None = None
+    ) -> list[RelayProcess]:
+        data = data_dir or tmp_path / "shared"
+        data.mkdir(parents=True, exist_ok=True)
+        store = RelayStore(data / "relay.db")  # made before the processes: one migration
+        stores.append(store)
+        batch: list[RelayProcess] = []
+        for _ in range(n):
+            port = free_port()
+            log_path = tmp_path / f"relay-{len(started)}.log"
+            command = [
+                sys.executable, "-m", "vttrelay", "serve", "--no-world",
+                "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data),
+                "--redis", redis_url or redis_server.url, *serve_args,
+            ]  # fmt: skip
+            with log_path.open("wb") as log_file:
+                process = subprocess.Popen(
+                    command, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file
+                )
+            http = aiohttp.ClientSession()
+            sessions.append(http)
+            node = RelayProcess(process, port, "", store, http, log_path)
+            started.append(node)
+            batch.append(node)
+        for node in batch:
+            deadline = time.monotonic() + 20
+            while (health := await _health(node.http, node.url)) is None:
+                if node.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"relay process did not start:\n{node.log[-2000:]}")
+                await asyncio.sleep(0.05)
+            node.instance_id = str(health["instanceId"])
+        return batch
+
+    try:
+        yield start
+    finally:
+        for node in started:
+            await node.stop()
+        for http in sessions:
+            await http.close()
+        for store in stores:
+            store.close()
+
+
+# The /ws/api client of the stream tests, for the same calls made to another instance.
+from ..streams.conftest import api_ws  # noqa: E402, F401

@@ -1,0 +1,165 @@
+"""The world directory over Redis, end to end: relays sharing one Redis and one store, a world
+on one instance, calls on another, with the bodies, statuses and timeouts of one process (real
+sockets, a real redis-server)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+
+from vttrelay.protocol import Close
+from vttrelay.relay.core import TIMED_OUT, WORLD_GONE
+
+from ..conftest import eventually
+
+INFO = "/world-info"
+
+
+def without_request_id(body: dict[str, Any]) -> dict[str, Any]:
+    """A reply body with the relay-made request ids (unique per call) taken out."""
+    body = orjson.loads(orjson.dumps(body))
+    body.pop("requestId", None)
+    body.get("data", {}).get("echo", {}).pop("requestId", None)
+    return body
+
+
+async def test_a_world_on_one_instance_answers_calls_on_another(cluster: Any) -> None:
+    a, b = await cluster(2)
+    world = await a.world("w1")
+    await eventually(lambda: b.state.registry.get("w1") is not None)
+    key = a.key()
+    for method, path, body in [
+        ("GET", INFO, None),
+        ("POST", "/dnd5e/skill-check", {"actorUuid": "Actor.a", "skill": "prc"}),
+        ("GET", "/search", None),
+    ]:
+        params = {"clientId": "w1", **({"query": "gob"} if path == "/search" else {})}
+        here = await a.call(method, path, key=key, json=body, params=params)
+        there = await b.call(method, path, key=key, json=body, params=params)
+        assert (there.status, there.headers["Content-Type"]) == (
+            here.status,
+            here.headers["Content-Type"],
+        )
+        assert without_request_id(there.json()) == without_request_id(here.json())
+    assert len(world.received) == 6  # every call reached the one world socket, on A
+
+
+async def test_errors_timeouts_and_a_world_leaving_are_the_same_elsewhere(cluster: Any) -> None:
+    a, b = await cluster(2, timeout_override=0.5)
+    leave = asyncio.Event()
+
+    async def handler(frame: dict[str, Any]) -> Any:
+        if frame["type"] == "world-info":
+            return None  # never answers: a timeout
+        if frame["type"] == "search":
+            leave.set()  # the world goes away while the call waits
+            return None
+        return {"type": "x-result", "requestId": frame["requestId"], "error": "Actor not found"}
+
+    world = await a.world("w1", handler=handler)
+    await eventually(lambda: b.state.registry.get("w1") is not None)
+    key = a.key()
+    failed = await b.call(
+        "POST", "/dnd5e/skill-check", key=key, json={"actorUuid": "A", "skill": "prc"}
+    )
+    assert failed.status == 400 and failed.json()["error"] == "Actor not found"
+    started = asyncio.get_running_loop().time()
+    timed_out = await b.call("GET", INFO, key=key)
+    took = asyncio.get_running_loop().time() - started
+    assert (timed_out.status, timed_out.json()) == (408, {"error": TIMED_OUT})
+    assert 0.45 < took < 1.5
+    waiting = asyncio.ensure_future(b.call("GET", "/search", key=key, params={"query": "x"}))
+    await leave.wait()
+    await world.close()
+    gone = await waiting
+    assert (gone.status, gone.json()) == (503, {"error": WORLD_GONE})
+    await eventually(lambda: b.state.registry.get("w1") is None)
+    missing = await b.call("GET", INFO, key=key, params={"clientId": "w1"})
+    assert (missing.status, missing.json()["error"]) == (404, "Invalid client ID")
+
+
+async def test_worlds_of_every_instance_are_resolved_and_listed(cluster: Any) -> None:
+    a, b = await cluster(2)
+    await a.world("w-a")
+    await b.world("w-b", system_id="pf2e")
+    await a.world("other", account="alice")
+    await eventually(lambda: len(a.state.registry.for_account("default")) == 2)
+    await eventually(lambda: b.state.registry.get("other") is not None)
+    key = a.key()
+    several = await b.call("GET", INFO, key=key)
+    assert several.status == 400
+    assert several.json()["connectedClients"] == ["w-a", "w-b"]
+    listed = (await b.call("GET", "/clients", key=key)).json()
+    assert [(c["clientId"], c["instanceId"], c["isOnline"]) for c in listed["clients"]] == [
+        ("w-a", "relay-0", True),
+        ("w-b", "relay-1", True),
+    ]
+    assert listed["clients"][0]["worldTitle"] == "Test World"
+    foreign = await b.call("GET", INFO, key=key, params={"clientId": "other"})
+    assert (foreign.status, foreign.json()) == (
+        401,
+        {"error": "Invalid API key for this client ID"},
+    )
+    wrong_system = await a.call(
+        "POST",
+        "/dnd5e/skill-check",
+        key=key,
+        json={"actorUuid": "A", "skill": "prc"},
+        params={"clientId": "w-b"},
+    )
+    assert wrong_system.status == 400
+    assert (
+        wrong_system.json()["error"] == "This endpoint needs a dnd5e world; world 'w-b' runs 'pf2e'"
+    )
+
+
+async def test_ws_api_calls_reach_a_world_on_another_instance(cluster: Any, api_ws: Any) -> None:
+    a, b = await cluster(2)
+    world = await a.world("w1")
+    await eventually(lambda: b.state.registry.get("w1") is not None)
+    socket = await api_ws(b, a.key())
+    assert socket.hello["clientId"] == "w1"
+    await socket.send(
+        {"type": "skill-check", "requestId": "mine-1", "actorUuid": "A", "skill": "prc"}
+    )
+    reply = await socket.recv()
+    assert (reply["type"], reply["requestId"], reply["clientId"]) == (
+        "skill-check-result",
+        "mine-1",
+        "w1",
+    )
+    assert world.received[-1] == reply["data"]["echo"]
+
+
+async def test_one_world_id_one_holder_over_the_cluster(cluster: Any, world_double: Any) -> None:
+    a, b = await cluster(2)
+    first = await a.world("dup")
+    await eventually(lambda: b.state.registry.get("dup") is not None)
+    # another host: refused before auth-success, on the other instance too
+    connector = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+    async with aiohttp.ClientSession(connector=connector) as session:
+        other = world_double(b.ws_url, "dup", b.token(client_id="dup"), session=session)
+        ws = await other.open_socket()
+        await ws.send_str(orjson.dumps({"type": "auth", "token": other.token}).decode())
+        msg = await ws.receive(timeout=5)
+        assert msg.type == aiohttp.WSMsgType.CLOSE
+        assert (ws.close_code, msg.extra) == (Close.DUPLICATE, "Client ID already connected")
+    # another account: refused too
+    with pytest.raises(world_double.Refused) as refused:
+        await b.world("dup", account="alice")
+    assert refused.value.code == Close.DUPLICATE
+    assert not first.closed.is_set()
+    # the same host reconnecting through the other instance replaces the holder
+    second = await b.world("dup")
+    assert await first.wait_closed() == Close.NORMAL
+    assert first.close_reason == "Replaced by reconnect"
+    await eventually(lambda: a.state.registry.get("dup") is not None)
+    await eventually(lambda: getattr(a.state.registry.get("dup"), "instance_id", None) == "relay-1")
+    answer = await a.call("GET", INFO, key=a.key())
+    assert answer.status == 200 and second.received[-1]["type"] == "world-info"
+    assert b.state.registry.get("dup") is not None and len(b.state.registry) == 1
+    assert len(a.state.registry) == 0  # A's socket is gone and nothing of it is claimed
