@@ -10,6 +10,7 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
+import redis
 
 from vttrelay.protocol import Close
 from vttrelay.relay.core import TIMED_OUT, WORLD_GONE
@@ -163,3 +164,33 @@ async def test_one_world_id_one_holder_over_the_cluster(cluster: Any, world_doub
     assert answer.status == 200 and second.received[-1]["type"] == "world-info"
     assert b.state.registry.get("dup") is not None and len(b.state.registry) == 1
     assert len(a.state.registry) == 0  # A's socket is gone and nothing of it is claimed
+
+
+async def test_large_frames_cross_instances_whole(cluster: Any) -> None:
+    a, b = await cluster(2)
+    big = "x" * 900_000  # past the pub/sub inline limit (512 KiB): goes through a stored key
+
+    def handler(frame: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "search-result", "requestId": frame["requestId"], "data": [big, frame]}
+
+    await a.world("w1", handler=handler)
+    await eventually(lambda: b.state.registry.get("w1") is not None)
+    key = a.key()
+    answer = await b.call("POST", "/execute-js", key=a.key(("execute-js",)), json={"script": big})
+    assert answer.status == 200
+    data = answer.json()["data"]
+    assert data[0] == big and data[1]["script"] == big
+    assert (await b.call("GET", "/search", key=key, params={"query": "q"})).status == 200
+
+
+async def test_claims_are_put_back_when_redis_loses_them(cluster: Any, redis_server: Any) -> None:
+    a, b = await cluster(2, heartbeat_ttl=1.0)
+    await a.world("w1")
+    await eventually(lambda: b.state.registry.get("w1") is not None)
+    with redis.Redis.from_url(redis_server.url) as client:
+        client.flushall()  # as after a Redis restart without persistence
+        await eventually(lambda: client.hexists("vttrelay:worlds", "w1"), timeout=5)
+        await eventually(lambda: client.zcard("vttrelay:instances") == 2)
+    await eventually(lambda: b.state.registry.get("w1") is not None, timeout=5)
+    answer = await b.call("GET", INFO, key=a.key())
+    assert answer.status == 200

@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("vttrelay.relay.directory")
 
+# Larger request frames and replies go through a key named in the message (`_publish`).
+INLINE_LIMIT: Final = 512 * 1024
+
 # KEYS: worlds, instances, dir channel. ARGV: client id, entry, host, account, ttl ms.
 CLAIM: Final = """
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
@@ -85,14 +88,32 @@ end
 return 1
 """
 
+# KEYS: worlds, dir channel. ARGV: client id, conn, entry. Puts back the entry of a socket this
+# instance still holds (after Redis lost it, or after this instance was taken for dead) unless
+# another connection has the id now: 1 kept, 0 lost.
+RECLAIM: Final = """
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if cur then
+  if cjson.decode(cur).conn == ARGV[2] then
+    return 1
+  end
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('PUBLISH', KEYS[2], cjson.encode({op = 'up', id = ARGV[1], entry = ARGV[3]}))
+return 1
+"""
+
 # KEYS: worlds, instances, dir channel. ARGV: this instance ('' to not beat), ttl ms,
 # an instance to reap now whatever its heartbeat ('' for none: shutdown).
-# Returns the live instances.
+# Returns 1 when this instance was not in the set (new, or reaped meanwhile), else 0, then the
+# live instances.
 TICK: Final = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local added = 0
 if ARGV[1] ~= '' then
-  redis.call('ZADD', KEYS[2], now, ARGV[1])
+  added = redis.call('ZADD', KEYS[2], now, ARGV[1])
 end
 local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - tonumber(ARGV[2])))
 if ARGV[3] ~= '' then
@@ -114,7 +135,9 @@ if #dead > 0 then
     end
   end
 end
-return redis.call('ZRANGEBYSCORE', KEYS[2], now - tonumber(ARGV[2]), '+inf')
+local live = redis.call('ZRANGEBYSCORE', KEYS[2], now - tonumber(ARGV[2]), '+inf')
+table.insert(live, 1, tostring(added))
+return live
 """
 
 
@@ -330,6 +353,24 @@ class RedisDirectory(LocalDirectory):
             self._on_up(client_id, entry)
         for world in [w for cid, w in self._remote.items() if cid not in seen]:
             self._drop_remote(world)
+        for client_id, conn in list(self._conn.items()):
+            held = raw.get(client_id.encode())
+            if held is None or orjson.loads(held).get("conn") != conn:
+                await self._reclaim(client_id, conn)
+
+    async def _reclaim(self, client_id: str, conn: str) -> None:
+        """Put back the entry of a socket we still hold, or close it if the id moved on."""
+        world = self._by_id.get(client_id)
+        if world is None or self._conn.get(client_id) != conn:
+            return
+        kept = await self.redis.eval(
+            RECLAIM, 2, self.worlds_key, self.dir_channel, client_id, conn, self._entry(world, conn)
+        )
+        if not kept and self._conn.get(client_id) == conn:
+            self._by_id.pop(client_id, None)
+            self._conn.pop(client_id, None)
+            log.info("world %s: held elsewhere now; closing this socket", client_id)
+            asyncio.ensure_future(world.close(Close.NORMAL, "Replaced by reconnect"))
 
     def _instances_changed(self, live: list[str]) -> None:
         """Forget the worlds of instances that are no longer alive; fail calls waiting on them."""
@@ -359,8 +400,8 @@ class RedisDirectory(LocalDirectory):
                 raise WorldGone()
             head = {"k": "req", "from": self.instance_id, "id": world.client_id, "t": timeout}
             try:
-                receivers = await self.redis.publish(
-                    self.channel_of(instance), encode(head, orjson.dumps(frame))
+                receivers = await self._publish(
+                    self.channel_of(instance), head, orjson.dumps(frame), timeout
                 )
             except RedisError as exc:
                 raise WorldGone() from exc
@@ -378,14 +419,47 @@ class RedisDirectory(LocalDirectory):
             raise WorldGone()
         head = {"k": "send", "from": self.instance_id, "id": world.client_id}
         try:
-            await self.redis.publish(
-                self.channel_of(world.instance_id or ""), encode(head, orjson.dumps(frame))
+            await self._publish(
+                self.channel_of(world.instance_id or ""), head, orjson.dumps(frame), 30.0
             )
         except RedisError as exc:
             raise WorldGone() from exc
 
+    async def _publish(
+        self, channel: str, head: dict[str, Any], payload: bytes, keep: float
+    ) -> int:
+        """Publish one message; returns how many instances received it. A payload over
+        INLINE_LIMIT is stored under a key that lives `keep` seconds (and is deleted when read)
+        and the message names the key: Redis cuts off a subscriber whose unread messages pass
+        32 MB, and a reply may be larger."""
+        if len(payload) <= INLINE_LIMIT:
+            return int(await self.redis.publish(channel, encode(head, payload)))
+        blob = f"{self.prefix}blob:{secrets.token_hex(8)}"
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(blob, payload, px=max(1000, int(keep * 1000) + 1000))
+            pipe.publish(channel, encode({**head, "blob": blob}))
+            results = await pipe.execute()
+        return int(results[1])
+
     def _on_message(self, data: bytes) -> None:
         head, payload = decode(data)
+        if head.get("blob"):
+            self._spawn(self._fetch(head))
+        else:
+            self._dispatch(head, payload)
+
+    async def _fetch(self, head: dict[str, Any]) -> None:
+        """Read (and delete) a message's stored payload, then handle the message."""
+        try:
+            payload = await self.redis.getdel(str(head["blob"]))
+        except RedisError:
+            payload = None
+        if payload is None:  # expired or lost: a request then times out; a reply fails
+            head = {"k": "gone", "rid": head.get("rid")} if head.get("k") == "rep" else {}
+            payload = b""
+        self._dispatch(head, payload if isinstance(payload, bytes) else payload.encode())
+
+    def _dispatch(self, head: dict[str, Any], payload: bytes) -> None:
         kind = head.get("k")
         if kind == "rep" or kind == "gone":
             pending = self._pending.pop(str(head.get("rid")), None)
@@ -411,18 +485,22 @@ class RedisDirectory(LocalDirectory):
         try:
             if world is None or world.closed:
                 raise WorldGone()
-            reply = await world.request(frame, float(head.get("t") or 30.0))
-            message = encode({"k": "rep", "rid": request_id}, reply.raw)
+            timeout = float(head.get("t") or 30.0)
+            reply = await world.request(frame, timeout)
+            answer, payload = {"k": "rep", "rid": request_id}, reply.raw
         except WorldGone:
-            message = encode({"k": "gone", "rid": request_id})
+            answer, payload = {"k": "gone", "rid": request_id}, b""
         except TimeoutError:
             return  # the caller times out by itself (its timer started first)
         with contextlib.suppress(RedisError, RuntimeError):
-            await self.redis.publish(reply_to, message)
+            await self._publish(reply_to, answer, payload, 60.0)
 
     # Background ---------------------------------------------------------------------------------
 
-    async def _tick(self, reap: str = "", beat: bool = True) -> None:
+    async def _tick(self, reap: str = "", beat: bool = True) -> bool:
+        """Beat (unless `beat` is False), reap the dead (and `reap`), learn the live instances.
+        True when this instance had been missing from the set (taken for dead: its worlds must
+        be claimed again)."""
         live = await self.redis.eval(
             TICK,
             3,
@@ -433,7 +511,9 @@ class RedisDirectory(LocalDirectory):
             int(self.heartbeat_ttl * 1000),
             reap,
         )
-        self._instances_changed([x.decode() if isinstance(x, bytes) else str(x) for x in live])
+        names = [x.decode() if isinstance(x, bytes) else str(x) for x in live]
+        self._instances_changed(names[1:])
+        return names[0] == "1"
 
     async def _checks(self) -> None:
         """Beat, reap the dead, and now and then re-read the mirror, until cancelled."""
@@ -442,8 +522,8 @@ class RedisDirectory(LocalDirectory):
         while True:
             await asyncio.sleep(self.check_interval)
             try:
-                await self._tick()
-                if loop.time() >= next_resync:
+                rejoined = await self._tick()
+                if rejoined or loop.time() >= next_resync:
                     next_resync = loop.time() + self.resync_interval
                     await self.resync()
             except (RedisError, OSError) as exc:

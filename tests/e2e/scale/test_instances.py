@@ -1,0 +1,98 @@
+"""Relay instances as separate `vttrelay serve --redis` processes: a world on one, calls on
+another, and what happens when an instance is killed (SIGKILL: nothing released by it)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import aiohttp
+import orjson
+import redis
+
+from vttrelay.protocol import Close
+from vttrelay.relay.core import WORLD_GONE
+
+from ...conftest import echo_handler
+
+INFO = "/world-info"
+TTL = 1.0  # --heartbeat-ttl: an instance silent this long is dead
+
+
+async def listed(node: Any, key: str) -> list[str]:
+    body = (await node.call("GET", "/clients", key=key)).json()
+    return [c["clientId"] for c in body["clients"] if c["isOnline"]]
+
+
+async def test_a_killed_instance_fails_calls_to_its_worlds_and_releases_them(
+    relay_processes: Any, redis_server: Any, world_double: Any
+) -> None:
+    a, b = await relay_processes(2, "--heartbeat-ttl", str(TTL))
+    assert a.instance_id != b.instance_id
+
+    def handler(frame: dict[str, Any]) -> Any:
+        return None if frame["type"] == "world-info" else echo_handler(frame)
+
+    world = await a.world("w1", handler=handler)
+    key = a.key()
+    deadline = time.monotonic() + 5
+    while await listed(b, key) != ["w1"]:
+        assert time.monotonic() < deadline, "B never saw the world of A"
+        await asyncio.sleep(0.05)
+    answer = await b.call("GET", "/search", key=key, params={"query": "gob"})
+    assert answer.status == 200 and answer.json()["data"]["echo"]["query"] == "gob"
+    status = (await b.call("GET", "/api/status")).json()
+    assert status["instancesAlive"] == 2
+
+    waiting = asyncio.ensure_future(b.call("GET", INFO, key=key))  # never answered
+    while (await world.next_request())["type"] != "world-info":
+        pass  # the search before it
+    a.kill()
+    killed = time.monotonic()
+    gone = await waiting
+    took = time.monotonic() - killed
+    assert (gone.status, gone.json()) == (503, {"error": WORLD_GONE})
+    # A's last heartbeat was at most a check interval before the kill: it expired at most TTL
+    # after it; the call failed within 2 s of that
+    assert took < TTL + 2.0, took
+    print(f"503 on the live instance {took:.2f} s after SIGKILL (heartbeat TTL {TTL} s)")
+
+    # nothing stays claimed by the dead instance
+    assert await listed(b, key) == []
+    missing = await b.call("GET", INFO, key=key, params={"clientId": "w1"})
+    assert (missing.status, missing.json()["error"]) == (404, "Invalid client ID")
+    with redis.Redis.from_url(redis_server.url) as client:
+        assert client.hgetall("vttrelay:worlds") == {}
+        assert client.zrange("vttrelay:instances", 0, -1) == [b.instance_id.encode()]
+    assert (await b.call("GET", "/api/status")).json()["instancesAlive"] == 1
+
+    # the world comes back through the live instance, even from another host
+    connector = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+    async with aiohttp.ClientSession(connector=connector) as session:
+        back = world_double(b.ws_url, "w1", b.token(client_id="w1"), session=session)
+        await back.connect()
+        again = await b.call("GET", "/search", key=key, params={"query": "x"})
+        assert again.status == 200
+        await back.close()
+
+
+async def test_duplicate_rule_between_processes(relay_processes: Any, world_double: Any) -> None:
+    a, b = await relay_processes(2)
+    first = await a.world("dup")
+    connector = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+    async with aiohttp.ClientSession(connector=connector) as session:
+        other = world_double(b.ws_url, "dup", b.token(client_id="dup"), session=session)
+        ws = await other.open_socket()
+        await ws.send_str(orjson.dumps({"type": "auth", "token": other.token}).decode())
+        msg = await ws.receive(timeout=5)
+        assert msg.type == aiohttp.WSMsgType.CLOSE
+        assert (ws.close_code, msg.extra) == (Close.DUPLICATE, "Client ID already connected")
+    await b.world("dup")  # the same host: replaces A's socket
+    assert await first.wait_closed() == Close.NORMAL
+    key = a.key()
+    deadline = time.monotonic() + 5
+    while (answer := await a.call("GET", INFO, key=key)).status != 200:
+        assert time.monotonic() < deadline, answer.json()  # until A sees B's claim
+        await asyncio.sleep(0.05)
+    assert answer.json()["type"] == "world-info-result"
