@@ -14,8 +14,12 @@ import redis
 
 from vttrelay.protocol import Close
 from vttrelay.relay.core import TIMED_OUT, WORLD_GONE
+from vttrelay.relay.routes import ALL_SCOPES, ROUTES
 
 from ..conftest import eventually
+from ..relay.test_isolation import _valid as valid_call
+
+FORWARD = [r for r in ROUTES if r.mode == "forward"]
 
 INFO = "/world-info"
 
@@ -23,8 +27,10 @@ INFO = "/world-info"
 def without_request_id(body: dict[str, Any]) -> dict[str, Any]:
     """A reply body with the relay-made request ids (unique per call) taken out."""
     body = orjson.loads(orjson.dumps(body))
-    body.pop("requestId", None)
-    body.get("data", {}).get("echo", {}).pop("requestId", None)
+    if isinstance(body, dict):
+        body.pop("requestId", None)
+        echo = body.get("data", {}).get("echo", {}) if isinstance(body.get("data"), dict) else {}
+        echo.pop("requestId", None)
     return body
 
 
@@ -194,3 +200,26 @@ async def test_claims_are_put_back_when_redis_loses_them(cluster: Any, redis_ser
     await eventually(lambda: b.state.registry.get("w1") is not None, timeout=5)
     answer = await b.call("GET", INFO, key=a.key())
     assert answer.status == 200
+
+
+async def test_every_forward_route_answers_the_same_through_another_instance(
+    cluster: Any,
+) -> None:
+    a, b = await cluster(2)
+    world = await a.world("w1")
+    await eventually(lambda: b.state.registry.get("w1") is not None)
+    key = a.key(scopes=ALL_SCOPES)
+    for route in FORWARD:
+        path, query, body = valid_call(route)
+        here = await a.call(route.method, path, key=key, params=query, json=body)
+        sent_here = world.received[-1] if here.status == 200 else None
+        there = await b.call(route.method, path, key=key, params=query, json=body)
+        label = f"{route.method} {route.path}"
+        assert there.status == here.status, label
+        assert there.headers["Content-Type"] == here.headers["Content-Type"], label
+        if there.headers["Content-Type"].startswith("application/json"):
+            assert without_request_id(there.json()) == without_request_id(here.json()), label
+        else:
+            assert there.body == here.body, label
+        if sent_here is not None:  # the world got the same frame both times
+            assert without_request_id(world.received[-1]) == without_request_id(sent_here)
