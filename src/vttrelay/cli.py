@@ -31,7 +31,13 @@ from typing import Any
 from vttrelay import __version__
 from vttrelay.relay import approvals
 from vttrelay.relay.accesslog import LOG_FORMAT, BufferedAccessLog
-from vttrelay.relay.config import DATA_DIR_ENV, REDIS_URL_ENV, RelayConfig, default_data_dir
+from vttrelay.relay.config import (
+    DATA_DIR_ENV,
+    REDIS_URL_ENV,
+    RelayConfig,
+    default_data_dir,
+    normalize_base_path,
+)
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
 from vttrelay.relay.store import DEFAULT_ACCOUNT, PAIRING_TTL, RelayStore
@@ -420,6 +426,13 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
     print(f"vttrelay {__version__} listening on {base}", flush=True)
     print(f"API key: {secret}", flush=True)
     print(f'Try: curl -H "x-api-key: {secret}" {base}{path}', flush=True)
+    if config.base_path:  # reached through a reverse proxy that strips the prefix
+        link = dashboard_link(store, config.base_path, None, config.signin_token_ttl)
+        print(f"Dashboard (through your proxy's origin): {link}", flush=True)
+    else:
+        print(
+            f"Dashboard: {dashboard_link(store, base, None, config.signin_token_ttl)}", flush=True
+        )
     log.info("docs at %s/docs; data in %s", base, config.data_dir)
 
     stop = asyncio.Event()
@@ -443,6 +456,28 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
         await runner.cleanup()
         access.close()
         store.close()
+
+
+def dashboard_link(store: RelayStore, url: str, account: str | None, ttl: float) -> str:
+    """A one-time dashboard sign-in link: `url` (the relay's base URL as a browser reaches it,
+    path prefix included) with a new sign-in token of the operator (`account` None) or of one
+    account's owner."""
+    from vttrelay.dashboard.sessions import issue_signin_token
+
+    token = issue_signin_token(store, account, ttl)
+    return f"{url.rstrip('/')}/dashboard/signin?token={token}"
+
+
+def cmd_dashboard_link(args: argparse.Namespace) -> int:
+    store = _open_store(args)
+    try:
+        ttl = parse_expiry(args.ttl) - time.time()
+        print(dashboard_link(store, args.url, args.account, ttl))
+    finally:
+        store.close()
+    who = f"the owner of account {args.account}" if args.account else "the operator"
+    _err(f"Signs in {who}; works once, within {args.ttl}.")
+    return 0
 
 
 def serve_config(args: argparse.Namespace) -> RelayConfig:
@@ -469,6 +504,10 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
     config.redis_url = args.redis or os.environ.get(REDIS_URL_ENV) or None
     if args.heartbeat_ttl is not None:
         config.heartbeat_ttl = args.heartbeat_ttl
+    if args.base_path is not None:
+        config.base_path = args.base_path
+    if args.signin_rate is not None:
+        config.signin_rate_limit = args.signin_rate
     return config
 
 
@@ -569,8 +608,36 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="with --redis: seconds without a heartbeat after which an instance is dead and its "
         "worlds are released (default 3)",
+        "--base-path",
+        type=normalize_base_path,
+        default=None,
+        help="the path prefix a reverse proxy serves the relay under, e.g. /vtt (the proxy "
+        "strips it); links the relay writes (dashboard, pairUrl, relayUrl) start with it",
+    )
+    p.add_argument(
+        "--signin-rate",
+        type=int,
+        default=None,
+        help="dashboard sign-in attempts per IP per 15 minutes (default 10; 0: off)",
     )
     p.set_defaults(func=cmd_serve)
+
+    p = commands.add_parser(
+        "dashboard-link", parents=[common], help="print a one-time dashboard sign-in link"
+    )
+    p.add_argument(
+        "--url",
+        default="http://127.0.0.1:3010",
+        help="the relay's base URL as your browser reaches it, path prefix included "
+        "(default http://127.0.0.1:3010)",
+    )
+    p.add_argument(
+        "--account",
+        default=None,
+        help="sign in as the owner of this account only (default: the operator, who sees all)",
+    )
+    p.add_argument("--ttl", default="1h", help="how long the link stays valid (default 1h)")
+    p.set_defaults(func=cmd_dashboard_link)
 
     # Subcommands of a command that takes the common options itself must not reset them.
     sub_common = argparse.ArgumentParser(add_help=False)

@@ -25,6 +25,7 @@ from aiohttp.typedefs import Middleware
 from prometheus_client import CollectorRegistry
 
 from vttrelay import __version__, protocol
+from vttrelay.dashboard import views as dashboard
 from vttrelay.protocol import Close
 from vttrelay.relay import openapi, pairing
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
@@ -173,8 +174,8 @@ async def h_clients(request: web.Request, route: Route, state: RelayState) -> we
     return json_response({"total": len(clients), "clients": clients})
 
 
-def _relay_url(request: web.Request) -> str:
-    scheme, _, rest = pairing.public_base(request).partition("://")
+def _relay_url(request: web.Request, base_path: str) -> str:
+    scheme, _, rest = pairing.public_base(request, base_path).partition("://")
     return f"{'wss' if scheme == 'https' else 'ws'}://{rest}/relay"
 
 
@@ -200,7 +201,11 @@ async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.R
         raise error(404 if result is PairingError.INVALID else 410, result.value)
     log.info("paired world %s (account %s)", result.client_id, result.account)
     return json_response(
-        {"token": result.token, "clientId": result.client_id, "relayUrl": _relay_url(request)}
+        {
+            "token": result.token,
+            "clientId": result.client_id,
+            "relayUrl": _relay_url(request, state.config.base_path),
+        }
     )
 
 
@@ -257,7 +262,8 @@ async def h_docs(request: web.Request, route: Route, state: RelayState) -> web.R
     return web.Response(text=openapi.docs_html(), content_type="text/html")
 
 
-LOCAL_HANDLERS: dict[str, Callable[[web.Request, Route, RelayState], Awaitable[web.Response]]] = {
+LocalHandler = Callable[[web.Request, Route, RelayState], Awaitable[web.StreamResponse]]
+LOCAL_HANDLERS: dict[str, LocalHandler] = {
     "health": h_health,
     "status": h_status,
     "clients": h_clients,
@@ -270,6 +276,7 @@ LOCAL_HANDLERS: dict[str, Callable[[web.Request, Route, RelayState], Awaitable[w
     "contents_deprecated": h_contents_deprecated,
     "scene_image": forward_image,
     **pairing.HANDLERS,  # pair and key requests (endpoints-beyond-seed §12)
+    **dashboard.PAGE_HANDLERS,  # the pages their pairUrl and approvalUrl open
 }
 
 
@@ -417,12 +424,20 @@ def create_app(
             state.metrics.add_streaming((added.resource,))
     state.prometheus = make_registry(state)
     app.router.add_get("/ws/api", state.streams.handle_client_ws)
+    dashboard.setup(app, state)  # the web dashboard under /dashboard/
     app.on_shutdown.append(state.streams.close)  # end SSE streams and /ws/api sockets
 
     async def root(request: web.Request) -> web.StreamResponse:
         if is_world_upgrade(request):
             return await state.gateway.handle(request)
-        return json_response({"name": "vttrelay", "version": __version__, "docs": "/docs"})
+        return json_response(
+            {
+                "name": "vttrelay",
+                "version": __version__,
+                "docs": "/docs",
+                "dashboard": "/dashboard/",
+            }
+        )
 
     app.router.add_get("/", root)
     app.on_response_prepare.append(_add_cors)

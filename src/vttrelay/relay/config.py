@@ -21,6 +21,16 @@ def default_data_dir() -> Path:
     return Path(os.environ.get(DATA_DIR_ENV) or "data")
 
 
+def normalize_base_path(text: str) -> str:
+    """A path prefix as `RelayConfig.base_path` holds it: `""` or `/a/b` (one leading slash, no
+    trailing one). Raises ValueError for a prefix with a scheme, query or unsafe characters."""
+    parts = [p for p in text.strip().split("/") if p]
+    for part in parts:
+        if part in (".", "..") or not all(c.isalnum() or c in "-._~" for c in part):
+            raise ValueError(f"invalid base path: {text!r}")
+    return "".join("/" + p for p in parts)
+
+
 @dataclass
 class RelayConfig:
     """Everything the relay needs to run; `create_app(config)` reads nothing else."""
@@ -78,6 +88,13 @@ class RelayConfig:
     redis_url: str | None = None
     heartbeat_ttl: float = 3.0
     heartbeat_check_interval: float = 0.25
+    # Web dashboard (src/vttrelay/dashboard)
+    # The path prefix a reverse proxy serves the relay under (e.g. "/vtt"; "" at the root): every
+    # link the relay writes (dashboard pages, pairUrl, approvalUrl, relayUrl) starts with it
+    base_path: str = ""
+    signin_rate_limit: int = 10  # dashboard sign-in attempts per IP per 15 minutes; 0 disables
+    signin_token_ttl: float = 3600.0  # seconds a sign-in link printed by the CLI stays valid
+    session_ttl: float = 12 * 3600.0  # seconds a dashboard session lasts
     # Identity
     instance_id: str = field(default_factory=lambda: "relay-" + secrets.token_hex(4))
 

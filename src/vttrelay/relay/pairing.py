@@ -6,8 +6,9 @@ module's "Pair" and "Upgrade" buttons; `POST /auth/key-request`, its status and
 `POST /auth/key-request/exchange` let an app ask for an API key. All are public and answered
 with CORS (by the app's middleware). Handlers here only check the body, apply the per-IP limits
 and shape the answer; the records and their rules live in `approvals.py`, which the
-CLI calls to approve or refuse. `GET /pair/{code}` and `GET /approve/{code}` are the pages the
-module and apps open: they show who asks and the command that approves it.
+CLI calls to approve or refuse. `GET /pair/{code}` and `GET /approve/{code}`, the pages the
+module and apps open, are the dashboard's (`vttrelay.dashboard.views`): they use the per-IP
+budget of unknown codes below (`check_misses`, `count_miss`).
 
 Two per-IP limits, both answered `429` with the reference's text:
 - the reference's "key request" limit (`key_request_rate_limit` per 15 minutes) on creating a
@@ -24,7 +25,6 @@ Two per-IP limits, both answered `429` with the reference's text:
 
 from __future__ import annotations
 
-import html
 import ipaddress
 import logging
 from collections.abc import Awaitable, Callable
@@ -73,10 +73,11 @@ def rfc3339(ts: float) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-def public_base(request: web.Request) -> str:
-    """The relay's origin as the caller reached it (`X-Forwarded-Proto` honoured)."""
+def public_base(request: web.Request, base_path: str = "") -> str:
+    """The relay's base URL as the caller reached it: the origin (`X-Forwarded-Proto`
+    honoured) and the configured path prefix (`RelayConfig.base_path`)."""
     proto = request.headers.get("X-Forwarded-Proto", request.scheme).split(",")[0].strip()
-    return f"{'https' if proto == 'https' else 'http'}://{request.host}"
+    return f"{'https' if proto == 'https' else 'http'}://{request.host}{base_path}"
 
 
 def _check_rate(request: web.Request, state: RelayState) -> None:
@@ -85,14 +86,14 @@ def _check_rate(request: web.Request, state: RelayState) -> None:
         raise error(429, TOO_MANY)
 
 
-def _check_misses(request: web.Request, state: RelayState) -> None:
+def check_misses(request: web.Request, state: RelayState) -> None:
     """Refuse any code lookup from an IP that has spent its budget of unknown codes."""
     limit = state.config.code_miss_limit
     if not state.miss_buckets.has_token(peer_key(request.remote or ""), limit, window=RATE_WINDOW):
         raise error(429, TOO_MANY)
 
 
-def _count_miss(request: web.Request, state: RelayState) -> None:
+def count_miss(request: web.Request, state: RelayState) -> None:
     """Charge the IP one token of its unknown-code budget (a lookup found nothing)."""
     limit = state.config.code_miss_limit
     state.miss_buckets.allow(peer_key(request.remote or ""), limit, window=RATE_WINDOW)
@@ -231,7 +232,7 @@ async def h_pair_request(request: web.Request, route: Route, state: RelayState) 
             "code": made.code,
             "expiresAt": rfc3339(made.expires_at),
             "expiresIn": int(ttl),
-            "pairUrl": f"{public_base(request)}/pair/{made.code}",
+            "pairUrl": f"{public_base(request, state.config.base_path)}/pair/{made.code}",
             "upgradeOnly": ask.upgrade_only,
         },
         status=201,
@@ -239,10 +240,10 @@ async def h_pair_request(request: web.Request, route: Route, state: RelayState) 
 
 
 async def h_pair_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    _check_misses(request, state)
+    check_misses(request, state)
     status, body = approvals.pair_status(state.store, request.match_info["code"])
     if status == 404:
-        _count_miss(request, state)
+        count_miss(request, state)
     return sorted_json(body, status)
 
 
@@ -257,7 +258,7 @@ async def h_key_request(request: web.Request, route: Route, state: RelayState) -
     )  # fmt: skip
     return sorted_json(
         {
-            "approvalUrl": f"{public_base(request)}/approve/{made.code}",
+            "approvalUrl": f"{public_base(request, state.config.base_path)}/approve/{made.code}",
             "code": made.code,
             "expiresAt": rfc3339(made.expires_at),
             "expiresIn": int(ttl),
@@ -267,10 +268,10 @@ async def h_key_request(request: web.Request, route: Route, state: RelayState) -
 
 
 async def h_key_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    _check_misses(request, state)
+    check_misses(request, state)
     status, body = approvals.key_status(state.store, request.match_info["code"])
     if status == 404:
-        _count_miss(request, state)
+        count_miss(request, state)
     return sorted_json(body, status)
 
 
@@ -285,101 +286,10 @@ async def h_key_exchange(request: web.Request, route: Route, state: RelayState) 
     return sorted_json(body, status)
 
 
-# The pages pairUrl and approvalUrl open -------------------------------------------------------
-
-PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{title} - vttrelay</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}}
-th{{text-align:left;padding-right:1rem;vertical-align:top}}
-code{{background:#eee;padding:.1rem .3rem;border-radius:.2rem}}</style></head>
-<body><h1>{title}</h1>{content}</body></html>
-"""
-
-
-def _page(title: str, content: str, status: int = 200) -> web.Response:
-    text = PAGE.format(title=html.escape(title), content=content)
-    return web.Response(text=text, status=status, content_type="text/html")
-
-
-def _details(rows: list[tuple[str, str]]) -> str:
-    cells = "".join(
-        f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows if v
-    )
-    return f"<table>{cells}</table>"
-
-
-def _decision(state: str, what: str, command: str, code: str) -> str:
-    """What the visitor can do: the commands that approve or refuse a pending request."""
-    if state != approvals.PENDING:
-        return f"<p>This {what} has already been {html.escape(state)}.</p>"
-    return (
-        "<p>To approve it, run on the relay's machine:</p>"
-        f"<p><code>{command} approve {code}</code></p>"
-        f"<p>To refuse it: <code>{command} refuse {code}</code>. "
-        f"<code>{command} requests</code> lists the requests waiting for a decision.</p>"
-    )
-
-
-async def h_pair_page(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    _check_misses(request, state)
-    found = approvals.get_pair_request(state.store, request.match_info["code"])
-    if found is None:
-        _count_miss(request, state)
-        return _page("Pair request not found", "<p>No pair request has this code.</p>", 404)
-    ask = found.ask
-    system = f"{ask.system_title or ask.system_id} v{ask.system_version}".strip()
-    details = _details(
-        [
-            ("Code", found.code),
-            ("World", ask.world),
-            ("System", system if ask.system_title or ask.system_id else ""),
-            ("Foundry", f"v{ask.foundry_version}" if ask.foundry_version else ""),
-            ("Client id", ask.client_id),
-            ("Cross-world scopes", ", ".join(ask.remote_scopes)),
-            ("Target worlds", ", ".join(ask.target_clients)),
-            ("From", found.peer),
-            ("Expires", rfc3339(found.expires_at)),
-        ]
-    )
-    title = "Upgrade World Permissions" if ask.upgrade_only else "Pair Foundry World"
-    decision = _decision(found.state(), "pair request", "vttrelay pair", found.code)
-    return _page(title, details + decision)
-
-
-async def h_key_page(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    _check_misses(request, state)
-    found = approvals.get_key_request(state.store, request.match_info["code"])
-    if found is None:
-        _count_miss(request, state)
-        return _page("Key request not found", "<p>No API key request has this code.</p>", 404)
-    ask = found.ask
-    limit = ask.suggested_monthly_limit
-    details = _details(
-        [
-            ("Code", found.code),
-            ("App", ask.app_name),
-            ("Description", ask.app_description),
-            ("App URL", ask.app_url),
-            ("Callback URL", ask.callback_url),
-            ("Scopes", ", ".join(ask.scopes)),
-            ("Worlds", ", ".join(ask.client_ids)),
-            ("Suggested monthly limit", str(limit) if limit is not None else ""),
-            ("Suggested expiry", ask.suggested_expiry),
-            ("From", found.peer),
-            ("Expires", rfc3339(found.expires_at)),
-        ]
-    )
-    decision = _decision(found.state(), "key request", "vttrelay keys", found.code)
-    return _page("Approve API Key Request", details + decision)
-
-
 HANDLERS: dict[str, LocalHandler] = {
     "pair_request": h_pair_request,
     "pair_status": h_pair_status,
     "key_request": h_key_request,
     "key_status": h_key_status,
     "key_exchange": h_key_exchange,
-    "pair_page": h_pair_page,
-    "key_page": h_key_page,
 }

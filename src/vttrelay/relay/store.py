@@ -468,10 +468,14 @@ class RelayStore:
         row = self._one("SELECT * FROM known_clients WHERE client_id = ?", (client_id,))
         return _client_row(row) if row else None
 
-    def known_clients(self, account: str) -> list[KnownClient]:
-        rows = self._all(
-            "SELECT * FROM known_clients WHERE account = ? ORDER BY last_seen DESC", (account,)
-        )
+    def known_clients(self, account: str | None) -> list[KnownClient]:
+        """Known worlds of one account (or of all, for None), last seen first."""
+        if account is None:
+            rows = self._all("SELECT * FROM known_clients ORDER BY last_seen DESC")
+        else:
+            rows = self._all(
+                "SELECT * FROM known_clients WHERE account = ? ORDER BY last_seen DESC", (account,)
+            )
         return [_client_row(r) for r in rows]
 
     # Settings -------------------------------------------------------------------------------

@@ -160,7 +160,10 @@ class WorldConnection:
         # channels a relay switched on before a restart (streams tell it every count, 0 included)
         self.returning = False
         self.instance_id: str | None = None  # the holding instance: None, this one
-
+        # requests forwarded, counted per wall-clock minute (the dashboard's requests/minute)
+        self._minute = 0
+        self._this_minute = 0
+        self._last_minute = 0
 
     def __repr__(self) -> str:
         return f"<WorldConnection {self.client_id} account={self.account}>"
@@ -184,6 +187,7 @@ class WorldConnection:
         disconnects first.
         """
         request_id = frame["requestId"]
+        self._count_request(time.time())
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Reply] = loop.create_future()
         self.pending[request_id] = future
@@ -195,6 +199,27 @@ class WorldConnection:
             timer.cancel()
             if self.pending.get(request_id) is future:
                 del self.pending[request_id]
+
+    def _count_request(self, now: float) -> None:
+        minute = int(now // 60)
+        if minute != self._minute:
+            self._last_minute = self._this_minute if minute == self._minute + 1 else 0
+            self._this_minute = 0
+            self._minute = minute
+        self._this_minute += 1
+
+    def requests_per_minute(self, now: float | None = None) -> int:
+        """Requests forwarded over the last 60 seconds, estimated from the counts of this
+        wall-clock minute and the one before (weighted by how much of it the window covers)."""
+        now = time.time() if now is None else now
+        minute = int(now // 60)
+        if minute == self._minute:
+            current, previous = self._this_minute, self._last_minute
+        elif minute == self._minute + 1:
+            current, previous = 0, self._this_minute
+        else:
+            return 0
+        return round(current + previous * (1 - (now % 60) / 60))
 
     def resolve(self, request_id: str, raw: bytes, frame: dict[str, Any]) -> bool:
         future = self.pending.get(request_id)

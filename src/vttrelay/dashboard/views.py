@@ -1,0 +1,746 @@
+"""The dashboard's pages and the changes they make, served by the relay (`setup(app, state)`).
+
+Pages (all under `<base>/dashboard/`, `<base>` being `RelayConfig.base_path`, the prefix a
+reverse proxy serves the relay under):
+
+- `signin` (GET: the form a sign-in link opens; POST: redeem the one-time token, rate-limited
+  per IP) and `signout`.
+- `worlds`: the viewer's live worlds (system, versions, since when, from where, requests per
+  minute, subscribers per channel; `?part=live` is the table alone, refreshed by the page),
+  disconnect, revoke a world's connection tokens, mint a pairing code, and (operator) the pair
+  and key requests waiting for a decision.
+- `keys`: list (usage, last use), create (scopes grouped and explained, allowed worlds, forced
+  user, expiry, rate; the secret shown once), revoke.
+- `events`: live events, read by the browser from the SSE routes themselves with an API key.
+- `console`: a request form per route of the route table; the browser calls the route itself.
+- `/pair/{code}` and `/approve/{code}` (route-table pages, `PAGE_HANDLERS`): who asks, approve or
+  refuse when signed in, a sign-in link and the CLI commands otherwise.
+
+Every change is a POST carrying the session's CSRF token (form field `csrf` or header
+`X-CSRF-Token`); a viewer acts only on its own account unless it is the operator. Sessions are
+HttpOnly cookies with SameSite=Lax (a pairUrl opened from the tabletop's page is a top-level
+cross-site navigation: Lax keeps the visitor signed in there, CSRF tokens guard the changes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import jinja2
+import orjson
+from aiohttp import web
+from markupsafe import Markup
+
+from vttrelay import __version__, protocol
+from vttrelay.dashboard import scopes as scope_info
+from vttrelay.dashboard.sessions import (
+    Viewer,
+    end_session,
+    redeem_signin_token,
+    session_viewer,
+)
+from vttrelay.protocol import Close
+from vttrelay.relay import approvals, pairing
+from vttrelay.relay.core import RelayError
+from vttrelay.relay.ratelimit import TokenBuckets, peer_key
+from vttrelay.relay.routes import ALL_SCOPES, MISSING, ROUTES, STREAM_ROUTES, Route
+from vttrelay.relay.worlds import WorldConnection
+
+if TYPE_CHECKING:
+    from vttrelay.relay.app import RelayState
+
+log = logging.getLogger("vttrelay.dashboard")
+
+HERE = Path(__file__).parent
+STATIC = HERE / "static"
+COOKIE = "vttrelay_session"
+SIGNIN_WINDOW = 15 * 60.0  # sign-in attempts are counted per IP over 15 minutes
+MAX_FORM_BYTES = 64 * 1024
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self';"
+    " script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none';"
+    " form-action 'self'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",  # sign-in links carry a token
+    "Cache-Control": "no-store",
+}
+STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
+MESSAGES = {  # ?msg= after a change (fixed texts: the query never carries free text)
+    "disconnected": "The world was disconnected.",
+    "revoked-world": "The world's connection token was revoked; it can no longer connect.",
+    "revoked-key": "The key was revoked: calls with it now get 401.",
+    "approved": "Approved.",
+    "refused": "Refused.",
+    "signed-out": "You are signed out.",
+}
+TOO_MANY_SIGNINS = "Too many sign-in attempts from this address, please try again later."
+BAD_LINK = (
+    "This sign-in link is not valid: it was already used, has expired, or was mistyped. "
+    "Run `vttrelay dashboard-link` for a new one."
+)
+CSRF_FAILED = (
+    "This form is out of date or came from another site (CSRF check failed). "
+    "Reload the page and try again."
+)
+
+
+class Refused(Exception):
+    """A dashboard request refused: shown as a page with this status and message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _iso(ts: float | None) -> str:
+    if not ts:
+        return ""
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _ago(ts: float | None, now: float | None = None) -> str:
+    """`5 s ago`, `3 min ago`, `2 h ago`, `4 d ago` (empty for no time)."""
+    if not ts:
+        return ""
+    seconds = max(0, int((now or time.time()) - ts))
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit} ago"
+    return f"{seconds} s ago"
+
+
+def safe_next(text: str | None) -> str:
+    """A relay path to go to after signing in (`/pair/ABC`), or "" if it is not a local path."""
+    if not text or not text.startswith("/") or text.startswith("//") or "\\" in text:
+        return ""
+    return text if len(text) <= 512 and all(31 < ord(c) < 127 for c in text) else ""
+
+
+@dataclass(frozen=True)
+class WorldRow:
+    """One world as the worlds page shows it."""
+
+    client_id: str
+    account: str
+    title: str
+    system: str
+    foundry: str
+    since: str
+    since_ago: str
+    origin: str
+    rpm: int
+    subscribers: dict[str, int]
+    online: bool
+
+
+def json_data(value: Any) -> Markup:
+    """JSON safe to place inside a `<script type="application/json">` element."""
+    text = orjson.dumps(value).decode()
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def _param_json(route: Route) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": p.name,
+            "type": p.type or "any",
+            "sources": list(p.sources),
+            "required": p.required,
+            "default": None if p.default is MISSING else p.default,
+            "description": p.description,
+        }
+        for p in route.params
+    ]
+
+
+def console_routes() -> list[dict[str, Any]]:
+    """The routes the console offers (every REST route but streams and pages), as JSON data."""
+    return [
+        {
+            "method": r.method,
+            "path": r.path,
+            "summary": r.summary,
+            "group": r.group,
+            "scope": r.scope,
+            "params": _param_json(r),
+        }
+        for r in ROUTES
+        if r.mode != "stream" and r.extra.get("content_type") != "text/html"
+    ]
+
+
+def stream_routes() -> list[dict[str, Any]]:
+    return [
+        {"path": r.path, "channel": r.channel, "summary": r.summary, "params": _param_json(r)}
+        for r in STREAM_ROUTES
+    ]
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Dashboard:
+    """The dashboard of one relay application (`request.app[DASHBOARD]`)."""
+
+    def __init__(self, state: RelayState) -> None:
+        self.state = state
+        self.base = state.config.base_path
+        self.signin_buckets = TokenBuckets()
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(HERE / "templates"),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters["iso"] = _iso
+        self.env.filters["ago"] = _ago
+        self.env.filters["json"] = json_data
+
+    # Responses -------------------------------------------------------------------------------
+
+    def render(
+        self,
+        request: web.Request,
+        template: str,
+        viewer: Viewer | None,
+        status: int = 200,
+        **context: Any,
+    ) -> web.Response:
+        text = self.env.get_template(template).render(
+            base=self.base,
+            dash=self.base + "/dashboard",
+            viewer=viewer,
+            version=__version__,
+            message=MESSAGES.get(request.query.get("msg", ""), ""),
+            **context,
+        )
+        return web.Response(
+            text=text, status=status, content_type="text/html", headers=SECURITY_HEADERS
+        )
+
+    def redirect(self, path: str) -> web.Response:
+        """303 to `<base><path>` (a relay path)."""
+        return web.Response(status=303, headers={"Location": self.base + path, **SECURITY_HEADERS})
+
+    def page(self, handler: Handler) -> Handler:
+        """`handler` with a `Refused` (or a relay error from the rules it calls) shown as a page."""
+
+        async def wrapped(request: web.Request) -> web.StreamResponse:
+            try:
+                return await handler(request)
+            except Refused as exc:
+                return self.error_page(request, exc.status, exc.message)
+            except RelayError as exc:
+                return self.error_page(request, exc.status, exc.message)
+
+        return wrapped
+
+    def error_page(self, request: web.Request, status: int, message: str) -> web.Response:
+        viewer = self.viewer(request)
+        return self.render(request, "error.html", viewer, status, code=status, error=message)
+
+    # Who is looking --------------------------------------------------------------------------
+
+    def viewer(self, request: web.Request) -> Viewer | None:
+        return session_viewer(self.state.store, request.cookies.get(COOKIE))
+
+    def signed_in(self, request: web.Request) -> Viewer:
+        """The viewer, or a redirect to the sign-in form that comes back here afterwards."""
+        viewer = self.viewer(request)
+        if viewer is None:
+            path = request.path_qs if request.method == "GET" else "/dashboard/worlds"
+            raise web.HTTPSeeOther(
+                self.base + "/dashboard/signin?" + _query({"next": path}), headers=SECURITY_HEADERS
+            )
+        return viewer
+
+    async def form(self, request: web.Request) -> tuple[Viewer, dict[str, str]]:
+        """A change's viewer and form fields, after the session and CSRF checks."""
+        viewer = self.viewer(request)
+        if viewer is None:
+            raise Refused(401, "You are not signed in (or your session has ended).")
+        if (request.content_length or 0) > MAX_FORM_BYTES:
+            raise Refused(413, "Form too large")
+        data = await request.post()
+        fields = {k: v for k, v in data.items() if isinstance(v, str)}
+        multi = {k: ",".join(str(v) for v in data.getall(k)) for k in data if k != "csrf"}
+        if not viewer.csrf_ok(fields.get("csrf") or request.headers.get("X-CSRF-Token")):
+            raise Refused(403, CSRF_FAILED)
+        return viewer, {**fields, **multi}
+
+    def account_for(self, viewer: Viewer, requested: str | None) -> str:
+        """The account a change applies to: the owner's own, or the one the operator names."""
+        if viewer.account is not None:
+            if requested and requested != viewer.account:
+                raise Refused(403, "You can only manage your own account.")
+            return viewer.account
+        account = (requested or "").strip() or "default"
+        if len(account) > 128 or not account.isprintable():
+            raise Refused(400, "Invalid account name")
+        return account
+
+    # Sign-in ---------------------------------------------------------------------------------
+
+    async def signin_form(self, request: web.Request) -> web.StreamResponse:
+        return self.render(
+            request,
+            "signin.html",
+            self.viewer(request),
+            token=request.query.get("token", ""),
+            next=safe_next(request.query.get("next")),
+        )
+
+    async def signin(self, request: web.Request) -> web.StreamResponse:
+        config = self.state.config
+        peer = peer_key(request.remote or "")
+        if not self.signin_buckets.allow(peer, config.signin_rate_limit, window=SIGNIN_WINDOW):
+            raise Refused(429, TOO_MANY_SIGNINS)
+        if (request.content_length or 0) > MAX_FORM_BYTES:
+            raise Refused(413, "Form too large")
+        data = await request.post()
+        token = str(data.get("token") or "").strip()
+        if "token=" in token:  # a whole link was pasted
+            token = token.split("token=", 1)[1].split("&", 1)[0]
+        opened = redeem_signin_token(self.state.store, token, config.session_ttl)
+        if opened is None:
+            raise Refused(401, BAD_LINK)
+        secret, viewer = opened
+        log.info("dashboard sign-in: %s from %s", viewer.label, request.remote)
+        response = self.redirect(safe_next(str(data.get("next") or "")) or "/dashboard/worlds")
+        response.set_cookie(
+            COOKIE,
+            secret,
+            max_age=int(config.session_ttl),
+            path=self.base or "/",
+            httponly=True,
+            samesite="Lax",
+            secure=_https(request),
+        )
+        return response
+
+    async def signout(self, request: web.Request) -> web.StreamResponse:
+        await self.form(request)
+        end_session(self.state.store, request.cookies.get(COOKIE, ""))
+        response = self.redirect("/dashboard/signin?msg=signed-out")
+        response.del_cookie(COOKIE, path=self.base or "/")
+        return response
+
+    async def home(self, request: web.Request) -> web.StreamResponse:
+        return self.redirect("/dashboard/worlds")
+
+    # Worlds ----------------------------------------------------------------------------------
+
+    def world_rows(self, viewer: Viewer) -> list[WorldRow]:
+        state = self.state
+        hub = state.streams.hub
+        rows: list[WorldRow] = []
+        live: set[str] = set()
+        for world in sorted(state.registry, key=lambda w: w.client_id):
+            if not viewer.sees(world.account):
+                continue
+            live.add(world.client_id)
+            meta = world.metadata
+            since = (meta.get("connectedSince") or 0) / 1000
+            rows.append(
+                WorldRow(
+                    client_id=world.client_id,
+                    account=world.account,
+                    title=str(meta.get("worldTitle") or meta.get("worldId") or ""),
+                    system=_system(meta),
+                    foundry=str(meta.get("foundryVersion") or ""),
+                    since=_iso(since),
+                    since_ago=_ago(since),
+                    origin=str(meta.get("ipAddress") or world.peer_host or ""),
+                    rpm=world.requests_per_minute(),
+                    subscribers={
+                        ch: n
+                        for ch in protocol.CHANNELS
+                        if (n := hub.count(world.client_id, ch)) > 0
+                    },
+                    online=True,
+                )
+            )
+        for known in state.store.known_clients(viewer.account):
+            if known.client_id in live:
+                continue
+            meta = known.metadata
+            rows.append(
+                WorldRow(
+                    client_id=known.client_id,
+                    account=known.account,
+                    title=str(meta.get("worldTitle") or meta.get("worldId") or known.token_name),
+                    system=_system(meta),
+                    foundry=str(meta.get("foundryVersion") or ""),
+                    since=_iso(known.last_seen),
+                    since_ago=_ago(known.last_seen),
+                    origin=str(meta.get("ipAddress") or ""),
+                    rpm=0,
+                    subscribers={},
+                    online=False,
+                )
+            )
+        return rows
+
+    async def worlds(self, request: web.Request) -> web.StreamResponse:
+        viewer = self.signed_in(request)
+        rows = self.world_rows(viewer)
+        if request.query.get("part") == "live":
+            return self.render(request, "worlds_table.html", viewer, worlds=rows)
+        store = self.state.store
+        return self.render(
+            request,
+            "worlds.html",
+            viewer,
+            active="worlds",
+            worlds=rows,
+            pair_requests=approvals.pair_requests(store) if viewer.operator else [],
+            key_requests=approvals.key_requests(store) if viewer.operator else [],
+        )
+
+    def _world_account(self, viewer: Viewer, client_id: str) -> str:
+        """The account of a world the viewer may manage (live or known), else 404."""
+        world = self.state.registry.get(client_id)
+        known = self.state.store.known_client(client_id)
+        account = world.account if world else known.account if known else None
+        if account is None or not viewer.sees(account):
+            raise Refused(404, "No such world")
+        return account
+
+    async def disconnect(self, request: web.Request) -> web.StreamResponse:
+        viewer, _ = await self.form(request)
+        client_id = request.match_info["client_id"]
+        self._world_account(viewer, client_id)
+        world = self.state.registry.get(client_id)
+        if world is None:
+            raise Refused(404, "This world is not connected")
+        if not isinstance(world, WorldConnection):  # scaled out: its socket is elsewhere
+            raise Refused(409, "This world is connected to another relay instance")
+        log.info("dashboard (%s): disconnecting world %s", viewer.label, client_id)
+        await world.close(Close.NORMAL, "Disconnected from the dashboard")
+        return self.redirect("/dashboard/worlds?msg=disconnected")
+
+    async def revoke_world(self, request: web.Request) -> web.StreamResponse:
+        viewer, _ = await self.form(request)
+        client_id = request.match_info["client_id"]
+        account = self._world_account(viewer, client_id)
+        store, registry = self.state.store, self.state.registry
+        tokens = [
+            t for t in store.list_tokens(account) if t.client_id == client_id and not t.revoked_at
+        ]
+        for token in tokens:
+            store.revoke_token_id(token.id)
+            await registry.close_token(token.id, Close.AUTH_PROTOCOL, "Connection token revoked")
+        log.info("dashboard (%s): revoked %d token(s) of %s", viewer.label, len(tokens), client_id)
+        return self.redirect("/dashboard/worlds?msg=revoked-world")
+
+    async def mint_code(self, request: web.Request) -> web.StreamResponse:
+        viewer, fields = await self.form(request)
+        account = self.account_for(viewer, fields.get("account"))
+        code = self.state.store.create_pairing_code(account)
+        return self.render(
+            request, "pairing_code.html", viewer, active="worlds", code=code, account=account
+        )
+
+    # Pair and key requests -------------------------------------------------------------------
+
+    async def pair_page(self, request: web.Request) -> web.StreamResponse:
+        code = request.match_info["code"]
+        found = approvals.get_pair_request(self.state.store, code)
+        viewer = self.viewer(request)
+        if found is None:
+            pairing.count_miss(request, self.state)
+            raise Refused(404, "Pair request not found: no pair request has this code.")
+        ask = found.ask
+        system = f"{ask.system_title or ask.system_id} v{ask.system_version}".strip()
+        details = [
+            ("Code", found.code),
+            ("World", ask.world),
+            ("System", system if ask.system_title or ask.system_id else ""),
+            ("Foundry", f"v{ask.foundry_version}" if ask.foundry_version else ""),
+            ("Client id", ask.client_id),
+            ("Cross-world scopes", ", ".join(ask.remote_scopes)),
+            ("Target worlds", ", ".join(ask.target_clients)),
+            ("From", found.peer),
+            ("Expires", pairing.rfc3339(found.expires_at)),
+        ]
+        title = "Upgrade World Permissions" if ask.upgrade_only else "Pair Foundry World"
+        return self.render(
+            request,
+            "request.html",
+            viewer,
+            title=title,
+            kind="pair request",
+            command="vttrelay pair",
+            code=found.code,
+            details=[(k, v) for k, v in details if v],
+            state=found.state(),
+            action=f"/dashboard/pair/{found.code}",
+            next=f"/pair/{found.code}",
+            scopes=(),
+        )
+
+    async def key_page(self, request: web.Request) -> web.StreamResponse:
+        found = approvals.get_key_request(self.state.store, request.match_info["code"])
+        viewer = self.viewer(request)
+        if found is None:
+            pairing.count_miss(request, self.state)
+            raise Refused(404, "Key request not found: no API key request has this code.")
+        ask = found.ask
+        limit = ask.suggested_monthly_limit
+        details = [
+            ("Code", found.code),
+            ("App", ask.app_name),
+            ("Description", ask.app_description),
+            ("App URL", ask.app_url),
+            ("Callback URL", ask.callback_url),
+            ("Worlds", ", ".join(ask.client_ids)),
+            ("Suggested monthly limit", str(limit) if limit is not None else ""),
+            ("Suggested expiry", ask.suggested_expiry),
+            ("From", found.peer),
+            ("Expires", pairing.rfc3339(found.expires_at)),
+        ]
+        return self.render(
+            request,
+            "request.html",
+            viewer,
+            title="Approve API Key Request",
+            kind="key request",
+            command="vttrelay keys",
+            code=found.code,
+            details=[(k, v) for k, v in details if v],
+            state=found.state(),
+            action=f"/dashboard/approve/{found.code}",
+            next=f"/approve/{found.code}",
+            scopes=ask.scopes,
+        )
+
+    async def decide_pair(self, request: web.Request) -> web.StreamResponse:
+        viewer, fields = await self.form(request)
+        code = request.match_info["code"]
+        if request.match_info["decision"] == "approve":
+            account = self.account_for(viewer, fields.get("account"))
+            approvals.approve_pair_request(self.state.store, code, account)
+            log.info("dashboard (%s): approved pair request %s", viewer.label, code)
+            return self.redirect(f"/pair/{code}?msg=approved")
+        approvals.refuse_pair_request(self.state.store, code)
+        return self.redirect(f"/pair/{code}?msg=refused")
+
+    async def decide_key(self, request: web.Request) -> web.StreamResponse:
+        viewer, fields = await self.form(request)
+        code = request.match_info["code"]
+        if request.match_info["decision"] == "approve":
+            account = self.account_for(viewer, fields.get("account"))
+            chosen = tuple(s for s in fields.get("scopes", "").split(",") if s)
+            if not chosen:
+                raise Refused(400, "Choose at least one scope")
+            done = approvals.approve_key_request(self.state.store, code, account, scopes=chosen)
+            log.info("dashboard (%s): approved key request %s", viewer.label, code)
+            if done.exchange_code is not None:  # the web flow: the app gets it by its callback
+                return self.render(
+                    request,
+                    "approved_key.html",
+                    viewer,
+                    request_=done.request,
+                    done=done,
+                    continue_url=with_query(done.request.ask.callback_url, code=done.exchange_code),
+                )
+            return self.redirect(f"/approve/{code}?msg=approved")
+        approvals.refuse_key_request(self.state.store, code)
+        return self.redirect(f"/approve/{code}?msg=refused")
+
+    # Keys ------------------------------------------------------------------------------------
+
+    async def keys(self, request: web.Request) -> web.StreamResponse:
+        viewer = self.signed_in(request)
+        return self.render_keys(request, viewer)
+
+    def render_keys(
+        self, request: web.Request, viewer: Viewer, status: int = 200, **context: Any
+    ) -> web.Response:
+        store = self.state.store
+        self.state.usage.flush()  # the counts shown include the last few seconds
+        context.setdefault("form", {})
+        context.setdefault("error", "")
+        context.setdefault("created", None)
+        return self.render(
+            request,
+            "keys.html",
+            viewer,
+            status,
+            active="keys",
+            keys=store.list_keys(viewer.account),
+            groups=scope_info.scope_groups(),
+            worlds=self.world_rows(viewer),
+            default_rate=self.state.config.rate_per_minute,
+            now=time.time(),
+            **context,
+        )
+
+    async def create_key(self, request: web.Request) -> web.StreamResponse:
+        viewer, fields = await self.form(request)
+        try:
+            made = self._key_fields(viewer, fields)
+        except Refused as exc:
+            return self.render_keys(request, viewer, exc.status, form=fields, error=exc.message)
+        key_id, secret = self.state.store.create_key(**made)
+        log.info("dashboard (%s): created key %s", viewer.label, key_id)
+        return self.render_keys(request, viewer, created={"id": key_id, "secret": secret, **made})
+
+    def _key_fields(self, viewer: Viewer, fields: dict[str, str]) -> dict[str, Any]:
+        """The checked arguments of `RelayStore.create_key` from the key form."""
+        account = self.account_for(viewer, fields.get("account"))
+        chosen = [s for s in fields.get("scopes", "").split(",") if s]
+        if not chosen:
+            raise Refused(400, "Choose at least one scope")
+        for scope in chosen:
+            if scope not in ALL_SCOPES:
+                raise Refused(400, f"Invalid scope: {scope}")
+        worlds = [w for w in fields.get("worlds", "").split(",") if w]
+        for client_id in worlds:
+            known = self.state.store.known_client(client_id)
+            if known is None or known.account != account:
+                raise Refused(400, f"World {client_id} is not a world of account {account}")
+        expires_at = None
+        if expiry := fields.get("expires", "").strip():
+            from vttrelay.cli import parse_expiry  # the CLI's rule: 30d, 12h, or an ISO date
+
+            try:
+                expires_at = parse_expiry(expiry)
+            except (ValueError, argparse.ArgumentTypeError) as exc:
+                raise Refused(400, f"Expiry: {exc}") from None
+            if expires_at <= time.time():
+                raise Refused(400, "Expiry: the date is in the past")
+        rate = None
+        if text := fields.get("rate", "").strip():
+            if not text.isdigit() or int(text) > 1_000_000:
+                raise Refused(400, "Rate: a whole number of requests per minute (0: unlimited)")
+            rate = int(text)
+        user_id = fields.get("user", "").strip() or None
+        name = fields.get("name", "").strip()
+        if len(name) > 128 or (user_id and len(user_id) > 128):
+            raise Refused(400, "Name and user id: at most 128 characters")
+        return {
+            "account": account,
+            "scopes": chosen,
+            "client_ids": worlds,
+            "user_id": user_id,
+            "expires_at": expires_at,
+            "rate_per_minute": rate,
+            "name": name,
+        }
+
+    async def revoke_key(self, request: web.Request) -> web.StreamResponse:
+        viewer, _ = await self.form(request)
+        key = self.state.store.get_key(request.match_info["key_id"])
+        if key is None or not viewer.sees(key.account):
+            raise Refused(404, "No such key")
+        self.state.store.revoke_key(key.id)
+        self.state.keys.clear()  # the revocation applies now, not after the cache's seconds
+        log.info("dashboard (%s): revoked key %s", viewer.label, key.id)
+        return self.redirect("/dashboard/keys?msg=revoked-key")
+
+    # Live events and console -----------------------------------------------------------------
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        viewer = self.signed_in(request)
+        live = [w for w in self.world_rows(viewer) if w.online]
+        return self.render(
+            request, "events.html", viewer, active="events", worlds=live, streams=stream_routes()
+        )
+
+    async def console(self, request: web.Request) -> web.StreamResponse:
+        viewer = self.signed_in(request)
+        live = [w for w in self.world_rows(viewer) if w.online]
+        return self.render(
+            request, "console.html", viewer, active="console", worlds=live, routes=console_routes()
+        )
+
+    async def static(self, request: web.Request) -> web.StreamResponse:
+        name = request.match_info["name"]
+        path = STATIC / name
+        kind = STATIC_TYPES.get(path.suffix)
+        if kind is None or "/" in name or name.startswith(".") or not path.is_file():
+            raise web.HTTPNotFound()
+        return web.Response(
+            body=path.read_bytes(),
+            content_type=kind,
+            headers={"Cache-Control": "max-age=300", "X-Content-Type-Options": "nosniff"},
+        )
+
+
+def _system(meta: dict[str, Any]) -> str:
+    name = str(meta.get("systemTitle") or meta.get("systemId") or "")
+    version = str(meta.get("systemVersion") or "")
+    return f"{name} {version}".strip()
+
+
+def _https(request: web.Request) -> bool:
+    proto = request.headers.get("X-Forwarded-Proto", request.scheme).split(",")[0].strip()
+    return proto == "https"
+
+
+def _query(params: dict[str, str]) -> str:
+    return urlencode(params)
+
+
+def with_query(url: str, **params: str) -> str:
+    """`url` with these query parameters added (the web flow's callback gets `code`)."""
+    parts = urlsplit(url)
+    query = "&".join(q for q in (parts.query, urlencode(params)) if q)
+    return urlunsplit(parts._replace(query=query))
+
+
+DASHBOARD = web.AppKey("vttrelay_dashboard", Dashboard)
+
+
+def setup(app: web.Application, state: RelayState) -> Dashboard:
+    """Add the dashboard's routes to the relay application."""
+    dash = Dashboard(state)
+    app[DASHBOARD] = dash
+    page = dash.page
+    r = app.router
+    r.add_get("/dashboard", page(dash.home))
+    r.add_get("/dashboard/", page(dash.home))
+    r.add_get("/dashboard/signin", page(dash.signin_form))
+    r.add_post("/dashboard/signin", page(dash.signin))
+    r.add_post("/dashboard/signout", page(dash.signout))
+    r.add_get("/dashboard/worlds", page(dash.worlds))
+    r.add_post("/dashboard/worlds/{client_id}/disconnect", page(dash.disconnect))
+    r.add_post("/dashboard/worlds/{client_id}/revoke", page(dash.revoke_world))
+    r.add_post("/dashboard/pairing-codes", page(dash.mint_code))
+    r.add_post("/dashboard/pair/{code}/{decision:approve|refuse}", page(dash.decide_pair))
+    r.add_post("/dashboard/approve/{code}/{decision:approve|refuse}", page(dash.decide_key))
+    r.add_get("/dashboard/keys", page(dash.keys))
+    r.add_post("/dashboard/keys", page(dash.create_key))
+    r.add_post("/dashboard/keys/{key_id}/revoke", page(dash.revoke_key))
+    r.add_get("/dashboard/events", page(dash.events))
+    r.add_get("/dashboard/console", page(dash.console))
+    r.add_get("/dashboard/static/{name}", dash.static)
+    return dash
+
+
+async def _pair_page(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
+    pairing.check_misses(request, state)  # a JSON 429, as the status polls answer it
+    dash = request.app[DASHBOARD]
+    return await dash.page(dash.pair_page)(request)
+
+
+async def _key_page(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
+    pairing.check_misses(request, state)
+    dash = request.app[DASHBOARD]
+    return await dash.page(dash.key_page)(request)
+
+
+# The route table's page handlers (`GET /pair/{code}`, `GET /approve/{code}`), for app.py
+PAGE_HANDLERS = {"pair_page": _pair_page, "key_page": _key_page}
