@@ -608,6 +608,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="with --redis: seconds without a heartbeat after which an instance is dead and its "
         "worlds are released (default 3)",
+    )
+    p.add_argument(
         "--base-path",
         type=normalize_base_path,
         default=None,
