@@ -520,8 +520,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         runner_factory = uvloop.new_event_loop
     except ImportError:  # pragma: no cover - uvloop is a dependency off Windows
         pass
+    from vttrelay.relay.backends import BackendUnavailable
+
     with asyncio.Runner(loop_factory=runner_factory) as runner:
-        runner.run(serve(config, with_world=not args.no_world))
+        try:
+            runner.run(serve(config, with_world=not args.no_world))
+        except BackendUnavailable as exc:
+            _err(f"vttrelay: {exc}")
+            return 1
     return 0
 
 

@@ -16,6 +16,7 @@ from vttrelay.protocol import Close
 from vttrelay.relay.core import TIMED_OUT, WORLD_GONE
 from vttrelay.relay.routes import ALL_SCOPES, ROUTES
 
+from ...conftest import WorldDouble
 from ..conftest import eventually
 from ..relay.test_isolation import _valid as valid_call
 
@@ -223,3 +224,16 @@ async def test_every_forward_route_answers_the_same_through_another_instance(
             assert there.body == here.body, label
         if sent_here is not None:  # the world got the same frame both times
             assert without_request_id(world.received[-1]) == without_request_id(sent_here)
+
+
+async def test_self_unpair_on_one_instance_closes_the_world_on_another(cluster: Any) -> None:
+    a, b = await cluster(2)
+    token = a.token(client_id="w1")
+    world = WorldDouble(a.ws_url, "w1", token)
+    await world.connect()
+    await eventually(lambda: b.state.registry.get("w1") is not None)
+    got = await b.call("POST", "/api/self-unpair", json={"token": token})
+    assert got.json() == {"success": True, "message": "Connection token revoked"}
+    assert await world.wait_closed(2) == Close.AUTH_PROTOCOL
+    assert world.close_reason == "Unpaired by owner"
+    await eventually(lambda: b.state.registry.get("w1") is None)

@@ -4,6 +4,10 @@ another, and what happens when an instance is killed (SIGKILL: nothing released 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -14,7 +18,7 @@ import redis
 from vttrelay.protocol import Close
 from vttrelay.relay.core import WORLD_GONE
 
-from ...conftest import echo_handler
+from ...conftest import echo_handler, free_port
 
 INFO = "/world-info"
 TTL = 1.0  # --heartbeat-ttl: an instance silent this long is dead
@@ -96,3 +100,40 @@ async def test_duplicate_rule_between_processes(relay_processes: Any, world_doub
         assert time.monotonic() < deadline, answer.json()  # until A sees B's claim
         await asyncio.sleep(0.05)
     assert answer.json()["type"] == "world-info-result"
+
+
+def test_serve_refuses_to_start_without_its_redis(tmp_path: Any) -> None:
+    port = free_port()  # nothing listens there
+    done = subprocess.run(
+        [sys.executable, "-m", "vttrelay", "serve", "--no-world", "--port", "0",
+         "--data-dir", str(tmp_path), "--redis", f"redis://127.0.0.1:{port}/0"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert f"vttrelay: Redis at redis://127.0.0.1:{port}/0 is unreachable" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+async def test_the_redis_url_may_come_from_the_environment(
+    redis_server: Any, tmp_path: Any
+) -> None:
+    port = free_port()
+    env = {**os.environ, "VTTRELAY_REDIS_URL": redis_server.url}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vttrelay", "serve", "--no-world", "--port", str(port),
+         "--data-dir", str(tmp_path)],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        with redis.Redis.from_url(redis_server.url) as client:
+            deadline = time.monotonic() + 20
+            while client.zcard("vttrelay:instances") != 1:
+                assert process.poll() is None and time.monotonic() < deadline
+                await asyncio.sleep(0.05)
+            process.send_signal(signal.SIGTERM)
+            assert await asyncio.to_thread(process.wait, 10) == 0
+            assert client.zcard("vttrelay:instances") == 0  # it left the cluster cleanly
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)

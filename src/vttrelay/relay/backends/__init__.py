@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from vttrelay.relay.backends.base import (
     Backends,
+    BackendUnavailable,
     Counters,
     EventLog,
     Store,
@@ -44,6 +45,7 @@ def backends_for(config: RelayConfig) -> Backends:
     return backends
 
 __all__ = [
+    "BackendUnavailable",
     "Backends",
     "Counters",
     "EventLog",

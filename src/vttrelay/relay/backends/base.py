@@ -187,6 +187,11 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
+class BackendUnavailable(RuntimeError):
+    """A shared backend (Redis, PostgreSQL) cannot be reached at start-up; the message says
+    which and why (`vttrelay serve` prints it and exits with 1)."""
+
+
 @dataclass
 class Backends:
     """One implementation of each interface; `create_app(config, store, backends=...)`."""

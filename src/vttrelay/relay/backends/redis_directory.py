@@ -9,7 +9,9 @@ path. Redis holds the truth (keys under `prefix`, default `vttrelay:`):
 - `worlds` (hash): client id -> the holder's entry (JSON: instance, conn, account, host,
   systemId, tokenName, metadata, users). `conn` tells one connection from the next.
 - `dir` (pub/sub channel): `up` (an entry claimed or changed) and `down` (released), so every
-  mirror follows; each instance also re-reads the whole hash every `resync_interval` s.
+  mirror follows; each instance also re-reads the whole hash every `resync_interval` s. And
+  `close-token`: a connection token was revoked here (self-unpair), every instance closes its
+  sockets of that token at once.
 - `to:<instance>` (pub/sub channel): requests for the worlds an instance holds, and replies.
 
 Claiming (the duplicate-id rule, cluster-wide) is one Lua script: the id is free, or its holder
@@ -42,6 +44,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from vttrelay.protocol import Close
+from vttrelay.relay.backends.base import BackendUnavailable
 from vttrelay.relay.backends.local import LocalDirectory
 from vttrelay.relay.worlds import Reply, WorldGone
 
@@ -306,6 +309,20 @@ class RedisDirectory(LocalDirectory):
         self._serving.add(task)
         task.add_done_callback(self._serving.discard)
 
+    async def close_token(self, token_id: str, code: int, reason: str) -> int:
+        """Close this instance's worlds of a token, and tell the others to close theirs."""
+        closed = await super().close_token(token_id, code, reason)
+        change = {
+            "op": "close-token",
+            "token": token_id,
+            "code": code,
+            "reason": reason,
+            "from": self.instance_id,
+        }
+        with contextlib.suppress(RedisError, RuntimeError):
+            await self.redis.publish(self.dir_channel, orjson.dumps(change))
+        return closed
+
     # The mirror ---------------------------------------------------------------------------------
 
     def _on_up(self, client_id: str, entry: dict[str, Any]) -> None:
@@ -328,6 +345,17 @@ class RedisDirectory(LocalDirectory):
             if found is not None:
                 self._drop_remote(found)
             self._remote[client_id] = RemoteWorld(self, client_id, entry)
+
+    def _on_change(self, change: dict[str, Any]) -> None:
+        """A message on the `dir` channel: a world up or down, or a token to close."""
+        op = change.get("op")
+        if op == "up":
+            self._on_up(change["id"], orjson.loads(change["entry"]))
+        elif op == "down":
+            self._on_down(change["id"], change.get("conn", ""))
+        elif op == "close-token" and change.get("from") != self.instance_id:
+            work = super().close_token(change["token"], int(change["code"]), change["reason"])
+            self._spawn(work)
 
     def _on_down(self, client_id: str, conn: str) -> None:
         found = self._remote.get(client_id)
@@ -544,11 +572,7 @@ class RedisDirectory(LocalDirectory):
                         if message["channel"] == self.channel.encode():
                             self._on_message(message["data"])
                         else:
-                            change = orjson.loads(message["data"])
-                            if change.get("op") == "up":
-                                self._on_up(change["id"], orjson.loads(change["entry"]))
-                            else:
-                                self._on_down(change["id"], change.get("conn", ""))
+                            self._on_change(orjson.loads(message["data"]))
                     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
                         log.warning("malformed directory message dropped")
             except (RedisError, OSError) as exc:
@@ -560,7 +584,12 @@ class RedisDirectory(LocalDirectory):
 
     async def start(self) -> None:
         self._redis = aioredis.Redis.from_url(self.url)
-        await self._tick()
+        try:
+            await self._tick()
+        except (RedisError, OSError) as exc:
+            await self._redis.aclose()
+            self._redis = None
+            raise BackendUnavailable(f"Redis at {self.url} is unreachable: {exc}") from exc
         self._tasks = [
             asyncio.ensure_future(self._listen()),
             asyncio.ensure_future(self._checks()),
