@@ -237,3 +237,25 @@ async def test_self_unpair_on_one_instance_closes_the_world_on_another(cluster: 
     assert await world.wait_closed(2) == Close.AUTH_PROTOCOL
     assert world.close_reason == "Unpaired by owner"
     await eventually(lambda: b.state.registry.get("w1") is None)
+
+
+async def test_a_burst_of_reconnects_leaves_one_socket_and_its_claim(
+    cluster: Any, redis_server: Any
+) -> None:
+    a, b = await cluster(2)
+    token = b.token(client_id="w1")
+    doubles = [WorldDouble(b.ws_url, "w1", token) for _ in range(6)]
+    await asyncio.gather(*(d.connect() for d in doubles), return_exceptions=True)
+    await eventually(lambda: sum(not d.closed.is_set() for d in doubles) == 1)
+    (survivor,) = [d for d in doubles if not d.closed.is_set()]
+    held = b.state.registry.get("w1")
+    with redis.Redis.from_url(redis_server.url) as client:
+        entry = orjson.loads(client.hget("vttrelay:worlds", "w1") or b"{}")
+    assert entry["instance"] == "relay-1"
+    assert entry["conn"] == b.state.registry._conn["w1"]
+    await eventually(lambda: a.state.registry.get("w1") is not None)
+    answer = await a.call("GET", INFO, key=a.key())
+    assert answer.status == 200 and survivor.received[-1]["type"] == "world-info"
+    assert held is b.state.registry.get("w1")
+    for double in doubles:
+        await double.close()

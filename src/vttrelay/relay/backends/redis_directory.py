@@ -214,6 +214,7 @@ class RedisDirectory(LocalDirectory):
         self._live: list[str] = [instance_id]
         self._pending: dict[str, tuple[asyncio.Future[Reply], str]] = {}  # rid -> (f, inst)
         self._serving: set[asyncio.Future[Any]] = set()
+        self._claiming: dict[str, _Turn] = {}
         self._redis: aioredis.Redis | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._ready = asyncio.Event()
@@ -259,6 +260,21 @@ class RedisDirectory(LocalDirectory):
         )
 
     async def claim(self, world: WorldConnection) -> bool:
+        # claims of one id on this instance run one after the other, so the last socket
+        # registered here is the one whose entry Redis keeps
+        turn = self._claiming.get(world.client_id)
+        if turn is None:
+            turn = self._claiming[world.client_id] = _Turn()
+        turn.waiting += 1
+        try:
+            async with turn.lock:
+                return await self._claim(world)
+        finally:
+            turn.waiting -= 1
+            if not turn.waiting:
+                del self._claiming[world.client_id]
+
+    async def _claim(self, world: WorldConnection) -> bool:
         if self.holder_conflict(world):
             return False
         conn = secrets.token_hex(8)
@@ -615,6 +631,16 @@ class RedisDirectory(LocalDirectory):
             if not future.done():
                 future.set_exception(WorldGone())
         self._pending.clear()
+
+
+class _Turn:
+    """The claims of one client id waiting on this instance, one at a time."""
+
+    __slots__ = ("lock", "waiting")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.waiting = 0
 
 
 def _expire(future: asyncio.Future[Reply]) -> None:
