@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from vttrelay import __version__
+from vttrelay.mcp import stdio as mcp_stdio
 from vttrelay.relay import approvals
 from vttrelay.relay.accesslog import LOG_FORMAT, BufferedAccessLog
 from vttrelay.relay.config import (
@@ -732,6 +733,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tokens_revoke)
 
     world_commands.register(commands, common)
+    mcp_stdio.register(commands)
     return parser
 
 

@@ -26,6 +26,7 @@ from prometheus_client import CollectorRegistry
 
 from vttrelay import __version__, protocol
 from vttrelay.dashboard import views as dashboard
+from vttrelay.mcp import aiohttp_asgi as mcp_http
 from vttrelay.protocol import Close
 from vttrelay.relay import openapi, pairing
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
@@ -174,6 +175,24 @@ async def h_clients(request: web.Request, route: Route, state: RelayState) -> we
     return json_response({"total": len(clients), "clients": clients})
 
 
+async def h_key_info(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    """GET /api/key: what the calling key may do, so a client (the MCP server) can offer only
+    that. Authenticated and rate limited like any keyed call; no scope needed."""
+    key = admit_request(request, route, state)
+    return json_response(
+        {
+            "id": key.id,
+            "name": key.name,
+            "account": key.account,
+            "scopes": list(key.scopes),
+            "clientIds": list(key.client_ids),
+            "userId": key.user_id,
+            "expiresAt": key.expires_at,
+            "ratePerMinute": key.rate_per_minute,
+        }
+    )
+
+
 def _relay_url(request: web.Request, base_path: str) -> str:
     scheme, _, rest = pairing.public_base(request, base_path).partition("://")
     return f"{'wss' if scheme == 'https' else 'ws'}://{rest}/relay"
@@ -267,6 +286,7 @@ LOCAL_HANDLERS: dict[str, LocalHandler] = {
     "health": h_health,
     "status": h_status,
     "clients": h_clients,
+    "key_info": h_key_info,
     "pair": h_pair,
     "client_active": h_client_active,
     "self_unpair": h_self_unpair,
@@ -424,6 +444,7 @@ def create_app(
             state.metrics.add_streaming((added.resource,))
     state.prometheus = make_registry(state)
     app.router.add_get("/ws/api", state.streams.handle_client_ws)
+    mcp_http.install(app, state.keys)  # /mcp: the MCP server over streamable HTTP
     dashboard.setup(app, state)  # the web dashboard under /dashboard/
     app.on_shutdown.append(state.streams.close)  # end SSE streams and /ws/api sockets
 

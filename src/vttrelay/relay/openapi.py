@@ -149,7 +149,7 @@ def _responses(route: Route) -> dict[str, Any]:
     }
     if route.mode == "forward":
         return {**ok, **{s: _error(s) for s in ERROR_STATUSES}}
-    if route.scope:
+    if route.scope or route.keyed:
         return {**ok, **{s: _error(s) for s in ("401", "403", "429")}}
     return ok
 
@@ -176,6 +176,8 @@ def operation(route: Route) -> dict[str, Any]:
     if route.scope:
         op["security"] = [{SECURITY_SCHEME: [route.scope]}]
         op["x-scope"] = route.scope
+    elif route.keyed:
+        op["security"] = [{SECURITY_SCHEME: []}]
     else:
         op["security"] = []
     if route.action:

@@ -93,7 +93,8 @@ class Route:
     mode: Mode
     summary: str
     group: str
-    scope: str | None = None  # None: public, no API key needed
+    scope: str | None = None  # None: public, no API key needed (unless `keyed`)
+    keyed: bool = False  # a valid API key is needed even without a scope (GET /api/key)
     params: tuple[Param, ...] = ()
     action: str | None = None
     timeout: float = DEFAULT_TIMEOUT
@@ -1239,6 +1240,16 @@ RELAY_ROUTES: Final = (
         "Worlds of this account, live ones first.",
         "Clients",
         scope="clients:read",
+    ),
+    Route(
+        "GET",
+        "/api/key",
+        "local",
+        "The calling API key: its name, scopes, allowed worlds and forced user (never the "
+        "secret). Any valid key may read itself.",
+        "Clients",
+        keyed=True,
+        handler="key_info",
     ),
     _local("GET", "/api/health", "health", "Liveness of this relay instance.", "Status"),
     _local("GET", "/health", "health", "Liveness of this relay instance.", "Status"),

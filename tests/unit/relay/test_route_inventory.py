@@ -95,6 +95,7 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("PUT", "/user"): ("user:write", "update-user", 10.0),
     ("DELETE", "/user"): ("user:write", "delete-user", 10.0),
     ("GET", "/clients"): ("clients:read", None, None),
+    ("GET", "/api/key"): (None, None, None),
     ("GET", "/api/health"): (None, None, None),
     ("GET", "/health"): (None, None, None),
     ("GET", "/api/status"): (None, None, None),

@@ -1,0 +1,222 @@
+"""`/mcp` on the relay: the MCP streamable HTTP transport, authenticated by API key.
+
+Which SDK layer, and why an adapter: the `mcp` SDK implements the streamable HTTP transport
+(sessions and their ids, a POST answered as JSON or as an SSE stream, the standalone GET stream
+for server notifications, DELETE, the idle timeout, the session limit) in
+`StreamableHTTPSessionManager`, and that is the lowest layer that implements it: below it there
+are only the JSON-RPC dispatcher and in-memory stream pairs, over which we would have to write
+the transport again by hand. The manager speaks ASGI (`handle_request(scope, receive, send)`)
+and the relay is aiohttp, so `asgi_bridge` runs one aiohttp request as one ASGI `http` call:
+
+- scope: method, path, query, headers (lower-cased bytes), client and server addresses, and
+  `user`, an `AuthenticatedUser` for the API key, which the manager uses to bind a session to the
+  key that opened it (another key gets 404 for that session id);
+- receive: the request body in chunks, then `http.disconnect` once the response has ended or the
+  client went away (checked every `DISCONNECT_POLL` seconds: aiohttp has no disconnect event
+  for a handler that has read its body, so the relay's SSE streams poll the same way);
+- send: `http.response.start` becomes an aiohttp `StreamResponse` with the status and headers,
+  each `http.response.body` is written as it comes (so SSE events are not buffered), and the
+  last one ends the response; once the client has gone, writes are dropped (as uvicorn does:
+  an MCP client closes a POST's SSE stream as soon as it has its answer).
+
+The API key comes in `x-api-key` (as for every relay endpoint) or `Authorization: Bearer <key>`
+(what MCP clients send). A missing or bad key is 401 in the relay's error shape before the SDK
+sees the request. The tools then call the relay through `vttrelay.client` with the caller's key,
+over loopback to the address the request came in on, so every rule of the relay (scopes,
+allowed worlds, forced userId, rate limits, access log) holds for MCP calls as for any other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from aiohttp import web
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.context import ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from vttrelay.client import AsyncClient
+from vttrelay.mcp.server import Caller, build_server
+from vttrelay.relay.core import error, key_problem
+from vttrelay.relay.forward import API_KEY_HEADER
+from vttrelay.relay.store import KeyRecord
+
+MCP_PATH = "/mcp"
+DISCONNECT_POLL = 1.0
+KEY_SCOPE = "vttrelay.key"  # the KeyRecord, in the ASGI scope
+BASE_SCOPE = "vttrelay.base_url"  # where the tools reach this relay, in the ASGI scope
+MANAGER: web.AppKey[StreamableHTTPSessionManager] = web.AppKey("mcp_manager")
+CLIENTS: web.AppKey[dict[str, AsyncClient]] = web.AppKey("mcp_clients")
+
+
+def request_secret(request: web.Request) -> str | None:
+    """The API key of a request: `x-api-key`, else `Authorization: Bearer <key>`."""
+    secret = request.headers.get(API_KEY_HEADER)
+    if secret:
+        return secret
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def loopback_url(request: web.Request) -> str:
+    """This relay as seen from itself: the local address the request arrived on."""
+    sockname = request.transport.get_extra_info("sockname") if request.transport else None
+    if not sockname:
+        return f"{request.scheme}://{request.host}"
+    host, port = sockname[0], sockname[1]
+    if host in ("0.0.0.0", "::"):
+        host = "127.0.0.1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def asgi_scope(request: web.Request, key: KeyRecord, secret: str) -> dict[str, Any]:
+    sock = request.transport.get_extra_info("sockname") if request.transport else None
+    peer = request.transport.get_extra_info("peername") if request.transport else None
+    token = AccessToken(token=secret, client_id=key.id, scopes=list(key.scopes))
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": f"{request.version.major}.{request.version.minor}",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.raw_path.split("?", 1)[0].encode(),
+        "query_string": request.query_string.encode(),
+        "root_path": "",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in request.headers.items()],
+        "server": tuple(sock[:2]) if sock else None,
+        "client": tuple(peer[:2]) if peer else None,
+        "user": AuthenticatedUser(token),
+        "state": {},
+        KEY_SCOPE: key,
+        BASE_SCOPE: loopback_url(request),
+    }
+
+
+async def asgi_bridge(request: web.Request, app: Any, scope: dict[str, Any]) -> web.StreamResponse:
+    """Run the ASGI `app` for one aiohttp request; returns the response it sent."""
+    response: web.StreamResponse | None = None
+    ended = asyncio.Event()
+    body_done = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal body_done
+        if not body_done:
+            chunk = await request.content.read(64 * 1024)
+            body_done = request.content.at_eof()
+            return {"type": "http.request", "body": chunk, "more_body": not body_done}
+        while not ended.is_set():
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ended.wait(), DISCONNECT_POLL)
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal response
+        if message["type"] == "http.response.start":
+            response = web.StreamResponse(status=message["status"])
+            for name, value in message.get("headers") or []:
+                response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
+            response.headers.popall("transfer-encoding", None)  # aiohttp frames the body
+            await response.prepare(request)
+        elif message["type"] == "http.response.body" and response is not None:
+            if ended.is_set():
+                return  # the client went away: later writes are dropped, as ASGI servers do
+            try:
+                if message.get("body"):
+                    await response.write(message["body"])
+                if not message.get("more_body"):
+                    await response.write_eof()
+                    ended.set()
+            except ConnectionResetError:
+                ended.set()
+
+    try:
+        await app(scope, receive, send)
+    finally:
+        ended.set()
+    if response is None:  # the app answered nothing: not expected of the SDK
+        raise error(500, "MCP transport sent no response")
+    return response
+
+
+class HttpCallers:
+    """`server.Callers` for `/mcp`: each request's key and a relay client for it, kept per key
+    (bounded) so a session's calls reuse one connection pool."""
+
+    MAX_CLIENTS = 256
+
+    def __init__(self, clients: dict[str, AsyncClient]) -> None:
+        self.clients = clients
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any]) -> Caller:
+        scope = ctx.request.scope if ctx.request is not None else {}
+        key: KeyRecord | None = scope.get(KEY_SCOPE)
+        user = scope.get("user")
+        if key is None or not isinstance(user, AuthenticatedUser):
+            raise RuntimeError("an /mcp request without its API key")
+        secret = user.access_token.token
+        base = scope[BASE_SCOPE]
+        slot = hashlib.sha256(f"{base} {secret}".encode()).hexdigest()
+        client = self.clients.get(slot)
+        if client is None:
+            if len(self.clients) >= self.MAX_CLIENTS:  # drop the oldest
+                await self.clients.pop(next(iter(self.clients))).aclose()
+            client = self.clients[slot] = AsyncClient(base, secret)
+        return Caller(client, key.name or key.id, tuple(key.scopes))
+
+
+def install(app: web.Application, keys: Any) -> None:
+    """Serve `/mcp` (POST, GET, DELETE) on the relay application. `keys` is the relay's
+    `KeyCache`."""
+    clients: dict[str, AsyncClient] = {}
+    manager = StreamableHTTPSessionManager(app=build_server(HttpCallers(clients)))
+    app[MANAGER] = manager
+    app[CLIENTS] = clients
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        secret = request_secret(request)
+        if not secret:
+            raise error(401, "API key is required")
+        key = keys.lookup(secret)
+        problem = key_problem(key)
+        if problem or key is None:
+            raise error(401, problem or "Invalid API key")
+        return await asgi_bridge(request, manager.handle_request, asgi_scope(request, key, secret))
+
+    for method in ("POST", "GET", "DELETE"):
+        app.router.add_route(method, MCP_PATH, handle)
+    app.cleanup_ctx.append(_run_manager)
+
+
+async def _run_manager(app: web.Application) -> AsyncIterator[None]:
+    """Run the session manager for the application's lifetime, in a task of its own (its anyio
+    task group must be entered and left by the same task; aiohttp's startup and cleanup may run
+    in different ones)."""
+    manager = app[MANAGER]
+    up = asyncio.Event()
+    stop = asyncio.Event()
+
+    async def run() -> None:
+        async with manager.run():
+            up.set()
+            await stop.wait()
+
+    task = asyncio.create_task(run())
+    waiter = asyncio.create_task(up.wait())
+    await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if task.done():
+        task.result()  # raise what stopped it
+    yield
+    stop.set()
+    await task
+    for client in app[CLIENTS].values():
+        await client.aclose()

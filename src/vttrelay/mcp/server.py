@@ -1,0 +1,428 @@
+"""The MCP server: the official `mcp` SDK's low-level `Server` with our tools and resources.
+
+One builder, `build_server(callers)`, serves both transports; they differ only in how a request
+finds its caller (`Callers`): over stdio there is one relay client and one key for the whole
+process (`StdioCallers`); on the relay's `/mcp` each HTTP request carries its own API key
+(`aiohttp_asgi.HttpCallers`). A `Caller` is the relay client to call with, the key's name (for
+the log) and the key's scopes (to list only the tools the key can use).
+
+What the server does per MCP request:
+
+- `tools/list`: the tools of `tools.TOOLS` the key's scopes cover, each with its JSON schema.
+- `tools/call`: runs the tool (or, with `dry_run: true` on a changing tool, its preview) and
+  answers its compact result as JSON text and structured content. A relay refusal (`RelayError`:
+  a missing scope, an unknown actor, a world error) or bad arguments come back as a tool error
+  (`isError: true`) whose text says what was refused and why. One log line per call, with the
+  key's name, on the `vttrelay.mcp` logger.
+- Resources: `vtt://world` (the overview), `vtt://actors/{id}` (an actor's compact sheet),
+  `vtt://scenes/{id}` (a scene and its tokens), and two that update, `vtt://events/chat` and
+  `vtt://events/rolls`: the last events of the relay's stream. Subscribing to one of those
+  follows the relay's SSE stream and sends `notifications/resources/updated` on each event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import mcp_types as types
+import orjson
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from vttrelay import __version__
+from vttrelay.client import RelayError
+from vttrelay.mcp import tools as tool_table
+from vttrelay.mcp import views
+
+log = logging.getLogger("vttrelay.mcp")
+
+EVENT_STREAMS = {"chat": "/chat/subscribe", "rolls": "/rolls/subscribe"}
+EVENTS_KEPT = 50  # events an updating resource keeps
+INSTRUCTIONS = (
+    "Tools for a live tabletop world (D&D 5e) through a vttrelay relay. Start with "
+    "world_overview, read an actor with actor_summary before acting for it, and pass "
+    "dry_run: true to any changing tool to see what it would do first."
+)
+
+
+class RelayClient(Protocol):
+    """The part of `vttrelay.client.AsyncClient` the server uses."""
+
+    async def call(self, endpoint: str, **params: Any) -> Any: ...
+
+    def subscribe(self, path: str, **filters: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: the relay client to call with, the key's name and scopes (None when the
+    relay didn't say)."""
+
+    relay: RelayClient
+    key_name: str
+    scopes: tuple[str, ...] | None
+
+
+class Callers(Protocol):
+    def __call__(self, ctx: ServerRequestContext[Any, Any]) -> Awaitable[Caller]: ...
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def tool_error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def refusal_text(exc: RelayError) -> str:
+    """A relay refusal as one sentence an agent can act on."""
+    body = exc.body if isinstance(exc.body, dict) else {"error": exc.body}
+    text = f"The relay refused the call ({exc.status}): {body.get('error')}"
+    if exc.status == 403 and "scope" in str(body.get("error")):
+        text += ". This API key may not do that; ask its owner for the scope."
+    return text
+
+
+def _tool(tool: tool_table.Tool) -> types.Tool:
+    hints = dict(tool.annotations)
+    if tool.changes:
+        hints.setdefault("readOnlyHint", False)
+    return types.Tool(
+        name=tool.name,
+        description=tool.description
+        + (" Accepts dry_run." if tool.changes else "")
+        + f" Needs scopes: {', '.join(tool.scopes)}.",
+        input_schema=tool.input_schema(),
+        annotations=types.ToolAnnotations(
+            read_only_hint=hints.get("readOnlyHint"), open_world_hint=False
+        ),
+    )
+
+
+async def call_tool(caller: Caller, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    """Run one tool for `caller`: the result, or a tool error that says why not."""
+    tool = tool_table.BY_NAME.get(name)
+    if tool is None or tool.run is None:
+        return tool_error(f"Unknown tool {name!r}")
+    args = dict(arguments or {})
+    dry = bool(args.pop("dry_run", False)) and tool.preview is not None
+    missing = [p for p in tool.required if args.get(p) in (None, "")]
+    if missing:
+        return tool_error(f"{name} needs {', '.join(missing)}")
+    started = time.perf_counter()
+    outcome = "ok"
+    try:
+        if dry and caller.scopes is not None and not set(tool.scopes) <= set(caller.scopes):
+            lacking = sorted(set(tool.scopes) - set(caller.scopes))
+            outcome = "refused"
+            return tool_error(
+                f"Dry run: the call would be refused: this API key lacks scope {', '.join(lacking)}"
+            )
+        run = tool.preview if dry and tool.preview else tool.run
+        result = await run(caller.relay, args)
+    except RelayError as exc:
+        outcome = f"refused {exc.status}"
+        return tool_error(refusal_text(exc))
+    except tool_table.ToolInputError as exc:
+        outcome = "bad input"
+        return tool_error(str(exc))
+    except (KeyError, TypeError, ValueError) as exc:
+        outcome = "bad input"
+        return tool_error(f"{name}: bad arguments ({exc})")
+    finally:
+        log.info(
+            "tool %s%s by key %r: %s (%.0f ms)",
+            name,
+            " (dry run)" if dry else "",
+            caller.key_name,
+            outcome,
+            (time.perf_counter() - started) * 1000,
+        )
+    structured = result if isinstance(result, dict) else {"result": result}
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=_json(result))],
+        structured_content=structured,
+    )
+
+
+# Resources ----------------------------------------------------------------------------------------
+
+WORLD_URI = "vtt://world"
+ACTOR_PREFIX = "vtt://actors/"
+SCENE_PREFIX = "vtt://scenes/"
+EVENTS_PREFIX = "vtt://events/"
+
+
+async def read_resource(caller: Caller, uri: str, feeds: EventFeeds) -> Any:
+    """The JSON of a resource."""
+    relay = caller.relay
+    if uri == WORLD_URI:
+        return await tool_table.world_overview(relay, {})
+    if uri.startswith(ACTOR_PREFIX):
+        actor_id = uri.removeprefix(ACTOR_PREFIX)
+        return await tool_table.actor_summary(relay, {"actor": f"Actor.{actor_id}"})
+    if uri.startswith(SCENE_PREFIX):
+        scene_id = uri.removeprefix(SCENE_PREFIX)
+        scene = await relay.call("get-scene", sceneId=scene_id)
+        found = scene.get("data") or {}
+        data: dict[str, Any] = (found[0] if found else {}) if isinstance(found, list) else found
+        return {
+            "id": data.get("_id"),
+            "name": data.get("name"),
+            "active": data.get("active"),
+            "size": [data.get("width"), data.get("height")],
+            "grid": data.get("grid"),
+            "tokens": [views.token_view(t) for t in data.get("tokens") or []],
+        }
+    if uri.startswith(EVENTS_PREFIX) and uri.removeprefix(EVENTS_PREFIX) in EVENT_STREAMS:
+        kind = uri.removeprefix(EVENTS_PREFIX)
+        feed = feeds.get(uri)
+        if feed is not None:
+            return {"following": True, "events": list(feed.events)}
+        if kind == "chat":
+            recent = await tool_table.read_chat(relay, {"limit": 20})
+            return {"following": False, "events": recent["messages"]}
+        reply = await relay.call("rolls", limit=20)
+        return {"following": False, "events": reply.get("data") or []}
+    raise tool_table.ToolInputError(f"Unknown resource {uri!r}")
+
+
+async def list_resources(caller: Caller) -> list[types.Resource]:
+    out = [
+        types.Resource(
+            name="world",
+            uri=WORLD_URI,
+            description="The world: title, system, users, active scene, actors and scenes.",
+            mime_type="application/json",
+        )
+    ]
+    for kind, path in EVENT_STREAMS.items():
+        out.append(
+            types.Resource(
+                name=f"{kind} events",
+                uri=EVENTS_PREFIX + kind,
+                description=f"The latest {kind} events; subscribe to be told of each new one "
+                f"(follows the relay's {path} stream).",
+                mime_type="application/json",
+            )
+        )
+    with contextlib.suppress(RelayError):
+        overview = await tool_table.world_overview(caller.relay, {})
+        for actor in overview.get("actors") or []:
+            out.append(
+                types.Resource(
+                    name=f"actor: {actor['name']}",
+                    uri=ACTOR_PREFIX + str(actor["uuid"]).rsplit(".", 1)[-1],
+                    description="The actor's compact sheet.",
+                    mime_type="application/json",
+                )
+            )
+        for scene in overview.get("scenes") or []:
+            out.append(
+                types.Resource(
+                    name=f"scene: {scene['name']}",
+                    uri=SCENE_PREFIX + str(scene["uuid"]).rsplit(".", 1)[-1],
+                    description="The scene and its tokens.",
+                    mime_type="application/json",
+                )
+            )
+    return out
+
+
+TEMPLATES = [
+    types.ResourceTemplate(
+        name="actor",
+        uri_template=ACTOR_PREFIX + "{id}",
+        description="An actor's compact sheet by id.",
+        mime_type="application/json",
+    ),
+    types.ResourceTemplate(
+        name="scene",
+        uri_template=SCENE_PREFIX + "{id}",
+        description="A scene and its tokens by id.",
+        mime_type="application/json",
+    ),
+]
+
+
+@dataclass
+class Feed:
+    """One followed event stream: its latest events and the task that reads it."""
+
+    events: deque[Any]
+    task: asyncio.Task[None]
+
+
+class EventFeeds:
+    """The event resources a connection subscribed to (per MCP connection)."""
+
+    def __init__(self) -> None:
+        self._feeds: dict[str, Feed] = {}
+
+    def get(self, uri: str) -> Feed | None:
+        return self._feeds.get(uri)
+
+    async def follow(
+        self, caller: Caller, uri: str, notify: Callable[[str], Awaitable[None]]
+    ) -> None:
+        kind = uri.removeprefix(EVENTS_PREFIX)
+        if kind not in EVENT_STREAMS:
+            raise tool_table.ToolInputError(f"{uri!r} is not an event resource")
+        if uri in self._feeds:
+            return
+        client_id = await _client_id(caller.relay)
+        events: deque[Any] = deque(maxlen=EVENTS_KEPT)
+        started = asyncio.get_running_loop().create_future()
+
+        async def run() -> None:
+            try:
+                async for event in caller.relay.subscribe(EVENT_STREAMS[kind], clientId=client_id):
+                    if event.event == "connected":
+                        if not started.done():
+                            started.set_result(None)
+                        continue
+                    events.append({"event": event.event, "data": _compact_event(event.data)})
+                    await notify(uri)
+            except Exception as exc:  # the stream refused or ended: say so to the subscriber
+                if not started.done():
+                    started.set_exception(exc)
+                log.info("event feed %s ended: %s", uri, exc)
+
+        self._feeds[uri] = Feed(events, asyncio.create_task(run()))
+        try:
+            await asyncio.wait_for(started, 10)
+        except BaseException:
+            await self.stop(uri)
+            raise
+
+    async def stop(self, uri: str) -> None:
+        feed = self._feeds.pop(uri, None)
+        if feed is not None:
+            feed.task.cancel()
+            with contextlib.suppress(BaseException):
+                await feed.task
+
+    async def close(self) -> None:
+        for uri in list(self._feeds):
+            await self.stop(uri)
+
+
+def _compact_event(data: Any) -> Any:
+    if isinstance(data, dict) and ("content" in data or "speaker" in data):
+        return views.chat_view([data])[0]
+    return data
+
+
+async def _client_id(relay: RelayClient) -> str:
+    """The world to follow: the first online world the key sees (GET /clients)."""
+    reply = await relay.call("GET /clients")
+    online = [c for c in reply.get("clients") or [] if c.get("isOnline")]
+    if not online:
+        raise tool_table.ToolInputError("No world is connected to the relay")
+    return str(online[0]["clientId"])
+
+
+# The server ---------------------------------------------------------------------------------------
+
+
+def _feeds_of(ctx: ServerRequestContext[Any, Any]) -> EventFeeds:
+    """The connection's event feeds, created on first use and closed with the connection. (The
+    SDK's `ServerSession` keeps its `Connection` private; its per-connection `state` and
+    `exit_stack` are what the SDK documents for this.)"""
+    connection = ctx.session._connection
+    feeds = connection.state.get("vttrelay.feeds")
+    if feeds is None:
+        feeds = connection.state["vttrelay.feeds"] = EventFeeds()
+        connection.exit_stack.push_async_callback(feeds.close)
+    return feeds
+
+
+def build_server(callers: Callers) -> Server[Any]:
+    """The MCP server; `callers(ctx)` gives each request its `Caller`."""
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        caller = await callers(ctx)
+        return types.ListToolsResult(tools=[_tool(t) for t in tool_table.usable(caller.scopes)])
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        caller = await callers(ctx)
+        return await call_tool(caller, params.name, dict(params.arguments or {}))
+
+    async def on_list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=await list_resources(await callers(ctx)))
+
+    async def on_list_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=TEMPLATES)
+
+    async def on_read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        caller = await callers(ctx)
+        uri = str(params.uri)
+        try:
+            value = await read_resource(caller, uri, _feeds_of(ctx))
+        except RelayError as exc:
+            raise _mcp_error(refusal_text(exc)) from exc
+        except tool_table.ToolInputError as exc:
+            raise _mcp_error(str(exc)) from exc
+        log.info("resource %s read by key %r", uri, caller.key_name)
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(uri=uri, mime_type="application/json", text=_json(value))
+            ]
+        )
+
+    async def on_subscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        caller = await callers(ctx)
+        connection = ctx.session._connection
+        uri = str(params.uri)
+        try:
+            await _feeds_of(ctx).follow(caller, uri, connection.send_resource_updated)
+        except RelayError as exc:
+            raise _mcp_error(refusal_text(exc)) from exc
+        except tool_table.ToolInputError as exc:
+            raise _mcp_error(str(exc)) from exc
+        log.info("resource %s subscribed by key %r", uri, caller.key_name)
+        return types.EmptyResult()
+
+    async def on_unsubscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        await _feeds_of(ctx).stop(str(params.uri))
+        return types.EmptyResult()
+
+    return Server(
+        "vttrelay",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        on_list_resources=on_list_resources,
+        on_list_resource_templates=on_list_templates,
+        on_read_resource=on_read_resource,
+        on_subscribe_resource=on_subscribe,
+        on_unsubscribe_resource=on_unsubscribe,
+    )
+
+
+def _mcp_error(text: str) -> MCPError:
+    return MCPError(code=types.INVALID_PARAMS, message=text)

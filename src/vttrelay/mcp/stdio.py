@@ -1,0 +1,77 @@
+"""`vttrelay mcp`: the MCP server over stdio, for desktop agents, calling a relay with one key.
+
+    vttrelay mcp --url http://127.0.0.1:3010 --key <api key>
+    VTTRELAY_URL=... VTTRELAY_API_KEY=... vttrelay mcp
+
+The process speaks MCP on stdin/stdout (log lines go to stderr) and calls the relay through
+`vttrelay.client.AsyncClient` with the key. At start it asks the relay what the key may do
+(`GET /api/key`) to list only the tools its scopes cover; a relay without that endpoint gets
+every tool listed, and its refusals still come back as tool errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from typing import Any
+
+URL_ENV = "VTTRELAY_URL"
+KEY_ENV = "VTTRELAY_API_KEY"
+DEFAULT_URL = "http://127.0.0.1:3010"
+
+log = logging.getLogger("vttrelay.mcp")
+
+
+async def serve(url: str, key: str) -> None:
+    from mcp.server.stdio import stdio_server
+
+    from vttrelay.client import AsyncClient, RelayError
+    from vttrelay.mcp.server import Caller, build_server
+
+    async with AsyncClient(url, key) as relay:
+        try:
+            info = await relay.call("GET /api/key")
+            caller = Caller(relay, str(info.get("name") or info.get("id")), tuple(info["scopes"]))
+        except RelayError as exc:
+            if exc.status != 404:
+                raise SystemExit(f"vttrelay mcp: the relay refused the key: {exc}") from exc
+            caller = Caller(relay, "(key)", None)  # an older relay: list every tool
+        log.info(
+            "MCP server on stdio for %s, key %r (%s)",
+            url,
+            caller.key_name,
+            "all tools" if caller.scopes is None else f"scopes: {', '.join(caller.scopes)}",
+        )
+
+        async def callers(ctx: Any) -> Caller:
+            return caller
+
+        server = build_server(callers)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    key = args.key or os.environ.get(KEY_ENV)
+    if not key:
+        print(f"vttrelay mcp: give --key or set {KEY_ENV}", file=sys.stderr)
+        return 2
+    asyncio.run(serve(args.url or os.environ.get(URL_ENV) or DEFAULT_URL, key))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "mcp",
+        help="serve the Model Context Protocol on stdio (for desktop agents)",
+        description="An MCP server on stdin/stdout that calls a relay with an API key.",
+    )
+    p.add_argument(
+        "--url", default=None, help=f"the relay (default ${URL_ENV}, else {DEFAULT_URL})"
+    )
+    p.add_argument("--key", default=None, help=f"the API key (default ${KEY_ENV})")
+    p.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
+    p.set_defaults(func=cmd_mcp)

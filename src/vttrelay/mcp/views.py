@@ -1,0 +1,300 @@
+"""Compact views of relay replies for an agent's context window. Pure functions over documents.
+
+An actor's full `get-actor-details` document is 20-40 KB of JSON (every item with its
+activities, descriptions and sources); an agent needs a few hundred tokens of it: who it is, its
+abilities, HP, AC, conditions, slots and the things it can use. `actor_summary` keeps exactly
+that; the other views do the same for the world, search results, chat, encounters and tokens.
+Nothing here does I/O: the tools (tools.py) fetch the documents and pass them in.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+SUMMARY_SECTIONS = (
+    "stats",
+    "abilities",
+    "skills",
+    "details",
+    "conditions",
+    "resources",
+    "spells",
+    "items",
+    "features",
+)
+ABILITIES = ("str", "dex", "con", "int", "wis", "cha")
+SKILL_NAMES = {
+    "acr": "Acrobatics", "ani": "Animal Handling", "arc": "Arcana", "ath": "Athletics",
+    "dec": "Deception", "his": "History", "ins": "Insight", "itm": "Intimidation",
+    "inv": "Investigation", "med": "Medicine", "nat": "Nature", "prc": "Perception",
+    "prf": "Performance", "per": "Persuasion", "rel": "Religion", "slt": "Sleight of Hand",
+    "ste": "Stealth", "sur": "Survival",
+}  # fmt: skip
+DENOMINATIONS = ("pp", "gp", "ep", "sp", "cp")
+FEATURE_TYPES = ("feat",)
+CONSUMABLE_TYPES = ("consumable",)
+CHAT_TEXT_MAX = 300  # characters of a chat message kept in a view
+_TAG = re.compile(r"<[^>]+>")
+
+
+def signed(n: Any) -> str:
+    """`+3`, `-1`, `+0`."""
+    try:
+        return f"{int(n):+d}"
+    except (TypeError, ValueError):
+        return str(n)
+
+
+def plain_text(html: Any, limit: int = CHAT_TEXT_MAX) -> str:
+    """Chat/biography HTML as one line of text, cut at `limit` characters."""
+    text = " ".join(_TAG.sub(" ", str(html or "")).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _uses(system: dict[str, Any]) -> str | None:
+    """`"3/7"` (left/max) for an item whose uses have a numeric maximum, else None."""
+    uses = system.get("uses") or {}
+    try:
+        most = int(str(uses.get("max") or "").strip())
+    except ValueError:
+        return None
+    if most <= 0:
+        return None
+    return f"{most - int(uses.get('spent') or 0)}/{most}"
+
+
+def currency_text(currency: dict[str, Any]) -> str:
+    """`"25 gp, 8 sp"` (denominations with coins, largest first), or `"none"`."""
+    parts = [f"{currency[d]} {d}" for d in DENOMINATIONS if currency.get(d)]
+    return ", ".join(parts) or "none"
+
+
+def _spell_block(data: dict[str, Any]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    slots = {
+        key.removeprefix("spell"): f"{slot.get('value', 0)}/{slot.get('max', 0)}"
+        for key, slot in (data.get("spellSlots") or {}).items()
+        if isinstance(slot, dict) and slot.get("max")
+    }
+    spells: dict[str, list[str]] = {}
+    for spell in data.get("spells") or []:
+        system = spell.get("system") or {}
+        prep = system.get("preparation") or {}
+        level = int(system.get("level") or 0)
+        if level and prep.get("mode", "prepared") == "prepared" and not prep.get("prepared"):
+            continue  # known but not prepared: not castable now
+        label = "cantrips" if level == 0 else f"level {level}"
+        spells.setdefault(label, []).append(spell.get("name", "?"))
+    return slots, spells
+
+
+def _inventory(items: list[dict[str, Any]]) -> dict[str, Any]:
+    weapons, armor, usable, other = [], [], [], []
+    for item in items:
+        system = item.get("system") or {}
+        name = item.get("name", "?")
+        qty = system.get("quantity")
+        kind = item.get("type")
+        if kind == "weapon":
+            weapons.append(name + (" (equipped)" if system.get("equipped") else ""))
+        elif kind == "equipment":
+            armor.append(name + (" (equipped)" if system.get("equipped") else ""))
+        elif kind in CONSUMABLE_TYPES or _uses(system):
+            uses = _uses(system)
+            usable.append(
+                name
+                + (f" x{qty}" if isinstance(qty, int) and qty != 1 else "")
+                + (f" [{uses} uses]" if uses and uses != "1/1" else "")
+            )
+        elif kind != "container":
+            other.append(name + (f" x{qty}" if isinstance(qty, int) and qty != 1 else ""))
+    return {"weapons": weapons, "armor": armor, "consumables": usable, "other": other}
+
+
+def _features(features: list[dict[str, Any]]) -> list[str]:
+    names = []
+    for feat in features:
+        if feat.get("type") not in FEATURE_TYPES:
+            continue
+        uses = _uses(feat.get("system") or {})
+        names.append(feat.get("name", "?") + (f" [{uses}]" if uses else ""))
+    return names
+
+
+def actor_summary(data: dict[str, Any]) -> dict[str, Any]:
+    """The compact view of an actor from the `data` of a get-actor-details reply that asked for
+    `SUMMARY_SECTIONS`. Missing sections are left out, not invented."""
+    stats = data.get("stats") or {}
+    details = data.get("details") or {}
+    out: dict[str, Any] = {"uuid": data.get("uuid"), "name": stats.get("name")}
+    who = [details.get(k) for k in ("race", "class") if details.get(k)]
+    if stats.get("level") is not None:
+        who.append(f"level {stats['level']}")
+    if who:
+        out["is"] = " ".join(str(w) for w in who)
+    if stats:
+        hp = stats.get("hp") or {}
+        out["hp"] = f"{hp.get('value')}/{hp.get('max')}" + (
+            f" (+{hp['temp']} temp)" if hp.get("temp") else ""
+        )
+        out["ac"] = stats.get("ac")
+        out["speed"] = stats.get("speed")
+        out["initiative"] = signed(stats.get("initBonus"))
+        out["proficiency"] = signed(stats.get("profBonus"))
+        if hp.get("value") == 0:
+            out["deathSaves"] = stats.get("deathSaves")
+        if stats.get("exhaustion"):
+            out["exhaustion"] = stats["exhaustion"]
+        if stats.get("currency") is not None:
+            out["currency"] = currency_text(stats["currency"])
+    abilities = data.get("abilities") or {}
+    if abilities:
+        out["abilities"] = {
+            a: f"{v.get('value')} ({signed(v.get('mod'))}, save {signed(v.get('save'))})"
+            for a in ABILITIES
+            if (v := abilities.get(a))
+        }
+    skills = data.get("skills") or {}
+    if skills:
+        out["proficientSkills"] = {
+            SKILL_NAMES.get(k, k): signed(s.get("total"))
+            for k, s in skills.items()
+            if (s.get("value") or 0) >= 1
+        }
+        if "prc" in skills:
+            out["passivePerception"] = skills["prc"].get("passive")
+    if "conditions" in data:
+        out["conditions"] = [
+            c.get("name") or c.get("id") if isinstance(c, dict) else c
+            for c in data.get("conditions") or []
+        ]
+        conc = data.get("concentration") or {}
+        if conc.get("active"):
+            out["concentratingOn"] = conc.get("spell") or conc.get("name") or True
+    resources = data.get("resources") or {}
+    kept = {
+        (r.get("label") or k): f"{r.get('value')}/{r.get('max')}"
+        for k, r in resources.items()
+        if isinstance(r, dict) and r.get("max")
+    }
+    if kept:
+        out["resources"] = kept
+    if "spells" in data:
+        slots, spells = _spell_block(data)
+        if slots:
+            out["spellSlots"] = slots
+        if spells:
+            out["spells"] = spells
+    if "items" in data:
+        out.update({k: v for k, v in _inventory(data.get("items") or []).items() if v})
+    if "features" in data:
+        feats = _features(data.get("features") or [])
+        if feats:
+            out["features"] = feats
+    return out
+
+
+def find_item(data: dict[str, Any], name: str, kinds: tuple[str, ...] = ()) -> dict | None:
+    """The first item, spell or feature of a get-actor-details `data` named `name` (case
+    insensitive) whose type is in `kinds` (any when empty), as the world's name lookup does."""
+    wanted = name.casefold()
+    for section in ("items", "spells", "features"):
+        for item in data.get(section) or []:
+            if str(item.get("name", "")).casefold() == wanted and (
+                not kinds or item.get("type") in kinds
+            ):
+                return item
+    return None
+
+
+def item_view(item: dict[str, Any]) -> dict[str, Any]:
+    """One item in a line or two: name, type, quantity, uses, and for spells level and slot."""
+    system = item.get("system") or {}
+    out: dict[str, Any] = {"name": item.get("name"), "type": item.get("type")}
+    if item.get("type") == "spell":
+        out["level"] = system.get("level", 0)
+    if isinstance(system.get("quantity"), int):
+        out["quantity"] = system["quantity"]
+    if uses := _uses(system):
+        out["uses"] = uses
+    if "equipped" in system:
+        out["equipped"] = bool(system.get("equipped"))
+    return out
+
+
+def search_results(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """A /search reply as `[{name, type, uuid}]`."""
+    return [
+        {
+            "name": r.get("name"),
+            "type": r.get("documentType") + (f" ({r['subType']})" if r.get("subType") else ""),
+            "uuid": r.get("uuid"),
+        }
+        for r in reply.get("results") or []
+    ]
+
+
+def world_overview(info: dict[str, Any], structure: dict[str, Any] | None) -> dict[str, Any]:
+    """world-info's `data` (and, when readable, a /structure reply's `data` listing actors and
+    scenes) as a short page: title, system, users, active scene, actors and scenes by name."""
+    out: dict[str, Any] = {
+        "world": (info.get("world") or {}).get("title"),
+        "worldId": (info.get("world") or {}).get("id"),
+        "system": (info.get("system") or {}).get("id"),
+        "activeScene": info.get("activeScene"),
+        "users": [
+            {"id": u.get("id"), "name": u.get("name"), "gm": bool(u.get("isGM"))}
+            for u in info.get("users") or []
+        ],
+    }
+    entities = (structure or {}).get("entities") or {}
+    for kind in ("actors", "scenes"):
+        if kind in entities:
+            out[kind] = [{"name": e.get("name"), "uuid": e.get("uuid")} for e in entities[kind]]
+    return out
+
+
+def chat_view(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Chat messages as `{id, speaker, text, flavor?, roll?}`, text stripped of HTML."""
+    out = []
+    for m in messages:
+        speaker = m.get("speaker") or {}
+        entry: dict[str, Any] = {
+            "id": m.get("_id") or m.get("id"),
+            "speaker": speaker.get("alias") or m.get("alias") or m.get("author") or "",
+            "text": plain_text(m.get("content")),
+        }
+        if m.get("flavor"):
+            entry["flavor"] = plain_text(m["flavor"], 120)
+        rolls = m.get("rolls") or []
+        if rolls and isinstance(rolls[0], dict):
+            entry["roll"] = {"formula": rolls[0].get("formula"), "total": rolls[0].get("total")}
+        out.append(entry)
+    return out
+
+
+def encounter_view(encounter: dict[str, Any]) -> dict[str, Any]:
+    """An encounter (from /encounters) as round, turn, the current combatant and the order."""
+    combatants = encounter.get("combatants") or []
+    turn = encounter.get("turn")
+    current = (
+        combatants[turn].get("name")
+        if isinstance(turn, int) and 0 <= turn < len(combatants)
+        else None
+    )
+    return {
+        "id": encounter.get("id") or encounter.get("_id"),
+        "round": encounter.get("round"),
+        "turn": turn,
+        "current": current,
+        "order": [{"name": c.get("name"), "initiative": c.get("initiative")} for c in combatants],
+    }
+
+
+def token_view(token: dict[str, Any]) -> dict[str, Any]:
+    """A token as `{id, name, x, y, actorId, hidden?}`."""
+    out = {k: token.get(k) for k in ("_id", "name", "x", "y", "actorId")}
+    out["id"] = out.pop("_id")
+    if token.get("hidden"):
+        out["hidden"] = True
+    return out
