@@ -117,7 +117,7 @@ def _flags(args: dict[str, Any], *names: str) -> dict[str, Any]:
 
 async def world_overview(relay: Relay, args: dict[str, Any]) -> Any:
     info = await relay.call("world-info")
-    structure = await relay.call("structure", types=["Actor", "Scene"])
+    structure = await relay.call("structure", types="Actor,Scene")  # as the module reads it
     return views.world_overview(info.get("data") or {}, structure.get("data"))
 
 

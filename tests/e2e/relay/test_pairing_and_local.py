@@ -242,6 +242,8 @@ async def test_openapi_has_every_route_with_scope_and_parameters(relay: Any) -> 
         if route.scope:
             assert op["x-scope"] == route.scope
             assert op["security"] == [{"ApiKeyAuth": [route.scope]}]
+        elif route.keyed:  # a key is needed, no scope (GET /api/key)
+            assert op["security"] == [{"ApiKeyAuth": []}]
         else:
             assert op["security"] == []
         in_params = {(p["name"], p["in"]) for p in op.get("parameters", [])}

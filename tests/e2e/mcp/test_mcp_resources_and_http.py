@@ -1,0 +1,133 @@
+"""MCP resources (the world, actors, scenes, followed event streams) over both transports, and
+what `/mcp` on the relay checks: the API key, sessions bound to the key that opened them, the
+log line with the key's name; and GET /api/key, which `vttrelay mcp` reads at start."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import mcp_types as types
+import pytest
+
+from vttrelay.relay.routes import DEFAULT_SCOPES
+
+from ..conftest import call_api
+from .conftest import PIP, TRANSPORTS, Demo, open_session
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_resources_are_readable_and_chat_events_update_a_subscribed_one(
+    demo: Demo, transport: str
+) -> None:
+    updates: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updates.append(str(message.params.uri))
+
+    async with open_session(transport, demo.relay.url, demo.agent_key, on_message) as session:
+        listed = {str(r.uri): r.name for r in (await session.list_resources()).resources}
+        assert listed["vtt://world"] == "world"
+        assert listed["vtt://actors/pipMonk000000001"] == "actor: Pip Tealeaf"
+        assert listed["vtt://scenes/sceneTavern00001"] == "scene: The Yawning Portal"
+        assert {"vtt://events/chat", "vtt://events/rolls"} <= set(listed)
+        templates = (await session.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["vtt://actors/{id}", "vtt://scenes/{id}"]
+
+        async def read(uri: str) -> Any:
+            contents = (await session.read_resource(uri)).contents[0]
+            return json.loads(contents.text)  # type: ignore[union-attr]
+
+        assert (await read("vtt://world"))["world"] == "vttrelay Demo World"
+        pip = await read("vtt://actors/pipMonk000000001")
+        assert (pip["uuid"], pip["name"], pip["hp"]) == (PIP, "Pip Tealeaf", "24/24")
+        scene = await read("vtt://scenes/sceneTavern00001")
+        assert scene["name"] == "The Yawning Portal"
+        assert "Pip Tealeaf" in {t["name"] for t in scene["tokens"]}
+        assert (await read("vtt://events/chat")) == {"following": False, "events": []}
+
+        await session.subscribe_resource("vtt://events/chat")
+        await demo.api("POST", "/chat", {"content": "A goblin appears!", "alias": "DM"})
+        for _ in range(200):
+            if updates:
+                break
+            await asyncio.sleep(0.02)
+        assert updates == ["vtt://events/chat"]
+        events = await read("vtt://events/chat")
+        assert events["following"] is True
+        seen = [(e["event"], e["data"]["speaker"], e["data"]["text"]) for e in events["events"]]
+        assert seen == [("chat-create", "DM", "A goblin appears!")]
+        await session.unsubscribe_resource("vtt://events/chat")
+        assert (await read("vtt://events/chat"))["following"] is False
+
+
+async def test_mcp_endpoint_needs_a_valid_key(demo: Demo) -> None:
+    body = json.dumps(INIT).encode()
+    for key, error in ((None, "API key is required"), ("nope", "Invalid API key")):
+        headers = dict(MCP_HEADERS) | ({"x-api-key": key} if key else {})
+        answer = await demo.relay.call("POST", "/mcp", data=body, headers=headers)
+        assert (answer.status, answer.json()) == (401, {"error": error})
+
+
+async def test_a_session_belongs_to_the_key_that_opened_it(demo: Demo) -> None:
+    body = json.dumps(INIT).encode()
+    opened = await demo.relay.call(
+        "POST", "/mcp", data=body, headers={**MCP_HEADERS, "x-api-key": demo.agent_key}
+    )
+    assert opened.status == 200
+    session_id = opened.headers["mcp-session-id"]
+    other = demo.key(DEFAULT_SCOPES, name="other")
+    ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode()
+    headers = {**MCP_HEADERS, "mcp-session-id": session_id, "mcp-protocol-version": "2025-06-18"}
+    stolen = await demo.relay.call(
+        "POST", "/mcp", data=ping, headers={**headers, "x-api-key": other}
+    )
+    assert stolen.status == 404
+    own = await demo.relay.call(
+        "POST", "/mcp", data=ping, headers={**headers, "x-api-key": demo.agent_key}
+    )
+    assert own.status in (200, 202)
+
+
+async def test_tool_calls_are_logged_with_the_key_name(
+    demo: Demo, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="vttrelay.mcp")
+    async with open_session("http", demo.relay.url, demo.agent_key) as session:
+        await session.call_tool("actor_summary", {"actor": PIP})
+        await session.call_tool("change_hp", {"actor": PIP, "amount": -1, "dry_run": True})
+    lines = [r.getMessage() for r in caplog.records if r.name == "vttrelay.mcp"]
+    assert any(line.startswith("tool actor_summary by key 'agent': ok") for line in lines), lines
+    assert any(line.startswith("tool change_hp (dry run) by key 'agent': ok") for line in lines), (
+        lines
+    )
+
+
+async def test_api_key_tells_a_key_what_it_may_do(demo: Demo) -> None:
+    key = demo.relay.key(("dnd5e", "chat:read"), name="bot", user_id="playerAria000001")
+    status, body = await call_api(demo.relay, key, "GET", "/api/key")
+    assert status == 200
+    assert {k: body[k] for k in ("name", "scopes", "userId", "clientIds")} == {
+        "name": "bot",
+        "scopes": ["dnd5e", "chat:read"],
+        "userId": "playerAria000001",
+        "clientIds": [],
+    }
+    assert "secret" not in json.dumps(body) and key not in json.dumps(body)
+    answer = await demo.relay.call("GET", "/api/key")
+    assert (answer.status, answer.json()) == (401, {"error": "API key is required"})
