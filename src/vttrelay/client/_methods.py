@@ -25,6 +25,7 @@ from vttrelay.client.types import (
     Envelope,
     HealthReply,
     Json,
+    KeyInfo,
     LastRoll,
     MacrosReply,
     PlayersReply,
@@ -2798,6 +2799,14 @@ class Clients:
     ) -> ClientsReply:
         """Worlds of this account, live ones first (`GET /clients`, scope `clients:read`)."""
         return self._client.request(BY_KEY["GET /clients"], {})
+
+    def key(
+        self,
+    ) -> KeyInfo:
+        """The calling API key: its name, scopes, allowed worlds and forced user (never the secret).
+        Any valid key may read itself (`GET /api/key`).
+        """
+        return self._client.request(BY_KEY["GET /api/key"], {})
 
 
 class Status:
@@ -5804,6 +5813,14 @@ class AsyncClients:
     ) -> ClientsReply:
         """Worlds of this account, live ones first (`GET /clients`, scope `clients:read`)."""
         return await self._client.request(BY_KEY["GET /clients"], {})
+
+    async def key(
+        self,
+    ) -> KeyInfo:
+        """The calling API key: its name, scopes, allowed worlds and forced user (never the secret).
+        Any valid key may read itself (`GET /api/key`).
+        """
+        return await self._client.request(BY_KEY["GET /api/key"], {})
 
 
 class AsyncStatus:

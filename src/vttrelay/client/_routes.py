@@ -1423,6 +1423,15 @@ ROUTES: tuple[RouteSpec, ...] = (
     ),
     RouteSpec(
         "GET",
+        "/api/key",
+        "clients",
+        "key",
+        None,
+        (),
+        "json",
+    ),
+    RouteSpec(
+        "GET",
         "/api/health",
         "status",
         "health",

@@ -101,6 +101,7 @@ NAMES: Final[dict[str, str]] = {
     "GET /actor/subscribe": "actor",
     "GET /scene/subscribe": "scene",
     "GET /clients": "list",
+    "GET /api/key": "key",
     "GET /api/health": "health",
     "GET /api/status": "status",
     "GET /api/clients/{clientId}/active": "client_active",
@@ -137,6 +138,7 @@ REPLIES: Final[dict[str, str]] = {
     "GET /get": "EntityReply",
     "GET /search": "SearchReply",
     "GET /clients": "ClientsReply",
+    "GET /api/key": "KeyInfo",
     "GET /api/health": "HealthReply",
     "GET /api/status": "StatusReply",
 }

@@ -341,6 +341,19 @@ class ClientsReply(TypedDict):
     clients: list[ClientInfo]
 
 
+class KeyInfo(TypedDict):
+    """GET /api/key: the calling key (never its secret)."""
+
+    id: str
+    name: str
+    account: str
+    scopes: list[str]
+    clientIds: list[str]
+    userId: str | None
+    expiresAt: float | None
+    ratePerMinute: int | None
+
+
 class HealthReply(TypedDict):
     status: str
     timestamp: str

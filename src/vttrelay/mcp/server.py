@@ -10,10 +10,10 @@ What the server does per MCP request:
 
 - `tools/list`: the tools of `tools.TOOLS` the key's scopes cover, each with its JSON schema.
 - `tools/call`: runs the tool (or, with `dry_run: true` on a changing tool, its preview) and
-  answers its compact result as JSON text and structured content. A relay refusal (`RelayError`:
-  a missing scope, an unknown actor, a world error) or bad arguments come back as a tool error
-  (`isError: true`) whose text says what was refused and why. One log line per call, with the
-  key's name, on the `vttrelay.mcp` logger.
+  answers its compact result as JSON text and structured content. A relay refusal
+  (`VttRelayError`: a missing scope, an unknown actor, a world error) or bad arguments come
+  back as a tool error (`isError: true`) whose text says what was refused and why. One log
+  line per call, with the key's name, on the `vttrelay.mcp` logger.
 - Resources: `vtt://world` (the overview), `vtt://actors/{id}` (an actor's compact sheet),
   `vtt://scenes/{id}` (a scene and its tokens), and two that update, `vtt://events/chat` and
   `vtt://events/rolls`: the last events of the relay's stream. Subscribing to one of those
@@ -38,7 +38,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from vttrelay import __version__
-from vttrelay.client import RelayError
+from vttrelay.client import AsyncClient, VttRelayError
 from vttrelay.mcp import tools as tool_table
 from vttrelay.mcp import views
 
@@ -53,20 +53,12 @@ INSTRUCTIONS = (
 )
 
 
-class RelayClient(Protocol):
-    """The part of `vttrelay.client.AsyncClient` the server uses."""
-
-    async def call(self, endpoint: str, **params: Any) -> Any: ...
-
-    def subscribe(self, path: str, **filters: Any) -> Any: ...
-
-
 @dataclass(frozen=True)
 class Caller:
     """Who is calling: the relay client to call with, the key's name and scopes (None when the
     relay didn't say)."""
 
-    relay: RelayClient
+    relay: AsyncClient
     key_name: str
     scopes: tuple[str, ...] | None
 
@@ -83,7 +75,7 @@ def tool_error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
-def refusal_text(exc: RelayError) -> str:
+def refusal_text(exc: VttRelayError) -> str:
     """A relay refusal as one sentence an agent can act on."""
     body = exc.body if isinstance(exc.body, dict) else {"error": exc.body}
     text = f"The relay refused the call ({exc.status}): {body.get('error')}"
@@ -129,7 +121,7 @@ async def call_tool(caller: Caller, name: str, arguments: dict[str, Any]) -> typ
             )
         run = tool.preview if dry and tool.preview else tool.run
         result = await run(caller.relay, args)
-    except RelayError as exc:
+    except VttRelayError as exc:
         outcome = f"refused {exc.status}"
         return tool_error(refusal_text(exc))
     except tool_table.ToolInputError as exc:
@@ -172,8 +164,8 @@ async def read_resource(caller: Caller, uri: str, feeds: EventFeeds) -> Any:
         return await tool_table.actor_summary(relay, {"actor": f"Actor.{actor_id}"})
     if uri.startswith(SCENE_PREFIX):
         scene_id = uri.removeprefix(SCENE_PREFIX)
-        scene = await relay.call("get-scene", sceneId=scene_id)
-        found = scene.get("data") or {}
+        scene = await relay.scenes.get(scene_id=scene_id)
+        found: Any = scene.get("data") or {}
         data: dict[str, Any] = (found[0] if found else {}) if isinstance(found, list) else found
         return {
             "id": data.get("_id"),
@@ -191,7 +183,7 @@ async def read_resource(caller: Caller, uri: str, feeds: EventFeeds) -> Any:
         if kind == "chat":
             recent = await tool_table.read_chat(relay, {"limit": 20})
             return {"following": False, "events": recent["messages"]}
-        reply = await relay.call("rolls", limit=20)
+        reply = await relay.rolls.list(limit=20)
         return {"following": False, "events": reply.get("data") or []}
     raise tool_table.ToolInputError(f"Unknown resource {uri!r}")
 
@@ -215,7 +207,7 @@ async def list_resources(caller: Caller) -> list[types.Resource]:
                 mime_type="application/json",
             )
         )
-    with contextlib.suppress(RelayError):
+    with contextlib.suppress(VttRelayError):
         overview = await tool_table.world_overview(caller.relay, {})
         for actor in overview.get("actors") or []:
             out.append(
@@ -285,7 +277,8 @@ class EventFeeds:
 
         async def run() -> None:
             try:
-                async for event in caller.relay.subscribe(EVENT_STREAMS[kind], clientId=client_id):
+                stream = caller.relay.streams.chat if kind == "chat" else caller.relay.streams.rolls
+                async for event in stream(client_id=client_id):
                     if event.event == "connected":
                         if not started.done():
                             started.set_result(None)
@@ -322,10 +315,10 @@ def _compact_event(data: Any) -> Any:
     return data
 
 
-async def _client_id(relay: RelayClient) -> str:
+async def _client_id(relay: AsyncClient) -> str:
     """The world to follow: the first online world the key sees (GET /clients)."""
-    reply = await relay.call("GET /clients")
-    online = [c for c in reply.get("clients") or [] if c.get("isOnline")]
+    reply = await relay.clients.list()
+    online = [c for c in reply["clients"] if c.get("isOnline")]
     if not online:
         raise tool_table.ToolInputError("No world is connected to the relay")
     return str(online[0]["clientId"])
@@ -378,7 +371,7 @@ def build_server(callers: Callers) -> Server[Any]:
         uri = str(params.uri)
         try:
             value = await read_resource(caller, uri, _feeds_of(ctx))
-        except RelayError as exc:
+        except VttRelayError as exc:
             raise _mcp_error(refusal_text(exc)) from exc
         except tool_table.ToolInputError as exc:
             raise _mcp_error(str(exc)) from exc
@@ -397,7 +390,7 @@ def build_server(callers: Callers) -> Server[Any]:
         uri = str(params.uri)
         try:
             await _feeds_of(ctx).follow(caller, uri, connection.send_resource_updated)
-        except RelayError as exc:
+        except VttRelayError as exc:
             raise _mcp_error(refusal_text(exc)) from exc
         except tool_table.ToolInputError as exc:
             raise _mcp_error(str(exc)) from exc

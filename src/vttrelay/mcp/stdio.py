@@ -28,14 +28,14 @@ log = logging.getLogger("vttrelay.mcp")
 async def serve(url: str, key: str) -> None:
     from mcp.server.stdio import stdio_server
 
-    from vttrelay.client import AsyncClient, RelayError
+    from vttrelay.client import AsyncClient, VttRelayError
     from vttrelay.mcp.server import Caller, build_server
 
     async with AsyncClient(url, key) as relay:
         try:
-            info = await relay.call("GET /api/key")
+            info = await relay.clients.key()
             caller = Caller(relay, str(info.get("name") or info.get("id")), tuple(info["scopes"]))
-        except RelayError as exc:
+        except VttRelayError as exc:
             if exc.status != 404:
                 raise SystemExit(f"vttrelay mcp: the relay refused the key: {exc}") from exc
             caller = Caller(relay, "(key)", None)  # an older relay: list every tool

@@ -10,22 +10,17 @@ describes the change the call would make, computed from that state; it never doe
 
 Every call goes through the relay client (`vttrelay.client`), so the relay enforces the key's
 scopes, allowed worlds and forced `userId` exactly as for any other client; a refusal comes back
-as `RelayError` and the server turns it into a tool error.
+as a `VttRelayError` and the server turns it into a tool error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, cast
 
+from vttrelay.client import AsyncClient as Relay
 from vttrelay.mcp import views
-
-
-class Relay(Protocol):
-    """What a tool needs of the relay client: `AsyncClient.call`."""
-
-    async def call(self, endpoint: str, **params: Any) -> Any: ...
 
 
 class ToolInputError(ValueError):
@@ -84,7 +79,7 @@ async def resolve_actor(relay: Relay, actor: str) -> str:
     actor = actor.strip()
     if actor.startswith("Actor.") or ".Actor." in actor:
         return actor
-    reply = await relay.call("search", query=actor, filter="Actor", limit=20)
+    reply = _plain(await relay.search.find(query=actor, filter="Actor", limit=20))
     hits = [r for r in views.search_results(reply) if str(r["name"]).casefold() == actor.casefold()]
     if len(hits) == 1:
         return str(hits[0]["uuid"])
@@ -100,8 +95,13 @@ async def resolve_actor(relay: Relay, actor: str) -> str:
 
 
 async def actor_details(relay: Relay, uuid: str, *sections: str) -> dict[str, Any]:
-    reply = await relay.call("get-actor-details", actorUuid=uuid, details=list(sections))
+    reply = await relay.dnd5e.get_actor_details(uuid, list(sections))
     return dict(reply.get("data") or {})
+
+
+def _plain(reply: Any) -> dict[str, Any]:
+    """A typed reply read as the plain dict it is (for keys its TypedDict doesn't name)."""
+    return cast(dict[str, Any], reply)
 
 
 def _dry(call: str, params: dict[str, Any], **facts: Any) -> dict[str, Any]:
@@ -116,16 +116,16 @@ def _flags(args: dict[str, Any], *names: str) -> dict[str, Any]:
 
 
 async def world_overview(relay: Relay, args: dict[str, Any]) -> Any:
-    info = await relay.call("world-info")
-    structure = await relay.call("structure", types="Actor,Scene")  # as the module reads it
-    return views.world_overview(info.get("data") or {}, structure.get("data"))
+    info = await relay.utility.world_info()
+    structure = await relay.structure.get(types="Actor,Scene")  # as the module reads it
+    return views.world_overview(_plain(info.get("data") or {}), structure.get("data"))
 
 
 async def find(relay: Relay, args: dict[str, Any]) -> Any:
-    params = {"query": args["name"], "limit": args.get("limit", 20)}
-    if args.get("type"):
-        params["filter"] = args["type"]
-    return views.search_results(await relay.call("search", **params))
+    reply = await relay.search.find(
+        query=args["name"], filter=args.get("type"), limit=args.get("limit", 20)
+    )
+    return views.search_results(_plain(reply))
 
 
 async def actor_summary(relay: Relay, args: dict[str, Any]) -> Any:
@@ -134,19 +134,18 @@ async def actor_summary(relay: Relay, args: dict[str, Any]) -> Any:
 
 
 async def read_chat(relay: Relay, args: dict[str, Any]) -> Any:
-    reply = await relay.call("chat-messages", limit=args.get("limit", 10))
-    data = reply.get("data") or {}
+    reply = await relay.chat.messages(limit=args.get("limit", 10))
+    data = _plain(reply.get("data") or {})
     return {"total": data.get("total"), "messages": views.chat_view(data.get("messages") or [])}
 
 
 async def encounters(relay: Relay, args: dict[str, Any]) -> Any:
-    reply = await relay.call("encounters")
+    reply = _plain(await relay.encounters.list())
     return [views.encounter_view(e) for e in reply.get("encounters") or []]
 
 
 async def scene_tokens(relay: Relay, args: dict[str, Any]) -> Any:
-    params = {"documentType": "tokens", **_flags(args, "sceneId")}
-    reply = await relay.call("get-canvas-documents", **params)
+    reply = _plain(await relay.canvas.get("tokens", scene_id=args.get("sceneId")))
     return {
         "sceneId": reply.get("sceneId"),
         "tokens": [views.token_view(t) for t in reply.get("data") or []],
@@ -188,7 +187,7 @@ def _skill_id(skill: str) -> str:
 
 async def roll_check(relay: Relay, args: dict[str, Any]) -> Any:
     route, params = await _check_call(relay, args)
-    return (await relay.call(route, **params)).get("data")
+    return _plain(await relay.call(route, **params)).get("data")
 
 
 async def preview_check(relay: Relay, args: dict[str, Any]) -> Any:
@@ -218,7 +217,7 @@ async def preview_check(relay: Relay, args: dict[str, Any]) -> Any:
 
 
 async def roll_dice(relay: Relay, args: dict[str, Any]) -> Any:
-    reply = await relay.call("roll", **_flags(args, "formula", "flavor"))
+    reply = await relay.rolls.roll(args["formula"], flavor=args.get("flavor"))
     return reply.get("data")
 
 
@@ -246,7 +245,7 @@ async def _use_call(relay: Relay, args: dict[str, Any], route: str) -> dict[str,
 
 async def use(relay: Relay, args: dict[str, Any]) -> Any:
     route = USE_ROUTES[args.get("kind", "item")]
-    return (await relay.call(route, **await _use_call(relay, args, route))).get("data")
+    return _plain(await relay.call(route, **await _use_call(relay, args, route))).get("data")
 
 
 async def _preview_use(relay: Relay, args: dict[str, Any], route: str) -> Any:
@@ -289,7 +288,12 @@ async def preview_use(relay: Relay, args: dict[str, Any]) -> Any:
 
 async def attack(relay: Relay, args: dict[str, Any]) -> Any:
     params = await _use_call(relay, {**args, "name": args["weapon"]}, "use-item")
-    return (await relay.call("use-item", **params)).get("data")
+    reply = await relay.dnd5e.use_item(
+        params["actorUuid"],
+        ability_name=params["abilityName"],
+        target_name=params.get("targetName"),
+    )
+    return reply.get("data")
 
 
 async def preview_attack(relay: Relay, args: dict[str, Any]) -> Any:
@@ -302,10 +306,11 @@ async def preview_attack(relay: Relay, args: dict[str, Any]) -> Any:
 async def rest(relay: Relay, args: dict[str, Any]) -> Any:
     uuid = await resolve_actor(relay, args["actor"])
     route = "long-rest" if args["kind"] == "long" else "short-rest"
-    params: dict[str, Any] = {"actorUuid": uuid}
-    if route == "short-rest" and args.get("spend_hit_dice"):
-        params["autoHD"] = True
-    result = ((await relay.call(route, **params)).get("data") or {}).get("result") or {}
+    if route == "long-rest":
+        reply = await relay.dnd5e.long_rest(actor_uuid=uuid)
+    else:
+        reply = await relay.dnd5e.short_rest(actor_uuid=uuid, auto_hd=args.get("spend_hit_dice"))
+    result = _plain(reply.get("data") or {}).get("result") or {}
     return {
         "rest": result.get("type"),
         "hitPointsRecovered": result.get("dhp"),
@@ -344,8 +349,8 @@ async def preview_rest(relay: Relay, args: dict[str, Any]) -> Any:
 
 async def change_currency(relay: Relay, args: dict[str, Any]) -> Any:
     uuid = await resolve_actor(relay, args["actor"])
-    params = {"actorUuid": uuid, "currency": args["denomination"], "amount": args["amount"]}
-    return (await relay.call("modify-currency", **params)).get("data")
+    reply = await relay.dnd5e.modify_currency(uuid, args["denomination"], args["amount"])
+    return reply.get("data")
 
 
 async def preview_change_currency(relay: Relay, args: dict[str, Any]) -> Any:
@@ -363,12 +368,12 @@ async def preview_change_currency(relay: Relay, args: dict[str, Any]) -> Any:
 
 
 async def transfer_currency(relay: Relay, args: dict[str, Any]) -> Any:
-    params = {
-        "sourceActorUuid": await resolve_actor(relay, args["from_actor"]),
-        "targetActorUuid": await resolve_actor(relay, args["to_actor"]),
-        "currency": args["currency"],
-    }
-    return (await relay.call("transfer-currency", **params)).get("data")
+    reply = await relay.dnd5e.transfer_currency(
+        args["currency"],
+        source_actor_uuid=await resolve_actor(relay, args["from_actor"]),
+        target_actor_uuid=await resolve_actor(relay, args["to_actor"]),
+    )
+    return reply.get("data")
 
 
 async def preview_transfer_currency(relay: Relay, args: dict[str, Any]) -> Any:
@@ -403,13 +408,12 @@ async def _held(relay: Relay, uuid: str, name: str) -> dict[str, Any] | None:
 
 
 async def give_item(relay: Relay, args: dict[str, Any]) -> Any:
-    params = {
-        "fromUuid": await resolve_actor(relay, args["from_actor"]),
-        "toUuid": await resolve_actor(relay, args["to_actor"]),
-        "itemName": args["item"],
-        "quantity": args.get("quantity", 1),
-    }
-    return await relay.call("give", **params)
+    return await relay.entities.give(
+        from_uuid=await resolve_actor(relay, args["from_actor"]),
+        to_uuid=await resolve_actor(relay, args["to_actor"]),
+        item_name=args["item"],
+        quantity=args.get("quantity", 1),
+    )
 
 
 async def preview_give_item(relay: Relay, args: dict[str, Any]) -> Any:
@@ -429,12 +433,11 @@ async def preview_give_item(relay: Relay, args: dict[str, Any]) -> Any:
 
 
 async def remove_item(relay: Relay, args: dict[str, Any]) -> Any:
-    params = {
-        "actorUuid": await resolve_actor(relay, args["actor"]),
-        "itemName": args["item"],
-        **_flags(args, "quantity"),
-    }
-    return await relay.call("remove", **params)
+    return await relay.entities.remove(
+        actor_uuid=await resolve_actor(relay, args["actor"]),
+        item_name=args["item"],
+        quantity=args.get("quantity"),
+    )
 
 
 async def preview_remove_item(relay: Relay, args: dict[str, Any]) -> Any:
@@ -456,12 +459,12 @@ async def preview_remove_item(relay: Relay, args: dict[str, Any]) -> Any:
 
 
 async def equip_item(relay: Relay, args: dict[str, Any]) -> Any:
-    params = {
-        "actorUuid": await resolve_actor(relay, args["actor"]),
-        "itemName": args["item"],
-        "equipped": args.get("equipped", True),
-    }
-    return (await relay.call("equip-item", **params)).get("data")
+    reply = await relay.dnd5e.equip_item(
+        args.get("equipped", True),
+        actor_uuid=await resolve_actor(relay, args["actor"]),
+        item_name=args["item"],
+    )
+    return reply.get("data")
 
 
 async def preview_equip_item(relay: Relay, args: dict[str, Any]) -> Any:
@@ -494,8 +497,8 @@ async def change_hp(relay: Relay, args: dict[str, Any]) -> Any:
     uuid, current, most, step = await _hp_step(relay, args)
     if step == 0:
         return {"uuid": uuid, "hp": f"{current}/{most}", "changed": False}
-    route = "increase" if step > 0 else "decrease"
-    reply = await relay.call(route, uuid=uuid, attribute=HP, amount=abs(step))
+    change = relay.entities.increase if step > 0 else relay.entities.decrease
+    reply = _plain(await change(HP, abs(step), uuid=uuid))
     new = (reply.get("results") or [{}])[0].get("newValue")
     return {"uuid": uuid, "hp": f"{new}/{most}", "changed": True}
 
@@ -512,8 +515,10 @@ async def preview_change_hp(relay: Relay, args: dict[str, Any]) -> Any:
 
 async def set_condition(relay: Relay, args: dict[str, Any]) -> Any:
     uuid = await resolve_actor(relay, args["actor"])
-    route = "add-effect" if args.get("active", True) else "remove-effect"
-    return (await relay.call(route, uuid=uuid, statusId=args["condition"].lower())).get("data")
+    status = args["condition"].lower()
+    if args.get("active", True):
+        return (await relay.effects.add(uuid, status_id=status)).get("data")
+    return (await relay.effects.remove(uuid, status_id=status)).get("data")
 
 
 async def preview_set_condition(relay: Relay, args: dict[str, Any]) -> Any:
@@ -534,7 +539,9 @@ async def preview_set_condition(relay: Relay, args: dict[str, Any]) -> Any:
 
 
 async def send_chat(relay: Relay, args: dict[str, Any]) -> Any:
-    reply = await relay.call("chat-send", **_flags(args, "content", "alias", "flavor"))
+    reply = await relay.chat.send(
+        args["content"], alias=args.get("alias"), flavor=args.get("flavor")
+    )
     return reply.get("data") or reply
 
 
@@ -565,7 +572,7 @@ def _encounter_params(args: dict[str, Any]) -> dict[str, Any]:
 
 async def encounter(relay: Relay, args: dict[str, Any]) -> Any:
     route = ENCOUNTER_ROUTES[args["action"]]
-    reply = await relay.call(route, **_encounter_params(args))
+    reply = _plain(await relay.call(route, **_encounter_params(args)))
     if isinstance(reply.get("encounter"), dict):
         return views.encounter_view(reply["encounter"])
     return {k: v for k, v in reply.items() if k not in ("type", "requestId")}
@@ -574,8 +581,8 @@ async def encounter(relay: Relay, args: dict[str, Any]) -> Any:
 async def preview_encounter(relay: Relay, args: dict[str, Any]) -> Any:
     route = ENCOUNTER_ROUTES[args["action"]]
     params = _encounter_params(args)
-    running = [views.encounter_view(e) for e in (await relay.call("encounters")).get(
-        "encounters") or []]  # fmt: skip
+    listed = _plain(await relay.encounters.list()).get("encounters") or []
+    running = [views.encounter_view(e) for e in listed]
     if args["action"] == "start":
         return _dry(
             route,
@@ -612,28 +619,28 @@ async def preview_encounter(relay: Relay, args: dict[str, Any]) -> Any:
 
 
 async def move_token(relay: Relay, args: dict[str, Any]) -> Any:
-    reply = await relay.call("move-token", **_flags(args, "name", "x", "y", "sceneId"))
+    reply = await relay.canvas.move_token(
+        args["x"], args["y"], name=args["name"], scene_id=args.get("sceneId")
+    )
     return reply.get("data")
 
 
 async def preview_move_token(relay: Relay, args: dict[str, Any]) -> Any:
     params = _flags(args, "name", "x", "y", "sceneId")
-    tokens = await relay.call("get-canvas-documents", documentType="tokens",
-                              **_flags(args, "sceneId"))  # fmt: skip
+    tokens = _plain(await relay.canvas.get("tokens", scene_id=args.get("sceneId")))
     wanted = str(args["name"]).casefold()
     found = [t for t in tokens.get("data") or [] if str(t.get("name", "")).casefold() == wanted]
     if not found:
         return _dry("move-token", params, change=f"would fail: no token named {args['name']!r}")
     token = found[0]
-    measured = await relay.call(
-        "measure-distance",
-        originX=token.get("x"),
-        originY=token.get("y"),
-        targetX=args["x"],
-        targetY=args["y"],
-        **_flags(args, "sceneId"),
+    measured = await relay.canvas.measure_distance(
+        origin_x=token.get("x"),
+        origin_y=token.get("y"),
+        target_x=args["x"],
+        target_y=args["y"],
+        scene_id=args.get("sceneId"),
     )
-    dist = measured.get("data") or {}
+    dist = _plain(measured.get("data") or {})
     return _dry(
         "move-token",
         params,
