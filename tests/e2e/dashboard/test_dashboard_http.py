@@ -193,6 +193,8 @@ async def test_pair_page_asks_to_sign_in_then_approves(relay: Any, signin: Any) 
     owner = await signin(relay, "gm")
     _, page, _ = await owner.get(f"/pair/{made.code}")
     assert "Approve" in page and "your account <strong>gm</strong>" in page
+    assert f'action="/dashboard/pair/{made.code}/approve"' in page
+    assert f'formaction="/dashboard/pair/{made.code}/refuse"' in page
     status, _, headers = await owner.post(f"/dashboard/pair/{made.code}/approve", {})
     assert status == 303 and headers["Location"] == f"/pair/{made.code}?msg=approved"
     decided = approvals.get_pair_request(relay.store, made.code)
@@ -210,6 +212,7 @@ async def test_key_request_page_grants_the_chosen_scopes(relay: Any, signin: Any
     operator = await signin(relay)
     _, page, _ = await operator.get(f"/approve/{made.code}")
     assert "Dice Bot" in page and 'value="roll:execute" checked' in page
+    assert f'action="/dashboard/approve/{made.code}/approve"' in page
     status, _, _ = await operator.post(
         f"/dashboard/approve/{made.code}/approve",
         [("account", "team"), ("scopes", "world:info"), ("scopes", "chat:read")],
