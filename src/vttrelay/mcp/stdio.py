@@ -3,10 +3,11 @@
     vttrelay mcp --url http://127.0.0.1:3010 --key <api key>
     VTTRELAY_URL=... VTTRELAY_API_KEY=... vttrelay mcp
 
-The process speaks MCP on stdin/stdout (log lines go to stderr) and calls the relay through
+The process speaks MCP on stdin/stdout and calls the relay through
 `vttrelay.client.AsyncClient` with the key. At start it asks the relay what the key may do
 (`GET /api/key`) to list only the tools its scopes cover; a relay without that endpoint gets
-every tool listed, and its refusals still come back as tool errors.
+every tool listed, and its refusals still come back as tool errors. Logs go to stderr (a
+desktop agent keeps them in its log file): one line per tool call with the key's name.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if not key:
         print(f"vttrelay mcp: give --key or set {KEY_ENV}", file=sys.stderr)
         return 2
+    for chatty in ("httpx", "mcp"):  # their per-request INFO lines would drown ours
+        logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLogger().level))
     asyncio.run(serve(args.url or os.environ.get(URL_ENV) or DEFAULT_URL, key))
     return 0
 
@@ -73,5 +76,7 @@ def register(subparsers: Any) -> None:
         "--url", default=None, help=f"the relay (default ${URL_ENV}, else {DEFAULT_URL})"
     )
     p.add_argument("--key", default=None, help=f"the API key (default ${KEY_ENV})")
-    p.add_argument("--log-level", default="WARNING", help="stderr log level (default WARNING)")
+    p.add_argument(
+        "--log-level", default="INFO", help="stderr log level (default INFO: one line per call)"
+    )
     p.set_defaults(func=cmd_mcp)

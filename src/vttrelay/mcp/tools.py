@@ -542,7 +542,7 @@ async def send_chat(relay: Relay, args: dict[str, Any]) -> Any:
     reply = await relay.chat.send(
         args["content"], alias=args.get("alias"), flavor=args.get("flavor")
     )
-    return reply.get("data") or reply
+    return views.chat_view([_plain(reply.get("data") or {})])[0]
 
 
 async def preview_send_chat(relay: Relay, args: dict[str, Any]) -> Any:

@@ -5,8 +5,9 @@ streamable HTTP (the relay's `/mcp`).
 - `demo` -> `Demo`: the relay with the demo world connected; `.key(scopes, name)` makes a key,
   `.agent_key` has every scope a tool needs (named "agent"), `.api(method, path, json, **query)`
   calls the REST API with it, `.snapshot()` reads what the changing tools could touch.
-- `open_session(transport, relay_url, key, on_message=None)`: an async context manager yielding
-  an initialized `ClientSession` over "stdio" or "http". Entered inside each test (the SDK's
+- `open_session(transport, relay_url, key, on_message=None, errlog=sys.stderr)`: an async
+  context manager yielding an initialized `ClientSession` over "stdio" (the process's stderr
+  goes to `errlog`) or "http". Entered inside each test (the SDK's
   anyio task groups must be left by the task that entered them).
 """
 
@@ -17,7 +18,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 import httpx2
 import pytest
@@ -78,7 +79,11 @@ OnMessage = Callable[[Any], Awaitable[None]]
 
 @contextlib.asynccontextmanager
 async def open_session(
-    transport: str, relay_url: str, key: str, on_message: OnMessage | None = None
+    transport: str,
+    relay_url: str,
+    key: str,
+    on_message: OnMessage | None = None,
+    errlog: TextIO = sys.stderr,
 ) -> AsyncIterator[ClientSession]:
     extra: dict[str, Any] = {"message_handler": on_message} if on_message else {}
     if transport == "stdio":
@@ -88,7 +93,7 @@ async def open_session(
             env={**os.environ, "VTTRELAY_API_KEY": key},
         )
         async with (
-            stdio_client(params) as (read, write),
+            stdio_client(params, errlog=errlog) as (read, write),
             ClientSession(read, write, **extra) as session,
         ):
             await session.initialize()

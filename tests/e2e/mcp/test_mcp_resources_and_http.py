@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -116,6 +117,17 @@ async def test_tool_calls_are_logged_with_the_key_name(
     assert any(line.startswith("tool change_hp (dry run) by key 'agent': ok") for line in lines), (
         lines
     )
+
+
+async def test_vttrelay_mcp_logs_each_call_with_the_key_name(demo: Demo, tmp_path: Path) -> None:
+    with (tmp_path / "stderr.log").open("w+") as errlog:
+        async with open_session("stdio", demo.relay.url, demo.agent_key, errlog=errlog) as session:
+            await session.call_tool("roll_check", {"actor": PIP, "kind": "save", "ability": "wis"})
+        errlog.seek(0)
+        logged = errlog.read()
+    assert "MCP server on stdio for" in logged and "key 'agent'" in logged
+    assert "vttrelay.mcp: tool roll_check by key 'agent': ok" in logged
+    assert "httpx" not in logged  # per-request client lines are off at the default level
 
 
 async def test_api_key_tells_a_key_what_it_may_do(demo: Demo) -> None:
