@@ -399,6 +399,13 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
     from vttrelay.relay.listener import RelaySite, connection_limit, make_runner, raise_fd_limit
     from vttrelay.world import embedded
 
+    # SIGINT/SIGTERM from now on stop the relay cleanly, also one that comes during start-up
+    # (it then stops as soon as it has started: it leaves a shared directory properly)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
     store = RelayStore(config.db_path)
     # The embedded world's id is reserved for the token minted now, before the relay listens:
     # no other token can take it, not even while the embedded world (re)connects.
@@ -436,11 +443,6 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
         )
     log.info("docs at %s/docs; data in %s", base, config.data_dir)
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
     # Start-up objects (modules, routes, the world's documents) never become garbage: frozen, the
     # cyclic collector no longer walks them in its full collections (bench/RESULTS.md).
     gc.collect()
