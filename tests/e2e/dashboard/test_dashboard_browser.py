@@ -165,6 +165,7 @@ async def test_watch_a_chat_event_arrive(relay: Any, browser: Any) -> None:
     await page.fill("#ev-filter", "")
     await page.locator("#ev-list li", has_text="goblin").click()
     assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    await page.evaluate("window.scrollTo(0, 0)")
     await page.screenshot(path=str(shots / "dashboard-phone.png"), full_page=True)
     await worlds.set_viewport_size(PHONE)
     assert await worlds.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]

@@ -256,3 +256,34 @@ def _cookie_value(header: str) -> str:
 async def _get(relay: Any, path: str) -> tuple[int, str, Any]:
     got = await relay.call("GET", path)
     return got.status, got.body.decode(), got.headers
+
+
+async def test_the_operator_decides_pending_requests_from_the_worlds_page(
+    relay: Any, signin: Any
+) -> None:
+    made = approvals.create_pair_request(relay.store, PairAsk("friday", "Friday Game", "dnd5e"))
+    asked = approvals.create_key_request(relay.store, KeyAsk("Dice Bot", ("world:info",)))
+    owner = await signin(relay, "gm")
+    _, page, _ = await owner.get("/dashboard/worlds")
+    assert made.code not in page and "Dice Bot" not in page  # not bound to an account yet
+    operator = await signin(relay)
+    _, page, _ = await operator.get("/dashboard/worlds")
+    assert "Friday Game" in page and f'href="/approve/{asked.code}"' in page
+    action = f"/dashboard/pair/{made.code}/approve"
+    assert f'action="{action}"' in page
+    status, _, _ = await operator.post(action, {"account": "fridays"})
+    assert status == 303
+    decided = approvals.get_pair_request(relay.store, made.code)
+    assert decided is not None and decided.account == "fridays"
+    _, page, _ = await operator.get("/dashboard/worlds")
+    assert "Friday Game" not in page  # no longer waiting
+
+
+async def test_live_events_page_lists_the_streams_and_their_filters(
+    relay: Any, signin: Any
+) -> None:
+    await relay.world("world-1")
+    visitor = await signin(relay)
+    _, page, _ = await visitor.get("/dashboard/events")
+    assert 'value="/chat/subscribe"' in page and 'value="/rolls/subscribe"' in page
+    assert "<code>/chat/subscribe</code>: speaker, type, whisperOnly, userId" in page

@@ -195,7 +195,9 @@
       pauseBtn.disabled = false;
       status.textContent = `Watching ${streams.join(", ")} on ${world}…`;
       for (const path of streams) {
-        const url = `${base()}${path}?clientId=${encodeURIComponent(world)}`;
+        const query = new URLSearchParams($("#ev-query").value.trim().replace(/^\?/, ""));
+        query.set("clientId", world);
+        const url = `${base()}${path}?${query}`;
         readStream(url, key, mine.signal, (event) => arrive({
           ...event, stream: path, time: new Date().toLocaleTimeString(),
         })).then(
