@@ -17,7 +17,9 @@ What the server does per MCP request:
 - Resources: `vtt://world` (the overview), `vtt://actors/{id}` (an actor's compact sheet),
   `vtt://scenes/{id}` (a scene and its tokens), and two that update, `vtt://events/chat` and
   `vtt://events/rolls`: the last events of the relay's stream. Subscribing to one of those
-  follows the relay's SSE stream and sends `notifications/resources/updated` on each event.
+  (`resources/subscribe` on the handshake protocol versions, a `subscriptions/listen` stream on
+  2026-07-28) follows the relay's SSE stream with the caller's key and sends
+  `notifications/resources/updated` on each event.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import mcp_types as types
 import orjson
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
 from vttrelay import __version__
@@ -403,6 +406,36 @@ def build_server(callers: Callers) -> Server[Any]:
         await _feeds_of(ctx).stop(str(params.uri))
         return types.EmptyResult()
 
+    async def on_listen(
+        ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """`subscriptions/listen` (protocol 2026-07-28, where resources/subscribe is gone): the
+        stream follows the event resources it names, with the caller's key, for as long as it
+        is open. Each stream has its own bus, so it gets only what its key may see."""
+        caller = await callers(ctx)
+        wanted = [str(u) for u in params.notifications.resource_subscriptions or []]
+        bus = InMemorySubscriptionBus()
+        feeds = EventFeeds()
+
+        async def notify(uri: str) -> None:
+            await bus.publish(ResourceUpdated(uri=uri))
+
+        try:
+            for uri in wanted:
+                if uri.startswith(EVENTS_PREFIX):
+                    await feeds.follow(caller, uri, notify)
+        except VttRelayError as exc:
+            await feeds.close()
+            raise _mcp_error(refusal_text(exc)) from exc
+        except tool_table.ToolInputError as exc:
+            await feeds.close()
+            raise _mcp_error(str(exc)) from exc
+        log.info("listen %s by key %r", ", ".join(wanted) or "-", caller.key_name)
+        try:
+            return await ListenHandler(bus)(ctx, params)
+        finally:
+            await feeds.close()
+
     return Server(
         "vttrelay",
         version=__version__,
@@ -414,6 +447,7 @@ def build_server(callers: Callers) -> Server[Any]:
         on_read_resource=on_read_resource,
         on_subscribe_resource=on_subscribe,
         on_unsubscribe_resource=on_unsubscribe,
+        on_subscriptions_listen=on_listen,
     )
 
 

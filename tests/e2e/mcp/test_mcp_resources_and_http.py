@@ -5,14 +5,23 @@ log line with the key's name; and GET /api/key, which `vttrelay mcp` reads at st
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import mcp_types as types
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.subscriptions import ResourceUpdated
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from vttrelay.mcp.tools import TOOLS
 from vttrelay.relay.routes import DEFAULT_SCOPES
 
 from ..conftest import call_api
@@ -143,3 +152,32 @@ async def test_api_key_tells_a_key_what_it_may_do(demo: Demo) -> None:
     assert "secret" not in json.dumps(body) and key not in json.dumps(body)
     answer = await demo.relay.call("GET", "/api/key")
     assert (answer.status, answer.json()) == (401, {"error": "API key is required"})
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_2026_client_listens_for_chat_events(demo: Demo, transport: str) -> None:
+    """The 2026-07-28 protocol has no resources/subscribe: a `subscriptions/listen` stream names
+    the resources; it follows the relay's chat stream while it is open."""
+    server: Any
+    async with contextlib.AsyncExitStack() as stack:
+        if transport == "stdio":
+            server = StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "vttrelay", "mcp", "--url", demo.relay.url],
+                env={**os.environ, "VTTRELAY_API_KEY": demo.agent_key},
+            )
+        else:
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers={"x-api-key": demo.agent_key}, timeout=30)
+            )
+            server = streamable_http_client(f"{demo.relay.url}/mcp", http_client=http)
+        client = await stack.enter_async_context(Client(server, mode="auto"))
+        assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        tools = await client.list_tools()
+        assert len(tools.tools) == len(TOOLS)
+        async with client.listen(resource_subscriptions=["vtt://events/chat"]) as sub:
+            await demo.api("POST", "/chat", {"content": "Initiative!", "alias": "DM"})
+            event = await asyncio.wait_for(anext(aiter(sub)), 10)
+            assert event == ResourceUpdated(uri="vtt://events/chat")
+        recent = json.loads((await client.read_resource("vtt://events/chat")).contents[0].text)  # type: ignore[union-attr]
+        assert recent["events"][0]["text"] == "Initiative!"
