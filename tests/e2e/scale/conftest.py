@@ -11,6 +11,11 @@
   `.call()`, `.world()`; keys and tokens are minted in the shared store), `.url`, `.ws_url`,
   `.pid`, `.instance_id`, `.log` (its stderr so far), `.kill()` (SIGKILL by pid) and
   `await .stop()` (SIGTERM by pid, then wait); every process is stopped at teardown.
+- `balancer` -> `async make(nodes) -> Balancer`: a TCP load balancer in front of relay nodes, as
+  an operator would put one: each new connection goes to the first node that accepts it (a dead
+  one refuses), bytes are copied both ways, and when either side closes the other is closed.
+  `.url`, `.ws_url`, `.token()` (minted in the first node's store, for `start_world`); stopped
+  at teardown.
 """
 
 from __future__ import annotations
@@ -161,6 +166,80 @@ async def relay_processes(
             await http.close()
         for store in stores:
             store.close()
+
+
+class Balancer:
+    """A TCP load balancer on 127.0.0.1 in front of relay nodes (see the module docstring)."""
+
+    def __init__(self, nodes: list[Any]) -> None:
+        self.nodes = nodes
+        self.server: asyncio.Server | None = None
+        self.port = 0
+        self._pipes: set[asyncio.Task[None]] = set()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/relay"
+
+    def token(self, account: str = "default", client_id: str = "world-1") -> str:
+        token: str = self.nodes[0].token(account, client_id)
+        return token
+
+    async def start(self) -> Balancer:
+        self.server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        self.port = int(self.server.sockets[0].getsockname()[1])
+        return self
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for node in self.nodes:
+            try:
+                up_reader, up_writer = await asyncio.open_connection("127.0.0.1", node.port)
+            except OSError:
+                continue  # dead: the next one
+            pipes = [
+                asyncio.ensure_future(_pipe(reader, up_writer)),
+                asyncio.ensure_future(_pipe(up_reader, writer)),
+            ]
+            self._pipes.update(pipes)
+            await asyncio.wait(pipes, return_when=asyncio.FIRST_COMPLETED)
+            for task in pipes:
+                task.cancel()
+                self._pipes.discard(task)
+            up_writer.close()
+            break
+        writer.close()
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            self.server.close()
+        for task in list(self._pipes):
+            task.cancel()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+
+
+@pytest.fixture
+async def balancer() -> AsyncIterator[Callable[[list[Any]], Awaitable[Balancer]]]:
+    made: list[Balancer] = []
+
+    async def make(nodes: list[Any]) -> Balancer:
+        made.append(await Balancer(nodes).start())
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for one in made:
+            await one.stop()
 
 
 # The /ws/api client of the stream tests, for the same calls made to another instance.

@@ -137,3 +137,31 @@ async def test_the_redis_url_may_come_from_the_environment(
         if process.poll() is None:
             process.kill()
             process.wait(5)
+
+
+async def test_a_world_behind_a_balancer_comes_back_through_a_live_instance(
+    relay_processes: Any, balancer: Any, start_world: Any
+) -> None:
+    a, b = await relay_processes(2, "--heartbeat-ttl", str(TTL))
+    front = await balancer([a, b])
+    # the demo world (`serve --no-world` keeps its usual id for its own), through the balancer
+    world = await start_world(front, client_id="demo")
+    key = a.key()
+    deadline = time.monotonic() + 5
+    while (got := await b.call("GET", INFO, key=key)).status != 200:
+        assert time.monotonic() < deadline, got.body  # until B knows the world
+        await asyncio.sleep(0.05)
+    info = got.json()["data"]
+    a.kill()
+    killed = time.monotonic()
+    # the module's backoff reconnects it; the balancer sends it to B, the live instance
+    while (got := await b.call("GET", INFO, key=key)).status != 200:
+        assert time.monotonic() - killed < TTL + 10, got.body
+        await asyncio.sleep(0.05)
+    print(f"the world answered through B again {time.monotonic() - killed:.2f} s after SIGKILL")
+    assert got.json()["data"] == info
+    assert world.agent.connected.is_set()
+    clients = (await b.call("GET", "/clients", key=key)).json()["clients"]
+    assert [(c["clientId"], c["instanceId"]) for c in clients if c["isOnline"]] == [
+        ("demo", b.instance_id)
+    ]
