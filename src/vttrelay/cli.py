@@ -22,11 +22,14 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import closing
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from aiohttp import web
 
 from vttrelay import __version__
 from vttrelay.mcp import stdio as mcp_stdio
@@ -393,8 +396,51 @@ def reserve_embedded_id(store: RelayStore, config: RelayConfig) -> str:
     return token
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What `serve` does once, before any relay process listens: the API key it prints, the
+    embedded world's connection token (None: no embedded world) and the operator's dashboard
+    sign-in token it prints as a link."""
+
+    api_key: str
+    world_token: str | None
+    signin_token: str  # the operator's one-time dashboard sign-in token
+
+
+def prepare(store: RelayStore, config: RelayConfig, with_world: bool) -> Prepared:
+    """Mint the serve key and a dashboard sign-in token and, with the embedded world, reserve its
+    id for a fresh token, before the relay listens: no other token can take the id, not even
+    while the world (re)connects. Sets `config.reserved_client_ids` (`vttrelay serve --workers`
+    passes it to every worker)."""
+    token = reserve_embedded_id(store, config) if with_world else None
+    if token is None:
+        config.reserved_client_ids[EMBEDDED_CLIENT_ID] = None
+    from vttrelay.dashboard.sessions import issue_signin_token
+
+    signin = issue_signin_token(store, None, config.signin_token_ttl)
+    return Prepared(mint_serve_key(store), token, signin)
+
+
 async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | None = None) -> None:
     """Run the relay (and the embedded world) until SIGINT/SIGTERM."""
+    store = RelayStore(config.db_path)
+    prepared = prepare(store, config, with_world)
+    await run_instance(config, store, prepared, ready=ready.set if ready is not None else None)
+
+
+async def run_instance(
+    config: RelayConfig,
+    store: RelayStore,
+    prepared: Prepared,
+    *,
+    ready: Callable[[], None] | None = None,
+    announce: bool = True,
+    reuse_port: bool = False,
+) -> None:
+    """One relay process until SIGINT/SIGTERM: the app on `config.host:port` (with
+    `reuse_port`, beside other processes on the same port: `--workers`), the embedded world when
+    `prepared` has its token, the "listening" lines on stdout when `announce`; `ready()` is
+    called once it serves. Closes `store` at the end."""
     from vttrelay.relay.app import create_app
     from vttrelay.relay.listener import RelaySite, connection_limit, make_runner, raise_fd_limit
     from vttrelay.world import embedded
@@ -406,41 +452,35 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    store = RelayStore(config.db_path)
-    # The embedded world's id is reserved for the token minted now, before the relay listens:
-    # no other token can take it, not even while the embedded world (re)connects.
-    token = reserve_embedded_id(store, config) if with_world else None
-    if token is None:
-        config.reserved_client_ids[EMBEDDED_CLIENT_ID] = None
     access = BufferedAccessLog(sys.stderr)  # request lines written in batches (accesslog.py)
     app = create_app(config, store, access)
     runner = make_runner(app, config, shutdown_timeout=5)
     await runner.setup()
     fd_limit = raise_fd_limit()  # idle sockets must hit max_connections, not the fd limit
     max_connections = connection_limit(config.max_connections, fd_limit)
-    site = RelaySite(runner, config, backlog=LISTEN_BACKLOG, max_connections=max_connections)
+    site = RelaySite(
+        runner,
+        config,
+        backlog=LISTEN_BACKLOG,
+        max_connections=max_connections,
+        reuse_port=reuse_port,
+    )
     await site.start()
     port = site.port
     log.info("open files limit %d; at most %d connections", fd_limit, max_connections)
     local_host = "127.0.0.1" if config.host in ("0.0.0.0", "", "::") else config.host
     base = f"http://{local_host}:{port}"
-    secret = mint_serve_key(store)
+
+    metrics_runner = await serve_metrics(app, config) if config.metrics_port is not None else None
 
     world = None
-    if token is not None:
-        world = await embedded.start(f"ws://{local_host}:{port}/relay", token, config.data_dir)
-
-    path = "/world-info" if world is not None else "/clients"
-    print(f"vttrelay {__version__} listening on {base}", flush=True)
-    print(f"API key: {secret}", flush=True)
-    print(f'Try: curl -H "x-api-key: {secret}" {base}{path}', flush=True)
-    if config.base_path:  # reached through a reverse proxy that strips the prefix
-        link = dashboard_link(store, config.base_path, None, config.signin_token_ttl)
-        print(f"Dashboard (through your proxy's origin): {link}", flush=True)
-    else:
-        print(
-            f"Dashboard: {dashboard_link(store, base, None, config.signin_token_ttl)}", flush=True
+    if prepared.world_token is not None:
+        world = await embedded.start(
+            f"ws://{local_host}:{port}/relay", prepared.world_token, config.data_dir
         )
+
+    if announce:
+        announce_listening(base, prepared, config, with_world=world is not None)
     log.info("docs at %s/docs; data in %s", base, config.data_dir)
 
     # Start-up objects (modules, routes, the world's documents) never become garbage: frozen, the
@@ -448,7 +488,7 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
     gc.collect()
     gc.freeze()
     if ready is not None:
-        ready.set()
+        ready()
     try:
         await stop.wait()
     finally:
@@ -457,6 +497,8 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
             with contextlib.suppress(Exception):
                 await world.stop()
         await runner.cleanup()
+        if metrics_runner is not None:
+            await metrics_runner.cleanup()
         access.close()
         store.close()
 
@@ -467,7 +509,11 @@ def dashboard_link(store: RelayStore, url: str, account: str | None, ttl: float)
     account's owner."""
     from vttrelay.dashboard.sessions import issue_signin_token
 
-    token = issue_signin_token(store, account, ttl)
+    return signin_url(url, issue_signin_token(store, account, ttl))
+
+
+def signin_url(url: str, token: str) -> str:
+    """The dashboard sign-in link of `token` under `url` (a base URL, path prefix included)."""
     return f"{url.rstrip('/')}/dashboard/signin?token={token}"
 
 
@@ -481,6 +527,43 @@ def cmd_dashboard_link(args: argparse.Namespace) -> int:
     who = f"the owner of account {args.account}" if args.account else "the operator"
     _err(f"Signs in {who}; works once, within {args.ttl}.")
     return 0
+
+
+async def serve_metrics(app: web.Application, config: RelayConfig) -> web.AppRunner:
+    """Serve the app's `GET /metrics` alone on `config.metrics_port` (its own port, when
+    several processes share the main one); logs where."""
+    from vttrelay.relay.app import STATE
+    from vttrelay.relay.metrics import metrics_app
+
+    runner = web.AppRunner(metrics_app(app[STATE].prometheus), access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, config.host, config.metrics_port).start()
+    for address in runner.addresses:
+        log.info(
+            "metrics of instance %s at http://%s:%d/metrics",
+            config.instance_id,
+            address[0],
+            address[1],
+        )
+    return runner
+
+
+def announce_listening(
+    base: str, prepared: Prepared, config: RelayConfig, *, with_world: bool, workers: int = 1
+) -> None:
+    """The lines `vttrelay serve` prints once it listens: where, the key, a ready curl line and
+    the operator's one-time dashboard sign-in link."""
+    path = "/world-info" if with_world else "/clients"
+    processes = f" ({workers} worker processes)" if workers > 1 else ""
+    key = prepared.api_key
+    print(f"vttrelay {__version__} listening on {base}{processes}", flush=True)
+    print(f"API key: {key}", flush=True)
+    print(f'Try: curl -H "x-api-key: {key}" {base}{path}', flush=True)
+    if config.base_path:  # reached through a reverse proxy that strips the prefix
+        link = signin_url(config.base_path, prepared.signin_token)
+        print(f"Dashboard (through your proxy's origin): {link}", flush=True)
+    else:
+        print(f"Dashboard: {signin_url(base, prepared.signin_token)}", flush=True)
 
 
 def serve_config(args: argparse.Namespace) -> RelayConfig:
@@ -504,6 +587,7 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
         config.key_request_rate_limit = args.key_request_rate
     if args.code_miss_rate is not None:
         config.code_miss_limit = args.code_miss_rate
+    config.metrics_port = args.metrics_port
     config.redis_url = args.redis or os.environ.get(REDIS_URL_ENV) or None
     if args.heartbeat_ttl is not None:
         config.heartbeat_ttl = args.heartbeat_ttl
@@ -516,6 +600,17 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     config = serve_config(args)
+    if args.workers < 1:
+        _err("vttrelay serve: --workers must be at least 1")
+        return 2
+    if args.workers > 1:
+        from vttrelay.workers import WorkersError, serve_workers
+
+        try:
+            return serve_workers(config, args.workers, not args.no_world, args.log_level)
+        except WorkersError as refused:
+            _err(f"vttrelay serve: {refused}")
+            return 2
     runner_factory: Any = None
     try:
         import uvloop
@@ -631,6 +726,22 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="dashboard sign-in attempts per IP per 15 minutes (default 10; 0: off)",
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N relay processes sharing the port (SO_REUSEPORT), one per core; needs "
+        "--redis, through which they share worlds, events and limits (default 1)",
+    )
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="also serve GET /metrics alone on this port; with --workers N, worker i on PORT+i "
+        "(0: a free port each, logged)",
+    )
     p.set_defaults(func=cmd_serve)
 
     p = commands.add_parser(
@@ -739,13 +850,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def setup_logging(level: str) -> None:
+    """Log lines to stderr in `LOG_FORMAT` from `level` (DEBUG, INFO, WARNING...) up."""
     logging.basicConfig(
-        level=getattr(logging, str(getattr(args, "log_level", "INFO")).upper(), logging.INFO),
-        format=LOG_FORMAT,
-        stream=sys.stderr,
+        level=getattr(logging, level.upper(), logging.INFO), format=LOG_FORMAT, stream=sys.stderr
     )
     logging.getLogger("yoyo").setLevel(logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    setup_logging(str(getattr(args, "log_level", "INFO")))
     result: int = args.func(args)
     return result

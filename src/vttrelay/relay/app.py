@@ -41,7 +41,7 @@ from vttrelay.relay.forward import (
     forward,
     forward_image,
 )
-from vttrelay.relay.metrics import METRICS_CONTENT_TYPE, RequestMetrics, exposition, make_registry
+from vttrelay.relay.metrics import RequestMetrics, make_registry, metrics_response
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import PairingError, RelayStore
@@ -269,8 +269,7 @@ async def h_contents_deprecated(
 
 async def h_metrics(request: web.Request, route: Route, state: RelayState) -> web.Response:
     """This instance's counters in the Prometheus text format (metrics.py)."""
-    body = exposition(state.prometheus)
-    return web.Response(body=body, headers={"Content-Type": METRICS_CONTENT_TYPE})
+    return metrics_response(state.prometheus)
 
 
 async def h_openapi(request: web.Request, route: Route, state: RelayState) -> web.Response:

@@ -16,6 +16,11 @@ REDIS_URL_ENV = "VTTRELAY_REDIS_URL"  # `vttrelay serve --redis`'s default
 DB_FILE = "relay.db"
 
 
+def new_instance_id() -> str:
+    """A fresh id for a relay process: `relay-` and 8 hex digits."""
+    return "relay-" + secrets.token_hex(4)
+
+
 def default_data_dir() -> Path:
     """`$VTTRELAY_DATA_DIR`, else `./data`."""
     return Path(os.environ.get(DATA_DIR_ENV) or "data")
@@ -95,8 +100,10 @@ class RelayConfig:
     signin_rate_limit: int = 10  # dashboard sign-in attempts per IP per 15 minutes; 0 disables
     signin_token_ttl: float = 3600.0  # seconds a sign-in link printed by the CLI stays valid
     session_ttl: float = 12 * 3600.0  # seconds a dashboard session lasts
+    # Operations: also serve GET /metrics alone on this port (None: not; 0: a free one)
+    metrics_port: int | None = None
     # Identity
-    instance_id: str = field(default_factory=lambda: "relay-" + secrets.token_hex(4))
+    instance_id: str = field(default_factory=new_instance_id)
 
     @property
     def db_path(self) -> Path:

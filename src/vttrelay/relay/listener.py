@@ -208,7 +208,8 @@ class _Gated(asyncio.Protocol):
 
 class RelaySite(web.BaseSite):
     """A TCP site whose connections go through a `ConnectionGate` (aiohttp's TCPSite otherwise).
-    `port` is the bound port once started."""
+    `port` is the bound port once started. With `reuse_port` (SO_REUSEPORT), other processes
+    listen on the same port and the kernel spreads new connections over them (`--workers`)."""
 
     def __init__(
         self,
@@ -219,8 +220,10 @@ class RelaySite(web.BaseSite):
         port: int | None = None,
         backlog: int = 128,
         max_connections: int | None = None,
+        reuse_port: bool = False,
     ) -> None:
         super().__init__(runner, backlog=backlog)
+        self.reuse_port = reuse_port  # SO_REUSEPORT: other processes listen on the same port
         self.host = config.host if host is None else host
         self.requested_port = config.port if port is None else port
         self.gate = ConnectionGate(
@@ -240,7 +243,11 @@ class RelaySite(web.BaseSite):
         self.gate.factory = server
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            self.gate, self.host, self.requested_port, backlog=self._backlog
+            self.gate,
+            self.host,
+            self.requested_port,
+            backlog=self._backlog,
+            reuse_port=self.reuse_port or None,
         )
         if self._server.sockets:
             self.port = int(self._server.sockets[0].getsockname()[1])

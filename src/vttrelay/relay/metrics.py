@@ -5,9 +5,10 @@ The hot path pays one dict lookup and two additions per request: the middleware 
 of that (route, method, status) row and the seconds to its sum. Everything else is computed when
 `/metrics` is scraped (`RelayCollector`): counts by route and status, the latency histogram by
 route, and gauges read from the relay's state (worlds connected here, pending requests, SSE and
-`/ws/api` subscribers). prometheus-client does the exposition (and `process_*`: CPU, memory,
-open files), but not the per-request counting: its labelled counter and histogram cost about
-3 µs per request against 0.25 µs here (bench/RESULTS.md, "Operations").
+`/ws/api` subscribers), and the round trips to Redis (`backends.redis_client` counts them).
+prometheus-client does the exposition (and `process_*`: CPU, memory, open files), but not the
+per-request counting: its labelled counter and histogram cost about 3 us per request against
+0.25 us here (`python -m bench.micro`).
 
 Routes are labelled by their template (`/dnd5e/get-actor-details`, `/api/clients/{clientId}/
 active`), never by the raw path, so the number of series stays bounded; a request that matches
@@ -16,7 +17,9 @@ status 101) are counted but kept out of the latency histogram: their "latency" i
 stream stayed open.
 
 Each instance serves its own figures (`vttrelay_instance_info{instance_id=...}` says which one
-answered): with `vttrelay serve --workers N`, scrape each worker on its own port (`--metrics-port`).
+answered). Behind one port shared by several processes (`vttrelay serve --workers N`) a scrape
+reaches any of them, so each can also serve `/metrics` alone on a port of its own
+(`--metrics-port`: `metrics_app`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import bisect
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from aiohttp import web
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -130,6 +134,26 @@ def _le(bound: float) -> str:
     return repr(float(bound))
 
 
+class RoundTrips:
+    """Round trips to Redis made by one instance's clients (`backends.redis_client`)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+# Per instance id: every Redis client of an instance adds to the same counter, and several
+# instances in one process (tests) keep theirs apart.
+_ROUND_TRIPS: dict[str, RoundTrips] = {}
+
+
+def redis_round_trips(instance_id: str) -> RoundTrips:
+    """The round-trip counter of an instance (made on first use)."""
+    counter = _ROUND_TRIPS.get(instance_id)
+    if counter is None:
+        counter = _ROUND_TRIPS[instance_id] = RoundTrips()
+    return counter
+
+
 class RelayCollector(Collector):
     """Reads the relay's state at scrape time: request metrics and the gauges."""
 
@@ -173,6 +197,11 @@ class RelayCollector(Collector):
             "Open /ws/api client connections on this instance.",
             value=len(state.streams.sockets),
         )
+        yield CounterMetricFamily(
+            "vttrelay_redis_round_trips",
+            "Commands and pipelines this instance sent to Redis (0 without --redis).",
+            value=redis_round_trips(state.config.instance_id).count,
+        )
 
 
 def make_registry(state: RelayState) -> CollectorRegistry:
@@ -183,9 +212,22 @@ def make_registry(state: RelayState) -> CollectorRegistry:
     return registry
 
 
-def exposition(registry: CollectorRegistry) -> bytes:
+def metrics_response(registry: CollectorRegistry) -> web.Response:
     """The registry in the Prometheus text format (version 0.0.4)."""
-    return generate_latest(registry)
+    return web.Response(
+        body=generate_latest(registry), headers={"Content-Type": METRICS_CONTENT_TYPE}
+    )
+
+
+def metrics_app(registry: CollectorRegistry) -> web.Application:
+    """An application that serves only `GET /metrics` (an instance's own metrics port)."""
+
+    async def handler(request: web.Request) -> web.Response:
+        return metrics_response(registry)
+
+    app = web.Application()
+    app.router.add_get("/metrics", handler)
+    return app
 
 
 __all__ = [
@@ -193,6 +235,9 @@ __all__ = [
     "LATENCY_BUCKETS",
     "RelayCollector",
     "RequestMetrics",
-    "exposition",
+    "RoundTrips",
+    "metrics_app",
+    "metrics_response",
     "make_registry",
+    "redis_round_trips",
 ]

@@ -59,6 +59,7 @@ async def test_requests_by_route_and_status_and_the_latency_histogram(relay: Any
     assert list(info) == [labels(instance_id=relay.config.instance_id, version=info_version(info))]
     assert samples["vttrelay_worlds_connected"][()] == 1
     assert samples["process_resident_memory_bytes"][()] > 0
+    assert samples["vttrelay_redis_round_trips_total"][()] == 0  # one process: no Redis
 
 
 def info_version(info: dict[tuple[tuple[str, str], ...], float]) -> str:

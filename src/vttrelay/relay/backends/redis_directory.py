@@ -46,6 +46,7 @@ from redis.exceptions import RedisError
 from vttrelay.protocol import Close
 from vttrelay.relay.backends.base import BackendUnavailable
 from vttrelay.relay.backends.local import LocalDirectory
+from vttrelay.relay.backends.redis_client import open_redis
 from vttrelay.relay.worlds import Reply, WorldGone
 
 if TYPE_CHECKING:
@@ -599,7 +600,7 @@ class RedisDirectory(LocalDirectory):
                     await pubsub.aclose()
 
     async def start(self) -> None:
-        self._redis = aioredis.Redis.from_url(self.url)
+        self._redis = open_redis(self.url, self.instance_id)
         try:
             await self._tick()
         except (RedisError, OSError) as exc:

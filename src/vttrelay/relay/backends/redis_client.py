@@ -1,0 +1,38 @@
+"""The one way the shared backends open a Redis client: `open_redis(url, instance_id)`.
+
+The client counts its round trips to Redis for `/metrics` (`vttrelay_redis_round_trips_total`
+of that instance): each command is one, and so is each pipeline (counted when it is made; the
+backends execute every pipeline they make once). Messages a pub/sub subscription receives are
+not round trips and are not counted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+
+from vttrelay.relay.metrics import RoundTrips, redis_round_trips
+
+
+class CountingRedis(Redis):
+    """A redis-py asyncio client that adds its round trips to `round_trips`."""
+
+    round_trips: RoundTrips = RoundTrips()
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.round_trips.count += 1
+        return await super().execute_command(*args, **options)
+
+    def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
+        self.round_trips.count += 1
+        return super().pipeline(transaction, shard_hint)
+
+
+def open_redis(url: str, instance_id: str) -> Redis:
+    """A client of the Redis at `url` whose round trips count for the instance `instance_id`."""
+    client = CountingRedis.from_url(url)
+    assert isinstance(client, CountingRedis)
+    client.round_trips = redis_round_trips(instance_id)
+    return client
