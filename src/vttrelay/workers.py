@@ -74,6 +74,7 @@ def worker_main(spec: WorkerSpec, started: Queue[tuple[int, int, str]]) -> None:
     import asyncio
 
     from vttrelay.cli import run_instance, setup_logging
+    from vttrelay.relay.backends import BackendUnavailable
     from vttrelay.relay.store import RelayStore
 
     setup_logging(spec.log_level)
@@ -91,9 +92,15 @@ def worker_main(spec: WorkerSpec, started: Queue[tuple[int, int, str]]) -> None:
 
     with asyncio.Runner(loop_factory=loop_factory) as runner:
         store = RelayStore(config.db_path)
-        runner.run(
-            run_instance(config, store, spec.prepared, ready=ready, announce=False, reuse_port=True)
-        )
+        try:
+            runner.run(
+                run_instance(
+                    config, store, spec.prepared, ready=ready, announce=False, reuse_port=True
+                )
+            )
+        except BackendUnavailable as exc:  # Redis unreachable: one line, exit code 1
+            print(f"vttrelay: worker {spec.index}: {exc}", file=sys.stderr, flush=True)
+            raise SystemExit(1) from None
 
 
 def reserve_port(host: str, port: int) -> socket.socket:
