@@ -8,38 +8,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Generator, Mapping, Sequence
 
+from vttrelay.client import types as shapes
 from vttrelay.client._routes import BY_KEY
 from vttrelay.client.groups import AsyncCaller, SyncCaller
-from vttrelay.client.types import (
-    CanvasDocumentsReply,
-    ChatEventData,
-    ChatMessage,
-    ChatPage,
-    CheckResult,
-    ClientsReply,
-    CurrencyChange,
-    DocumentEventData,
-    EffectsData,
-    EncountersReply,
-    EntityReply,
-    Envelope,
-    HealthReply,
-    Json,
-    KeyInfo,
-    LastRoll,
-    MacrosReply,
-    PlayersReply,
-    RestResult,
-    RollData,
-    RollEventData,
-    SearchReply,
-    SelectedReply,
-    StatusReply,
-    StreamEvent,
-    UseResult,
-    UserList,
-    WorldInfo,
-)
 
 
 class Dnd5e:
@@ -51,13 +22,13 @@ class Dnd5e:
     def get_actor_details(
         self,
         actor_uuid: str,
-        details: Sequence[Json],
+        details: Sequence[shapes.Json],
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
-        """Read an actor's resources, items, spells, features and more (`GET /dnd5e/get-actor-
-        details`, scope `dnd5e`).
+    ) -> shapes.Envelope[shapes.ActorDetails]:
+        """Read an actor's resources, items, spells, features and more (`GET
+        /dnd5e/get-actor-details`, scope `dnd5e`).
 
         Args:
             actor_uuid: Actor uuid, `Actor.<id>`.
@@ -80,7 +51,7 @@ class Dnd5e:
         item_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.ItemCharges]:
         """Add or spend charges of an item (`POST /dnd5e/modify-item-charges`, scope `dnd5e`).
 
         Args:
@@ -113,7 +84,7 @@ class Dnd5e:
         target_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[UseResult]:
+    ) -> shapes.Envelope[shapes.UseResult]:
         """Use any item of an actor (`POST /dnd5e/use-ability`, scope `dnd5e`).
 
         Args:
@@ -148,7 +119,7 @@ class Dnd5e:
         target_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[UseResult]:
+    ) -> shapes.Envelope[shapes.UseResult]:
         """Use a feature of an actor (`POST /dnd5e/use-feature`, scope `dnd5e`).
 
         Args:
@@ -183,7 +154,7 @@ class Dnd5e:
         target_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[UseResult]:
+    ) -> shapes.Envelope[shapes.UseResult]:
         """Cast a spell of an actor (`POST /dnd5e/use-spell`, scope `dnd5e`).
 
         Args:
@@ -218,7 +189,7 @@ class Dnd5e:
         target_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[UseResult]:
+    ) -> shapes.Envelope[shapes.UseResult]:
         """Use an item (not a feature or spell) (`POST /dnd5e/use-item`, scope `dnd5e`).
 
         Args:
@@ -252,7 +223,7 @@ class Dnd5e:
         auto_hd_threshold: float | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[RestResult]:
+    ) -> shapes.Envelope[shapes.RestResult]:
         """Take a short rest: hit dice, short-rest features, pact slots (`POST /dnd5e/short-rest`,
         scope `dnd5e`).
 
@@ -284,7 +255,7 @@ class Dnd5e:
         new_day: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[RestResult]:
+    ) -> shapes.Envelope[shapes.RestResult]:
         """Take a long rest: HP, spell slots, hit dice, features (`POST /dnd5e/long-rest`, scope
         `dnd5e`).
 
@@ -317,7 +288,7 @@ class Dnd5e:
         create_chat_message: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[CheckResult]:
+    ) -> shapes.Envelope[shapes.CheckResult]:
         """Roll a skill check (`POST /dnd5e/skill-check`, scope `dnd5e`).
 
         Args:
@@ -355,7 +326,7 @@ class Dnd5e:
         create_chat_message: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[CheckResult]:
+    ) -> shapes.Envelope[shapes.CheckResult]:
         """Roll an ability saving throw (`POST /dnd5e/ability-save`, scope `dnd5e`).
 
         Args:
@@ -393,7 +364,7 @@ class Dnd5e:
         create_chat_message: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[CheckResult]:
+    ) -> shapes.Envelope[shapes.CheckResult]:
         """Roll an ability check (`POST /dnd5e/ability-check`, scope `dnd5e`).
 
         Args:
@@ -428,7 +399,7 @@ class Dnd5e:
         create_chat_message: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.DeathSaveResult]:
         """Roll a death saving throw (`POST /dnd5e/death-save`, scope `dnd5e`).
 
         Args:
@@ -457,7 +428,7 @@ class Dnd5e:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.ExperienceChange]:
         """Add or remove experience points (`POST /dnd5e/modify-experience`, scope `dnd5e`).
 
         Args:
@@ -486,7 +457,7 @@ class Dnd5e:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Concentration]:
         """Is the actor concentrating, and on what? (`GET /dnd5e/concentration`, scope `dnd5e`).
 
         Args:
@@ -515,7 +486,7 @@ class Dnd5e:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.ConcentrationBroken]:
         """End the actor's concentration (`POST /dnd5e/break-concentration`, scope `dnd5e`).
 
         Args:
@@ -549,9 +520,9 @@ class Dnd5e:
         create_chat_message: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
-        """Roll a concentration save: DC max(10, floor(damage / 2)) (`POST /dnd5e/concentration-
-        save`, scope `dnd5e`).
+    ) -> shapes.Envelope[shapes.ConcentrationSave]:
+        """Roll a concentration save: DC max(10, floor(damage / 2)) (`POST
+        /dnd5e/concentration-save`, scope `dnd5e`).
 
         Args:
             damage: Damage taken.
@@ -591,7 +562,7 @@ class Dnd5e:
         item_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.ItemEquipped]:
         """Equip or unequip an item (`POST /dnd5e/equip-item`, scope `dnd5e`).
 
         Args:
@@ -626,7 +597,7 @@ class Dnd5e:
         item_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.ItemAttuned]:
         """Attune to or end attunement with an item (`POST /dnd5e/attune-item`, scope `dnd5e`).
 
         Args:
@@ -653,7 +624,7 @@ class Dnd5e:
 
     def transfer_currency(
         self,
-        currency: Mapping[str, Json],
+        currency: Mapping[str, shapes.Json],
         *,
         source_actor_uuid: str | None = None,
         source_actor_name: str | None = None,
@@ -661,7 +632,7 @@ class Dnd5e:
         target_actor_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.CurrencyTransfer]:
         """Move coins from one actor to another, all or nothing (`POST /dnd5e/transfer-currency`,
         scope `dnd5e`).
 
@@ -695,7 +666,7 @@ class Dnd5e:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[CurrencyChange]:
+    ) -> shapes.Envelope[shapes.CurrencyChange]:
         """Add or remove coins of one denomination (`POST /dnd5e/modify-currency`, scope `dnd5e`).
 
         Args:
@@ -724,7 +695,7 @@ class Dnd5e:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.SpellPrepared]:
         """Prepare or unprepare a spell (`POST /dnd5e/prepare-spell`, scope `dnd5e`).
 
         Args:
@@ -761,7 +732,7 @@ class Chat:
         speaker: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[ChatPage]:
+    ) -> shapes.Envelope[shapes.ChatPage]:
         """List chat messages, newest first (`GET /chat`, scope `chat:read`).
 
         Args:
@@ -788,14 +759,14 @@ class Chat:
         self,
         content: str,
         *,
-        whisper: Sequence[Json] | None = None,
+        whisper: Sequence[shapes.Json] | None = None,
         speaker: str | None = None,
         alias: str | None = None,
         chat_type: float | None = None,
         flavor: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[ChatMessage]:
+    ) -> shapes.Envelope[shapes.ChatMessage]:
         """Send a chat message (`POST /chat`, scope `chat:write`).
 
         Args:
@@ -828,7 +799,7 @@ class Chat:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.ChatDeleted]:
         """Delete one chat message (its author or a GM) (`DELETE /chat/{messageId}`, scope
         `chat:write`).
 
@@ -847,7 +818,7 @@ class Chat:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Message]:
         """Delete all chat history (GM only) (`DELETE /chat`, scope `chat:write`).
 
         Args:
@@ -868,14 +839,14 @@ class Utility:
     def select(
         self,
         *,
-        uuids: Sequence[Json] | None = None,
-        name: Json | None = None,
-        data: Mapping[str, Json] | None = None,
+        uuids: Sequence[shapes.Json] | None = None,
+        name: shapes.Json | None = None,
+        data: Mapping[str, shapes.Json] | None = None,
         overwrite: bool | None = None,
         all: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.SelectReply:
         """Select tokens on the active scene (GM only) (`POST /select`, scope `entity:read`).
 
         Args:
@@ -905,7 +876,7 @@ class Utility:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> SelectedReply:
+    ) -> shapes.SelectedReply:
         """The selected tokens and their actors (GM only) (`GET /selected`, scope `entity:read`).
 
         Args:
@@ -921,7 +892,7 @@ class Utility:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> PlayersReply:
+    ) -> shapes.PlayersReply:
         """The world's users: the valid userId values (`GET /players`, scope `entity:read`).
 
         Args:
@@ -937,7 +908,7 @@ class Utility:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[WorldInfo]:
+    ) -> shapes.Envelope[shapes.WorldInfo]:
         """World, system, modules, users and active scene (`GET /world-info`, scope `world:info`).
 
         Args:
@@ -951,10 +922,10 @@ class Utility:
     def execute_js(
         self,
         *,
-        script: Json | None = None,
+        script: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.ScriptReply:
         """Run a script in the world (off unless the world enables it) (`POST /execute-js`, scope
         `execute-js`).
 
@@ -978,13 +949,13 @@ class Rolls:
         self,
         formula: str,
         *,
-        flavor: Json | None = None,
+        flavor: shapes.Json | None = None,
         create_chat_message: bool | None = None,
-        speaker: Json | None = None,
-        whisper: Sequence[Json] | None = None,
+        speaker: shapes.Json | None = None,
+        whisper: Sequence[shapes.Json] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[RollData]:
+    ) -> shapes.Envelope[shapes.RollData]:
         """Roll a dice formula, optionally posting it to chat (`POST /roll`, scope `roll:execute`).
 
         Args:
@@ -1015,7 +986,7 @@ class Rolls:
         limit: float | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.RollList]:
         """The recent rolls, newest first (at most 20) (`GET /rolls`, scope `roll:read`).
 
         Args:
@@ -1032,7 +1003,7 @@ class Rolls:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[LastRoll]:
+    ) -> shapes.Envelope[shapes.LastRoll]:
         """The most recent roll, or null (`GET /lastroll`, scope `roll:read`).
 
         Args:
@@ -1055,7 +1026,7 @@ class Effects:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.StatusEffects]:
         """The system's status conditions (id, name, icon) (`GET /effects/list`, scope
         `effects:read`).
 
@@ -1073,7 +1044,7 @@ class Effects:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[EffectsData]:
+    ) -> shapes.Envelope[shapes.EffectsData]:
         """The active effects on an actor (`GET /effects`, scope `effects:read`).
 
         Args:
@@ -1089,11 +1060,11 @@ class Effects:
         self,
         uuid: str,
         *,
-        status_id: Json | None = None,
-        effect_data: Mapping[str, Json] | None = None,
+        status_id: shapes.Json | None = None,
+        effect_data: Mapping[str, shapes.Json] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.EffectAdded]:
         """Add a status condition or a custom effect to an actor (`POST /effects`, scope
         `effects:write`).
 
@@ -1119,11 +1090,11 @@ class Effects:
         self,
         uuid: str,
         *,
-        effect_id: Json | None = None,
-        status_id: Json | None = None,
+        effect_id: shapes.Json | None = None,
+        status_id: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.EffectRemoved]:
         """Remove an effect by id, or the first one carrying a status (`DELETE /effects`, scope
         `effects:write`).
 
@@ -1156,13 +1127,13 @@ class Structure:
         self,
         *,
         include_entity_data: bool | None = None,
-        path: Json | None = None,
+        path: shapes.Json | None = None,
         recursive: bool | None = None,
         recursive_depth: float | None = None,
-        types: Json | None = None,
+        types: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Structure]:
         """Folders, documents and compendium packs of the world (`GET /structure`, scope
         `structure:read`).
 
@@ -1194,7 +1165,7 @@ class Structure:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Folder]:
         """A folder by exact name, with its contents (`GET /get-folder`, scope `structure:read`).
 
         Args:
@@ -1211,10 +1182,10 @@ class Structure:
         name: str,
         folder_type: str,
         *,
-        parent_folder_id: Json | None = None,
+        parent_folder_id: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Folder]:
         """Create a folder (GM only) (`POST /create-folder`, scope `structure:write`).
 
         Args:
@@ -1242,7 +1213,7 @@ class Structure:
         delete_all: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.FolderDeleted]:
         """Delete a folder; with deleteAll, its sub-folders and documents too (GM only) (`DELETE
         /delete-folder`, scope `structure:write`).
 
@@ -1274,7 +1245,7 @@ class Macros:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> MacrosReply:
+    ) -> shapes.MacrosReply:
         """The world's macros (what the user may see) (`GET /macros`, scope `macro:list`).
 
         Args:
@@ -1289,10 +1260,10 @@ class Macros:
         self,
         uuid: str,
         *,
-        args: Mapping[str, Json] | None = None,
+        args: Mapping[str, shapes.Json] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.MacroExecuted:
         """Execute a macro (off unless the world enables allowMacroExecute) (`POST
         /macro/{uuid}/execute`, scope `macro:execute`).
 
@@ -1322,7 +1293,7 @@ class Canvas:
         document_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> CanvasDocumentsReply:
+    ) -> shapes.CanvasDocumentsReply:
         """List a scene's embedded documents of one type, or one by id (`GET
         /canvas/{documentType}`, scope `canvas:read`).
 
@@ -1348,12 +1319,12 @@ class Canvas:
     def create(
         self,
         document_type: str,
-        data: Json,
+        data: shapes.Json,
         *,
         scene_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.CanvasDocumentsReply:
         """Create a document (token, tile, wall, light...) on a scene (`POST
         /canvas/{documentType}`, scope `canvas:write`).
 
@@ -1380,12 +1351,12 @@ class Canvas:
         self,
         document_type: str,
         document_id: str,
-        data: Mapping[str, Json],
+        data: Mapping[str, shapes.Json],
         *,
         scene_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.CanvasDocumentsReply:
         """Update a document on a scene (nested data merges) (`PUT /canvas/{documentType}`, scope
         `canvas:write`).
 
@@ -1418,7 +1389,7 @@ class Canvas:
         scene_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.CanvasDocumentsReply:
         """Delete a document from a scene (`DELETE /canvas/{documentType}`, scope `canvas:write`).
 
         Args:
@@ -1447,12 +1418,12 @@ class Canvas:
         *,
         uuid: str | None = None,
         name: str | None = None,
-        waypoints: Sequence[Json] | None = None,
+        waypoints: Sequence[shapes.Json] | None = None,
         animate: bool | None = None,
         scene_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.TokenMoved]:
         """Move a token (snapped to the grid), through optional waypoints (`POST /move-token`, scope
         `canvas:write`).
 
@@ -1496,7 +1467,7 @@ class Canvas:
         scene_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Distance]:
         """Distance between two points or tokens, with the grid's diagonal rule and units (`GET
         /measure-distance`, scope `canvas:read`).
 
@@ -1542,7 +1513,7 @@ class Playlists:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Playlists]:
         """Every playlist with its sounds (`GET /playlists`, scope `playlist:control`).
 
         Args:
@@ -1562,7 +1533,7 @@ class Playlists:
         sound_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.PlaylistState]:
         """Play a playlist, or one of its sounds (`POST /playlist/play`, scope `playlist:control`).
 
         Args:
@@ -1592,7 +1563,7 @@ class Playlists:
         playlist_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.PlaylistState]:
         """Stop a playlist (`POST /playlist/stop`, scope `playlist:control`).
 
         Args:
@@ -1618,7 +1589,7 @@ class Playlists:
         playlist_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.PlaylistState]:
         """Skip to the playlist's next sound (`POST /playlist/next`, scope `playlist:control`).
 
         Args:
@@ -1647,7 +1618,7 @@ class Playlists:
         sound_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.PlaylistState]:
         """Set the volume (0 to 1) of a playlist or of one of its sounds (`POST /playlist/volume`,
         scope `playlist:control`).
 
@@ -1681,7 +1652,7 @@ class Playlists:
         loop: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.SoundPlayed]:
         """Play a sound file for everyone (`POST /play-sound`, scope `playlist:control`).
 
         Args:
@@ -1702,7 +1673,7 @@ class Playlists:
         src: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.SoundStopped]:
         """Stop the sounds playing this file (every sound without `src`) (`POST /stop-sound`, scope
         `playlist:control`).
 
@@ -1727,7 +1698,7 @@ class Users:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[UserList]:
+    ) -> shapes.Envelope[shapes.UserList]:
         """Every user of the world (`GET /users`, scope `user:read`).
 
         Args:
@@ -1745,7 +1716,7 @@ class Users:
         name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.User]:
         """One user, by id or name (`GET /user`, scope `user:read`).
 
         Args:
@@ -1766,7 +1737,7 @@ class Users:
         password: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.User]:
         """Create a user (GM only with userId) (`POST /user`, scope `user:write`).
 
         Args:
@@ -1789,13 +1760,13 @@ class Users:
 
     def update(
         self,
-        data: Mapping[str, Json],
+        data: Mapping[str, shapes.Json],
         *,
         id: str | None = None,
         name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.User]:
         """Update a user (GM only with userId) (`PUT /user`, scope `user:write`).
 
         Args:
@@ -1817,7 +1788,7 @@ class Users:
         name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Done:
         """Delete a user (GM only with userId) (`DELETE /user`, scope `user:write`).
 
         Args:
@@ -1843,7 +1814,7 @@ class Encounters:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> EncountersReply:
+    ) -> shapes.EncountersReply:
         """Every encounter (combat) of the world, with its combatants in turn order (`GET
         /encounters`, scope `encounter:read`).
 
@@ -1858,15 +1829,15 @@ class Encounters:
     def start(
         self,
         *,
-        token_uuids: Sequence[Json] | None = None,
+        token_uuids: Sequence[shapes.Json] | None = None,
         start_with_selected: bool | None = None,
         start_with_players: bool | None = None,
         roll_npc: bool | None = None,
         roll_all: bool | None = None,
-        name: Json | None = None,
+        name: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.EncounterStarted:
         """Start an encounter from tokens, the selected tokens or the players' tokens (GM only)
         (`POST /start-encounter`, scope `encounter:manage`).
 
@@ -1900,7 +1871,7 @@ class Encounters:
         encounter_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.TurnReply:
         """Advance to the next turn (GM only) (`POST /next-turn`, scope `encounter:manage`).
 
         Args:
@@ -1919,7 +1890,7 @@ class Encounters:
         encounter_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.TurnReply:
         """Advance to the next round (GM only) (`POST /next-round`, scope `encounter:manage`).
 
         Args:
@@ -1938,7 +1909,7 @@ class Encounters:
         encounter_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.TurnReply:
         """Go back one turn (GM only) (`POST /last-turn`, scope `encounter:manage`).
 
         Args:
@@ -1957,7 +1928,7 @@ class Encounters:
         encounter_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.TurnReply:
         """Go back one round (GM only) (`POST /last-round`, scope `encounter:manage`).
 
         Args:
@@ -1976,7 +1947,7 @@ class Encounters:
         encounter_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.EncounterEnded:
         """End (delete) an encounter (GM only) (`POST /end-encounter`, scope `encounter:manage`).
 
         Args:
@@ -1994,13 +1965,13 @@ class Encounters:
         *,
         encounter_id: str | None = None,
         selected: bool | None = None,
-        uuids: Sequence[Json] | None = None,
+        uuids: Sequence[shapes.Json] | None = None,
         roll_initiative: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
-        """Add tokens or actors (their token on the active scene) as combatants (`POST /add-to-
-        encounter`, scope `encounter:manage`).
+    ) -> shapes.CombatantsAdded:
+        """Add tokens or actors (their token on the active scene) as combatants (`POST
+        /add-to-encounter`, scope `encounter:manage`).
 
         Args:
             encounter_id: Id of the encounter to act on (default: the current one).
@@ -2027,12 +1998,12 @@ class Encounters:
         *,
         encounter_id: str | None = None,
         selected: bool | None = None,
-        uuids: Sequence[Json] | None = None,
+        uuids: Sequence[shapes.Json] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
-        """Remove tokens or actors (all their combatants) from an encounter (`POST /remove-from-
-        encounter`, scope `encounter:manage`).
+    ) -> shapes.CombatantsRemoved:
+        """Remove tokens or actors (all their combatants) from an encounter (`POST
+        /remove-from-encounter`, scope `encounter:manage`).
 
         Args:
             encounter_id: Id of the encounter to act on (default: the current one).
@@ -2062,14 +2033,14 @@ class Scenes:
     def get(
         self,
         *,
-        scene_id: Json | None = None,
-        name: Json | None = None,
+        scene_id: shapes.Json | None = None,
+        name: shapes.Json | None = None,
         active: bool | None = None,
         viewed: bool | None = None,
         all: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Document]:
         """One scene (by id, exact name, active or viewed) or all of them (`GET /scene`, scope
         `scene:read`).
 
@@ -2097,11 +2068,11 @@ class Scenes:
 
     def create(
         self,
-        data: Mapping[str, Json],
+        data: Mapping[str, shapes.Json],
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Document]:
         """Create a scene (`POST /scene`, scope `scene:write`).
 
         Args:
@@ -2115,14 +2086,14 @@ class Scenes:
 
     def update(
         self,
-        data: Mapping[str, Json],
+        data: Mapping[str, shapes.Json],
         *,
-        scene_id: Json | None = None,
-        name: Json | None = None,
+        scene_id: shapes.Json | None = None,
+        name: shapes.Json | None = None,
         active: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Document]:
         """Update a scene (selected by id, exact name or active) (`PUT /scene`, scope
         `scene:write`).
 
@@ -2149,11 +2120,11 @@ class Scenes:
     def delete(
         self,
         *,
-        scene_id: Json | None = None,
-        name: Json | None = None,
+        scene_id: shapes.Json | None = None,
+        name: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Done:
         """Delete a scene (by id or exact name) (`DELETE /scene`, scope `scene:write`).
 
         Args:
@@ -2170,11 +2141,11 @@ class Scenes:
     def image(
         self,
         *,
-        scene_id: Json | None = None,
+        scene_id: shapes.Json | None = None,
         active: bool | None = None,
         format: str | None = None,
         quality: float | None = None,
-        viewport: Json | None = None,
+        viewport: shapes.Json | None = None,
         width: float | None = None,
         height: float | None = None,
         show_grid: bool | None = None,
@@ -2218,11 +2189,11 @@ class Scenes:
     def raw_image(
         self,
         *,
-        scene_id: Json | None = None,
+        scene_id: shapes.Json | None = None,
         active: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.SceneBackground]:
         """The scene's background image: its src (the embedded world holds no image files) (`GET
         /scene/image/raw`, scope `scene:read`).
 
@@ -2240,11 +2211,11 @@ class Scenes:
     def switch(
         self,
         *,
-        scene_id: Json | None = None,
-        name: Json | None = None,
+        scene_id: shapes.Json | None = None,
+        name: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Document]:
         """Activate a scene (GM only): it becomes the scene everyone sees (`POST /switch-scene`,
         scope `scene:write`).
 
@@ -2274,7 +2245,7 @@ class Entities:
         actor: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> EntityReply:
+    ) -> shapes.EntityReply:
         """Read any document by uuid, or the controlled tokens (`GET /get`, scope `entity:read`).
 
         Args:
@@ -2298,14 +2269,14 @@ class Entities:
     def create(
         self,
         entity_type: str,
-        data: Mapping[str, Json],
+        data: Mapping[str, shapes.Json],
         *,
-        folder: Json | None = None,
+        folder: shapes.Json | None = None,
         keep_id: bool | None = None,
         override: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.EntityCreated:
         """Create a document of any type (Actor, Item, JournalEntry, Macro, RollTable, ...) (`POST
         /create`, scope `entity:write`).
 
@@ -2333,14 +2304,14 @@ class Entities:
 
     def update(
         self,
-        data: Mapping[str, Json],
+        data: Mapping[str, shapes.Json],
         *,
         uuid: str | None = None,
         selected: bool | None = None,
         actor: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.EntityUpdated:
         """Update documents: nested and dotted keys merge, embedded arrays upsert by _id (`PUT
         /update`, scope `entity:write`).
 
@@ -2371,7 +2342,7 @@ class Entities:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Done:
         """Delete a document (embedded ones from their holder) (`DELETE /delete`, scope
         `entity:write`).
 
@@ -2389,15 +2360,15 @@ class Entities:
     def give(
         self,
         *,
-        from_uuid: Json | None = None,
-        to_uuid: Json | None = None,
+        from_uuid: shapes.Json | None = None,
+        to_uuid: shapes.Json | None = None,
         selected: bool | None = None,
-        item_uuid: Json | None = None,
-        item_name: Json | None = None,
+        item_uuid: shapes.Json | None = None,
+        item_name: shapes.Json | None = None,
         quantity: float | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.ItemGiven:
         """Give an item to an actor: moved from fromUuid, or copied from a world or pack item (`POST
         /give`, scope `entity:write`).
 
@@ -2428,14 +2399,14 @@ class Entities:
     def remove(
         self,
         *,
-        actor_uuid: Json | None = None,
+        actor_uuid: shapes.Json | None = None,
         selected: bool | None = None,
-        item_uuid: Json | None = None,
-        item_name: Json | None = None,
+        item_uuid: shapes.Json | None = None,
+        item_name: shapes.Json | None = None,
         quantity: float | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.ItemRemoved:
         """Remove an item, or some of its quantity, from an actor (`POST /remove`, scope
         `entity:write`).
 
@@ -2470,7 +2441,7 @@ class Entities:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.AttributeChanged:
         """Add to a numeric attribute of documents (`POST /increase`, scope `entity:write`).
 
         Args:
@@ -2502,7 +2473,7 @@ class Entities:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.AttributeChanged:
         """Subtract from a numeric attribute of documents (`POST /decrease`, scope `entity:write`).
 
         Args:
@@ -2532,7 +2503,7 @@ class Entities:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.KillReply:
         """Bring actors or tokens to 0 HP, mark them defeated and dead (`POST /kill`, scope
         `entity:write`).
 
@@ -2558,14 +2529,14 @@ class Search:
         self,
         *,
         query: str | None = None,
-        filter: Json | None = None,
+        filter: shapes.Json | None = None,
         exclude_compendiums: bool | None = None,
         limit: float | None = None,
         minified: bool | None = None,
-        owned_by_user_id: Json | None = None,
+        owned_by_user_id: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> SearchReply:
+    ) -> shapes.SearchReply:
         """Search the world's documents by name and filters (`GET /search`, scope `search`).
 
         Args:
@@ -2609,7 +2580,7 @@ class Streams:
         client_id: str | None = None,
         last_event_id: str = "",
         reconnects: int = 5,
-    ) -> Generator[StreamEvent[ChatEventData], None, None]:
+    ) -> Generator[shapes.StreamEvent[shapes.ChatEventData], None, None]:
         """Chat events: chat-create, chat-update, chat-delete (`GET /chat/subscribe`, scope
         `events:subscribe`).
 
@@ -2640,7 +2611,7 @@ class Streams:
         client_id: str | None = None,
         last_event_id: str = "",
         reconnects: int = 5,
-    ) -> Generator[StreamEvent[RollEventData], None, None]:
+    ) -> Generator[shapes.StreamEvent[shapes.RollEventData], None, None]:
         """Dice rolls: roll (`GET /rolls/subscribe`, scope `events:subscribe`).
 
         Args:
@@ -2664,7 +2635,7 @@ class Streams:
         client_id: str | None = None,
         last_event_id: str = "",
         reconnects: int = 5,
-    ) -> Generator[StreamEvent[DocumentEventData], None, None]:
+    ) -> Generator[shapes.StreamEvent[shapes.DocumentEventData], None, None]:
         """Hook events by hook name (`GET /hooks/subscribe`, scope `events:subscribe`).
 
         Args:
@@ -2697,7 +2668,7 @@ class Streams:
         client_id: str | None = None,
         last_event_id: str = "",
         reconnects: int = 5,
-    ) -> Generator[StreamEvent[DocumentEventData], None, None]:
+    ) -> Generator[shapes.StreamEvent[shapes.DocumentEventData], None, None]:
         """Combat events: combat-<eventType> (`GET /encounters/subscribe`, scope
         `events:subscribe`).
 
@@ -2731,7 +2702,7 @@ class Streams:
         client_id: str | None = None,
         last_event_id: str = "",
         reconnects: int = 5,
-    ) -> Generator[StreamEvent[DocumentEventData], None, None]:
+    ) -> Generator[shapes.StreamEvent[shapes.DocumentEventData], None, None]:
         """Actor events: actor-<eventType> (`GET /actor/subscribe`, scope `events:subscribe`).
 
         Args:
@@ -2764,7 +2735,7 @@ class Streams:
         client_id: str | None = None,
         last_event_id: str = "",
         reconnects: int = 5,
-    ) -> Generator[StreamEvent[DocumentEventData], None, None]:
+    ) -> Generator[shapes.StreamEvent[shapes.DocumentEventData], None, None]:
         """Scene events: scene-<eventType> (`GET /scene/subscribe`, scope `events:subscribe`).
 
         Args:
@@ -2796,13 +2767,13 @@ class Clients:
 
     def list(
         self,
-    ) -> ClientsReply:
+    ) -> shapes.ClientsReply:
         """Worlds of this account, live ones first (`GET /clients`, scope `clients:read`)."""
         return self._client.request(BY_KEY["GET /clients"], {})
 
     def key(
         self,
-    ) -> KeyInfo:
+    ) -> shapes.KeyInfo:
         """The calling API key: its name, scopes, allowed worlds and forced user (never the secret).
         Any valid key may read itself (`GET /api/key`).
         """
@@ -2817,13 +2788,13 @@ class Status:
 
     def health(
         self,
-    ) -> HealthReply:
+    ) -> shapes.HealthReply:
         """Liveness of this relay instance (`GET /api/health`)."""
         return self._client.request(BY_KEY["GET /api/health"], {})
 
     def status(
         self,
-    ) -> StatusReply:
+    ) -> shapes.StatusReply:
         """Version, WebSocket path, the answering instance and how many are alive (`GET
         /api/status`).
         """
@@ -2831,7 +2802,7 @@ class Status:
 
     def openapi(
         self,
-    ) -> dict[str, Json]:
+    ) -> shapes.OpenApiDocument:
         """This API as an OpenAPI 3.1 document (`GET /openapi.json`)."""
         return self._client.request(BY_KEY["GET /openapi.json"], {})
 
@@ -2849,7 +2820,7 @@ class Auth:
         *,
         world_title: str | None = None,
         existing_client_id: str | None = None,
-    ) -> dict[str, Json]:
+    ) -> shapes.Paired:
         """Trade a pairing code for a connection token (`POST /auth/pair`).
 
         Args:
@@ -2871,7 +2842,7 @@ class Auth:
     def client_active(
         self,
         client_id: str,
-    ) -> dict[str, Json]:
+    ) -> shapes.Active:
         """Is this world connected? (`GET /api/clients/{clientId}/active`).
 
         Args:
@@ -2884,7 +2855,7 @@ class Auth:
     def self_unpair(
         self,
         token: str,
-    ) -> dict[str, Json]:
+    ) -> shapes.Unpaired:
         """Revoke this world's connection token (`POST /api/self-unpair`).
 
         Args:
@@ -2901,11 +2872,11 @@ class Auth:
         system_title: str | None = None,
         system_version: str | None = None,
         foundry_version: str | None = None,
-        requested_remote_scopes: Sequence[Json] | None = None,
-        requested_target_clients: Sequence[Json] | None = None,
+        requested_remote_scopes: Sequence[shapes.Json] | None = None,
+        requested_target_clients: Sequence[shapes.Json] | None = None,
         upgrade_only: bool | None = None,
         client_id: str | None = None,
-    ) -> dict[str, Json]:
+    ) -> shapes.PairRequested:
         """A world asks to be paired (the module's Pair and Upgrade buttons); 201 with its code
         (`POST /auth/pair-request`).
 
@@ -2940,7 +2911,7 @@ class Auth:
     def pair_status(
         self,
         code: str,
-    ) -> dict[str, Json]:
+    ) -> shapes.PairStatus:
         """A pair request's status; the first read after approval carries the pairing code (`GET
         /auth/pair-request/{code}/status`).
 
@@ -2952,15 +2923,15 @@ class Auth:
     def key_request(
         self,
         app_name: str,
-        scopes: Sequence[Json],
+        scopes: Sequence[shapes.Json],
         *,
         app_description: str | None = None,
         app_url: str | None = None,
         callback_url: str | None = None,
-        client_ids: Sequence[Json] | None = None,
+        client_ids: Sequence[shapes.Json] | None = None,
         suggested_monthly_limit: float | None = None,
         suggested_expiry: str | None = None,
-    ) -> dict[str, Json]:
+    ) -> shapes.KeyRequested:
         """An app asks for an API key with these scopes; 201 with its code and approval URL (`POST
         /auth/key-request`).
 
@@ -2991,7 +2962,7 @@ class Auth:
     def key_status(
         self,
         code: str,
-    ) -> dict[str, Json]:
+    ) -> shapes.KeyStatus:
         """A key request's status; device flow: the first read after approval carries the key (`GET
         /auth/key-request/{code}/status`).
 
@@ -3003,9 +2974,9 @@ class Auth:
     def key_exchange(
         self,
         code: str,
-    ) -> dict[str, Json]:
-        """Web flow: trade the one-time exchange code for the approved API key (`POST /auth/key-
-        request/exchange`).
+    ) -> shapes.KeyExchanged:
+        """Web flow: trade the one-time exchange code for the approved API key (`POST
+        /auth/key-request/exchange`).
 
         Args:
             code: The exchange code.
@@ -3065,13 +3036,13 @@ class AsyncDnd5e:
     async def get_actor_details(
         self,
         actor_uuid: str,
-        details: Sequence[Json],
+        details: Sequence[shapes.Json],
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
-        """Read an actor's resources, items, spells, features and more (`GET /dnd5e/get-actor-
-        details`, scope `dnd5e`).
+    ) -> shapes.Envelope[shapes.ActorDetails]:
+        """Read an actor's resources, items, spells, features and more (`GET
+        /dnd5e/get-actor-details`, scope `dnd5e`).
 
         Args:
             actor_uuid: Actor uuid, `Actor.<id>`.
@@ -3094,7 +3065,7 @@ class AsyncDnd5e:
         item_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.ItemCharges]:
         """Add or spend charges of an item (`POST /dnd5e/modify-item-charges`, scope `dnd5e`).
 
         Args:
@@ -3127,7 +3098,7 @@ class AsyncDnd5e:
         target_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[UseResult]:
+    ) -> shapes.Envelope[shapes.UseResult]:
         """Use any item of an actor (`POST /dnd5e/use-ability`, scope `dnd5e`).
 
         Args:
@@ -3162,7 +3133,7 @@ class AsyncDnd5e:
         target_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[UseResult]:
+    ) -> shapes.Envelope[shapes.UseResult]:
         """Use a feature of an actor (`POST /dnd5e/use-feature`, scope `dnd5e`).
 
         Args:
@@ -3197,7 +3168,7 @@ class AsyncDnd5e:
         target_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[UseResult]:
+    ) -> shapes.Envelope[shapes.UseResult]:
         """Cast a spell of an actor (`POST /dnd5e/use-spell`, scope `dnd5e`).
 
         Args:
@@ -3232,7 +3203,7 @@ class AsyncDnd5e:
         target_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[UseResult]:
+    ) -> shapes.Envelope[shapes.UseResult]:
         """Use an item (not a feature or spell) (`POST /dnd5e/use-item`, scope `dnd5e`).
 
         Args:
@@ -3266,7 +3237,7 @@ class AsyncDnd5e:
         auto_hd_threshold: float | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[RestResult]:
+    ) -> shapes.Envelope[shapes.RestResult]:
         """Take a short rest: hit dice, short-rest features, pact slots (`POST /dnd5e/short-rest`,
         scope `dnd5e`).
 
@@ -3298,7 +3269,7 @@ class AsyncDnd5e:
         new_day: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[RestResult]:
+    ) -> shapes.Envelope[shapes.RestResult]:
         """Take a long rest: HP, spell slots, hit dice, features (`POST /dnd5e/long-rest`, scope
         `dnd5e`).
 
@@ -3331,7 +3302,7 @@ class AsyncDnd5e:
         create_chat_message: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[CheckResult]:
+    ) -> shapes.Envelope[shapes.CheckResult]:
         """Roll a skill check (`POST /dnd5e/skill-check`, scope `dnd5e`).
 
         Args:
@@ -3369,7 +3340,7 @@ class AsyncDnd5e:
         create_chat_message: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[CheckResult]:
+    ) -> shapes.Envelope[shapes.CheckResult]:
         """Roll an ability saving throw (`POST /dnd5e/ability-save`, scope `dnd5e`).
 
         Args:
@@ -3407,7 +3378,7 @@ class AsyncDnd5e:
         create_chat_message: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[CheckResult]:
+    ) -> shapes.Envelope[shapes.CheckResult]:
         """Roll an ability check (`POST /dnd5e/ability-check`, scope `dnd5e`).
 
         Args:
@@ -3442,7 +3413,7 @@ class AsyncDnd5e:
         create_chat_message: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.DeathSaveResult]:
         """Roll a death saving throw (`POST /dnd5e/death-save`, scope `dnd5e`).
 
         Args:
@@ -3471,7 +3442,7 @@ class AsyncDnd5e:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.ExperienceChange]:
         """Add or remove experience points (`POST /dnd5e/modify-experience`, scope `dnd5e`).
 
         Args:
@@ -3500,7 +3471,7 @@ class AsyncDnd5e:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Concentration]:
         """Is the actor concentrating, and on what? (`GET /dnd5e/concentration`, scope `dnd5e`).
 
         Args:
@@ -3529,7 +3500,7 @@ class AsyncDnd5e:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.ConcentrationBroken]:
         """End the actor's concentration (`POST /dnd5e/break-concentration`, scope `dnd5e`).
 
         Args:
@@ -3563,9 +3534,9 @@ class AsyncDnd5e:
         create_chat_message: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
-        """Roll a concentration save: DC max(10, floor(damage / 2)) (`POST /dnd5e/concentration-
-        save`, scope `dnd5e`).
+    ) -> shapes.Envelope[shapes.ConcentrationSave]:
+        """Roll a concentration save: DC max(10, floor(damage / 2)) (`POST
+        /dnd5e/concentration-save`, scope `dnd5e`).
 
         Args:
             damage: Damage taken.
@@ -3605,7 +3576,7 @@ class AsyncDnd5e:
         item_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.ItemEquipped]:
         """Equip or unequip an item (`POST /dnd5e/equip-item`, scope `dnd5e`).
 
         Args:
@@ -3640,7 +3611,7 @@ class AsyncDnd5e:
         item_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.ItemAttuned]:
         """Attune to or end attunement with an item (`POST /dnd5e/attune-item`, scope `dnd5e`).
 
         Args:
@@ -3667,7 +3638,7 @@ class AsyncDnd5e:
 
     async def transfer_currency(
         self,
-        currency: Mapping[str, Json],
+        currency: Mapping[str, shapes.Json],
         *,
         source_actor_uuid: str | None = None,
         source_actor_name: str | None = None,
@@ -3675,7 +3646,7 @@ class AsyncDnd5e:
         target_actor_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.CurrencyTransfer]:
         """Move coins from one actor to another, all or nothing (`POST /dnd5e/transfer-currency`,
         scope `dnd5e`).
 
@@ -3709,7 +3680,7 @@ class AsyncDnd5e:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[CurrencyChange]:
+    ) -> shapes.Envelope[shapes.CurrencyChange]:
         """Add or remove coins of one denomination (`POST /dnd5e/modify-currency`, scope `dnd5e`).
 
         Args:
@@ -3738,7 +3709,7 @@ class AsyncDnd5e:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.SpellPrepared]:
         """Prepare or unprepare a spell (`POST /dnd5e/prepare-spell`, scope `dnd5e`).
 
         Args:
@@ -3775,7 +3746,7 @@ class AsyncChat:
         speaker: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[ChatPage]:
+    ) -> shapes.Envelope[shapes.ChatPage]:
         """List chat messages, newest first (`GET /chat`, scope `chat:read`).
 
         Args:
@@ -3802,14 +3773,14 @@ class AsyncChat:
         self,
         content: str,
         *,
-        whisper: Sequence[Json] | None = None,
+        whisper: Sequence[shapes.Json] | None = None,
         speaker: str | None = None,
         alias: str | None = None,
         chat_type: float | None = None,
         flavor: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[ChatMessage]:
+    ) -> shapes.Envelope[shapes.ChatMessage]:
         """Send a chat message (`POST /chat`, scope `chat:write`).
 
         Args:
@@ -3842,7 +3813,7 @@ class AsyncChat:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.ChatDeleted]:
         """Delete one chat message (its author or a GM) (`DELETE /chat/{messageId}`, scope
         `chat:write`).
 
@@ -3861,7 +3832,7 @@ class AsyncChat:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Message]:
         """Delete all chat history (GM only) (`DELETE /chat`, scope `chat:write`).
 
         Args:
@@ -3882,14 +3853,14 @@ class AsyncUtility:
     async def select(
         self,
         *,
-        uuids: Sequence[Json] | None = None,
-        name: Json | None = None,
-        data: Mapping[str, Json] | None = None,
+        uuids: Sequence[shapes.Json] | None = None,
+        name: shapes.Json | None = None,
+        data: Mapping[str, shapes.Json] | None = None,
         overwrite: bool | None = None,
         all: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.SelectReply:
         """Select tokens on the active scene (GM only) (`POST /select`, scope `entity:read`).
 
         Args:
@@ -3919,7 +3890,7 @@ class AsyncUtility:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> SelectedReply:
+    ) -> shapes.SelectedReply:
         """The selected tokens and their actors (GM only) (`GET /selected`, scope `entity:read`).
 
         Args:
@@ -3935,7 +3906,7 @@ class AsyncUtility:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> PlayersReply:
+    ) -> shapes.PlayersReply:
         """The world's users: the valid userId values (`GET /players`, scope `entity:read`).
 
         Args:
@@ -3951,7 +3922,7 @@ class AsyncUtility:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[WorldInfo]:
+    ) -> shapes.Envelope[shapes.WorldInfo]:
         """World, system, modules, users and active scene (`GET /world-info`, scope `world:info`).
 
         Args:
@@ -3965,10 +3936,10 @@ class AsyncUtility:
     async def execute_js(
         self,
         *,
-        script: Json | None = None,
+        script: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.ScriptReply:
         """Run a script in the world (off unless the world enables it) (`POST /execute-js`, scope
         `execute-js`).
 
@@ -3992,13 +3963,13 @@ class AsyncRolls:
         self,
         formula: str,
         *,
-        flavor: Json | None = None,
+        flavor: shapes.Json | None = None,
         create_chat_message: bool | None = None,
-        speaker: Json | None = None,
-        whisper: Sequence[Json] | None = None,
+        speaker: shapes.Json | None = None,
+        whisper: Sequence[shapes.Json] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[RollData]:
+    ) -> shapes.Envelope[shapes.RollData]:
         """Roll a dice formula, optionally posting it to chat (`POST /roll`, scope `roll:execute`).
 
         Args:
@@ -4029,7 +4000,7 @@ class AsyncRolls:
         limit: float | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.RollList]:
         """The recent rolls, newest first (at most 20) (`GET /rolls`, scope `roll:read`).
 
         Args:
@@ -4046,7 +4017,7 @@ class AsyncRolls:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[LastRoll]:
+    ) -> shapes.Envelope[shapes.LastRoll]:
         """The most recent roll, or null (`GET /lastroll`, scope `roll:read`).
 
         Args:
@@ -4069,7 +4040,7 @@ class AsyncEffects:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.StatusEffects]:
         """The system's status conditions (id, name, icon) (`GET /effects/list`, scope
         `effects:read`).
 
@@ -4087,7 +4058,7 @@ class AsyncEffects:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[EffectsData]:
+    ) -> shapes.Envelope[shapes.EffectsData]:
         """The active effects on an actor (`GET /effects`, scope `effects:read`).
 
         Args:
@@ -4103,11 +4074,11 @@ class AsyncEffects:
         self,
         uuid: str,
         *,
-        status_id: Json | None = None,
-        effect_data: Mapping[str, Json] | None = None,
+        status_id: shapes.Json | None = None,
+        effect_data: Mapping[str, shapes.Json] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.EffectAdded]:
         """Add a status condition or a custom effect to an actor (`POST /effects`, scope
         `effects:write`).
 
@@ -4133,11 +4104,11 @@ class AsyncEffects:
         self,
         uuid: str,
         *,
-        effect_id: Json | None = None,
-        status_id: Json | None = None,
+        effect_id: shapes.Json | None = None,
+        status_id: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.EffectRemoved]:
         """Remove an effect by id, or the first one carrying a status (`DELETE /effects`, scope
         `effects:write`).
 
@@ -4170,13 +4141,13 @@ class AsyncStructure:
         self,
         *,
         include_entity_data: bool | None = None,
-        path: Json | None = None,
+        path: shapes.Json | None = None,
         recursive: bool | None = None,
         recursive_depth: float | None = None,
-        types: Json | None = None,
+        types: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Structure]:
         """Folders, documents and compendium packs of the world (`GET /structure`, scope
         `structure:read`).
 
@@ -4208,7 +4179,7 @@ class AsyncStructure:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Folder]:
         """A folder by exact name, with its contents (`GET /get-folder`, scope `structure:read`).
 
         Args:
@@ -4225,10 +4196,10 @@ class AsyncStructure:
         name: str,
         folder_type: str,
         *,
-        parent_folder_id: Json | None = None,
+        parent_folder_id: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Folder]:
         """Create a folder (GM only) (`POST /create-folder`, scope `structure:write`).
 
         Args:
@@ -4256,7 +4227,7 @@ class AsyncStructure:
         delete_all: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.FolderDeleted]:
         """Delete a folder; with deleteAll, its sub-folders and documents too (GM only) (`DELETE
         /delete-folder`, scope `structure:write`).
 
@@ -4288,7 +4259,7 @@ class AsyncMacros:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> MacrosReply:
+    ) -> shapes.MacrosReply:
         """The world's macros (what the user may see) (`GET /macros`, scope `macro:list`).
 
         Args:
@@ -4303,10 +4274,10 @@ class AsyncMacros:
         self,
         uuid: str,
         *,
-        args: Mapping[str, Json] | None = None,
+        args: Mapping[str, shapes.Json] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.MacroExecuted:
         """Execute a macro (off unless the world enables allowMacroExecute) (`POST
         /macro/{uuid}/execute`, scope `macro:execute`).
 
@@ -4336,7 +4307,7 @@ class AsyncCanvas:
         document_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> CanvasDocumentsReply:
+    ) -> shapes.CanvasDocumentsReply:
         """List a scene's embedded documents of one type, or one by id (`GET
         /canvas/{documentType}`, scope `canvas:read`).
 
@@ -4362,12 +4333,12 @@ class AsyncCanvas:
     async def create(
         self,
         document_type: str,
-        data: Json,
+        data: shapes.Json,
         *,
         scene_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.CanvasDocumentsReply:
         """Create a document (token, tile, wall, light...) on a scene (`POST
         /canvas/{documentType}`, scope `canvas:write`).
 
@@ -4394,12 +4365,12 @@ class AsyncCanvas:
         self,
         document_type: str,
         document_id: str,
-        data: Mapping[str, Json],
+        data: Mapping[str, shapes.Json],
         *,
         scene_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.CanvasDocumentsReply:
         """Update a document on a scene (nested data merges) (`PUT /canvas/{documentType}`, scope
         `canvas:write`).
 
@@ -4432,7 +4403,7 @@ class AsyncCanvas:
         scene_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.CanvasDocumentsReply:
         """Delete a document from a scene (`DELETE /canvas/{documentType}`, scope `canvas:write`).
 
         Args:
@@ -4461,12 +4432,12 @@ class AsyncCanvas:
         *,
         uuid: str | None = None,
         name: str | None = None,
-        waypoints: Sequence[Json] | None = None,
+        waypoints: Sequence[shapes.Json] | None = None,
         animate: bool | None = None,
         scene_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.TokenMoved]:
         """Move a token (snapped to the grid), through optional waypoints (`POST /move-token`, scope
         `canvas:write`).
 
@@ -4510,7 +4481,7 @@ class AsyncCanvas:
         scene_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Distance]:
         """Distance between two points or tokens, with the grid's diagonal rule and units (`GET
         /measure-distance`, scope `canvas:read`).
 
@@ -4556,7 +4527,7 @@ class AsyncPlaylists:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Playlists]:
         """Every playlist with its sounds (`GET /playlists`, scope `playlist:control`).
 
         Args:
@@ -4576,7 +4547,7 @@ class AsyncPlaylists:
         sound_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.PlaylistState]:
         """Play a playlist, or one of its sounds (`POST /playlist/play`, scope `playlist:control`).
 
         Args:
@@ -4606,7 +4577,7 @@ class AsyncPlaylists:
         playlist_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.PlaylistState]:
         """Stop a playlist (`POST /playlist/stop`, scope `playlist:control`).
 
         Args:
@@ -4632,7 +4603,7 @@ class AsyncPlaylists:
         playlist_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.PlaylistState]:
         """Skip to the playlist's next sound (`POST /playlist/next`, scope `playlist:control`).
 
         Args:
@@ -4661,7 +4632,7 @@ class AsyncPlaylists:
         sound_name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.PlaylistState]:
         """Set the volume (0 to 1) of a playlist or of one of its sounds (`POST /playlist/volume`,
         scope `playlist:control`).
 
@@ -4695,7 +4666,7 @@ class AsyncPlaylists:
         loop: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.SoundPlayed]:
         """Play a sound file for everyone (`POST /play-sound`, scope `playlist:control`).
 
         Args:
@@ -4716,7 +4687,7 @@ class AsyncPlaylists:
         src: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.SoundStopped]:
         """Stop the sounds playing this file (every sound without `src`) (`POST /stop-sound`, scope
         `playlist:control`).
 
@@ -4741,7 +4712,7 @@ class AsyncUsers:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[UserList]:
+    ) -> shapes.Envelope[shapes.UserList]:
         """Every user of the world (`GET /users`, scope `user:read`).
 
         Args:
@@ -4759,7 +4730,7 @@ class AsyncUsers:
         name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.User]:
         """One user, by id or name (`GET /user`, scope `user:read`).
 
         Args:
@@ -4780,7 +4751,7 @@ class AsyncUsers:
         password: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.User]:
         """Create a user (GM only with userId) (`POST /user`, scope `user:write`).
 
         Args:
@@ -4803,13 +4774,13 @@ class AsyncUsers:
 
     async def update(
         self,
-        data: Mapping[str, Json],
+        data: Mapping[str, shapes.Json],
         *,
         id: str | None = None,
         name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.User]:
         """Update a user (GM only with userId) (`PUT /user`, scope `user:write`).
 
         Args:
@@ -4831,7 +4802,7 @@ class AsyncUsers:
         name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Done:
         """Delete a user (GM only with userId) (`DELETE /user`, scope `user:write`).
 
         Args:
@@ -4857,7 +4828,7 @@ class AsyncEncounters:
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> EncountersReply:
+    ) -> shapes.EncountersReply:
         """Every encounter (combat) of the world, with its combatants in turn order (`GET
         /encounters`, scope `encounter:read`).
 
@@ -4872,15 +4843,15 @@ class AsyncEncounters:
     async def start(
         self,
         *,
-        token_uuids: Sequence[Json] | None = None,
+        token_uuids: Sequence[shapes.Json] | None = None,
         start_with_selected: bool | None = None,
         start_with_players: bool | None = None,
         roll_npc: bool | None = None,
         roll_all: bool | None = None,
-        name: Json | None = None,
+        name: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.EncounterStarted:
         """Start an encounter from tokens, the selected tokens or the players' tokens (GM only)
         (`POST /start-encounter`, scope `encounter:manage`).
 
@@ -4914,7 +4885,7 @@ class AsyncEncounters:
         encounter_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.TurnReply:
         """Advance to the next turn (GM only) (`POST /next-turn`, scope `encounter:manage`).
 
         Args:
@@ -4933,7 +4904,7 @@ class AsyncEncounters:
         encounter_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.TurnReply:
         """Advance to the next round (GM only) (`POST /next-round`, scope `encounter:manage`).
 
         Args:
@@ -4952,7 +4923,7 @@ class AsyncEncounters:
         encounter_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.TurnReply:
         """Go back one turn (GM only) (`POST /last-turn`, scope `encounter:manage`).
 
         Args:
@@ -4971,7 +4942,7 @@ class AsyncEncounters:
         encounter_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.TurnReply:
         """Go back one round (GM only) (`POST /last-round`, scope `encounter:manage`).
 
         Args:
@@ -4990,7 +4961,7 @@ class AsyncEncounters:
         encounter_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.EncounterEnded:
         """End (delete) an encounter (GM only) (`POST /end-encounter`, scope `encounter:manage`).
 
         Args:
@@ -5008,13 +4979,13 @@ class AsyncEncounters:
         *,
         encounter_id: str | None = None,
         selected: bool | None = None,
-        uuids: Sequence[Json] | None = None,
+        uuids: Sequence[shapes.Json] | None = None,
         roll_initiative: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
-        """Add tokens or actors (their token on the active scene) as combatants (`POST /add-to-
-        encounter`, scope `encounter:manage`).
+    ) -> shapes.CombatantsAdded:
+        """Add tokens or actors (their token on the active scene) as combatants (`POST
+        /add-to-encounter`, scope `encounter:manage`).
 
         Args:
             encounter_id: Id of the encounter to act on (default: the current one).
@@ -5041,12 +5012,12 @@ class AsyncEncounters:
         *,
         encounter_id: str | None = None,
         selected: bool | None = None,
-        uuids: Sequence[Json] | None = None,
+        uuids: Sequence[shapes.Json] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
-        """Remove tokens or actors (all their combatants) from an encounter (`POST /remove-from-
-        encounter`, scope `encounter:manage`).
+    ) -> shapes.CombatantsRemoved:
+        """Remove tokens or actors (all their combatants) from an encounter (`POST
+        /remove-from-encounter`, scope `encounter:manage`).
 
         Args:
             encounter_id: Id of the encounter to act on (default: the current one).
@@ -5076,14 +5047,14 @@ class AsyncScenes:
     async def get(
         self,
         *,
-        scene_id: Json | None = None,
-        name: Json | None = None,
+        scene_id: shapes.Json | None = None,
+        name: shapes.Json | None = None,
         active: bool | None = None,
         viewed: bool | None = None,
         all: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Document]:
         """One scene (by id, exact name, active or viewed) or all of them (`GET /scene`, scope
         `scene:read`).
 
@@ -5111,11 +5082,11 @@ class AsyncScenes:
 
     async def create(
         self,
-        data: Mapping[str, Json],
+        data: Mapping[str, shapes.Json],
         *,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Document]:
         """Create a scene (`POST /scene`, scope `scene:write`).
 
         Args:
@@ -5129,14 +5100,14 @@ class AsyncScenes:
 
     async def update(
         self,
-        data: Mapping[str, Json],
+        data: Mapping[str, shapes.Json],
         *,
-        scene_id: Json | None = None,
-        name: Json | None = None,
+        scene_id: shapes.Json | None = None,
+        name: shapes.Json | None = None,
         active: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Document]:
         """Update a scene (selected by id, exact name or active) (`PUT /scene`, scope
         `scene:write`).
 
@@ -5163,11 +5134,11 @@ class AsyncScenes:
     async def delete(
         self,
         *,
-        scene_id: Json | None = None,
-        name: Json | None = None,
+        scene_id: shapes.Json | None = None,
+        name: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Done:
         """Delete a scene (by id or exact name) (`DELETE /scene`, scope `scene:write`).
 
         Args:
@@ -5184,11 +5155,11 @@ class AsyncScenes:
     async def image(
         self,
         *,
-        scene_id: Json | None = None,
+        scene_id: shapes.Json | None = None,
         active: bool | None = None,
         format: str | None = None,
         quality: float | None = None,
-        viewport: Json | None = None,
+        viewport: shapes.Json | None = None,
         width: float | None = None,
         height: float | None = None,
         show_grid: bool | None = None,
@@ -5232,11 +5203,11 @@ class AsyncScenes:
     async def raw_image(
         self,
         *,
-        scene_id: Json | None = None,
+        scene_id: shapes.Json | None = None,
         active: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.SceneBackground]:
         """The scene's background image: its src (the embedded world holds no image files) (`GET
         /scene/image/raw`, scope `scene:read`).
 
@@ -5254,11 +5225,11 @@ class AsyncScenes:
     async def switch(
         self,
         *,
-        scene_id: Json | None = None,
-        name: Json | None = None,
+        scene_id: shapes.Json | None = None,
+        name: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Envelope[shapes.Document]:
         """Activate a scene (GM only): it becomes the scene everyone sees (`POST /switch-scene`,
         scope `scene:write`).
 
@@ -5288,7 +5259,7 @@ class AsyncEntities:
         actor: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> EntityReply:
+    ) -> shapes.EntityReply:
         """Read any document by uuid, or the controlled tokens (`GET /get`, scope `entity:read`).
 
         Args:
@@ -5312,14 +5283,14 @@ class AsyncEntities:
     async def create(
         self,
         entity_type: str,
-        data: Mapping[str, Json],
+        data: Mapping[str, shapes.Json],
         *,
-        folder: Json | None = None,
+        folder: shapes.Json | None = None,
         keep_id: bool | None = None,
         override: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.EntityCreated:
         """Create a document of any type (Actor, Item, JournalEntry, Macro, RollTable, ...) (`POST
         /create`, scope `entity:write`).
 
@@ -5347,14 +5318,14 @@ class AsyncEntities:
 
     async def update(
         self,
-        data: Mapping[str, Json],
+        data: Mapping[str, shapes.Json],
         *,
         uuid: str | None = None,
         selected: bool | None = None,
         actor: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.EntityUpdated:
         """Update documents: nested and dotted keys merge, embedded arrays upsert by _id (`PUT
         /update`, scope `entity:write`).
 
@@ -5385,7 +5356,7 @@ class AsyncEntities:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.Done:
         """Delete a document (embedded ones from their holder) (`DELETE /delete`, scope
         `entity:write`).
 
@@ -5403,15 +5374,15 @@ class AsyncEntities:
     async def give(
         self,
         *,
-        from_uuid: Json | None = None,
-        to_uuid: Json | None = None,
+        from_uuid: shapes.Json | None = None,
+        to_uuid: shapes.Json | None = None,
         selected: bool | None = None,
-        item_uuid: Json | None = None,
-        item_name: Json | None = None,
+        item_uuid: shapes.Json | None = None,
+        item_name: shapes.Json | None = None,
         quantity: float | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.ItemGiven:
         """Give an item to an actor: moved from fromUuid, or copied from a world or pack item (`POST
         /give`, scope `entity:write`).
 
@@ -5442,14 +5413,14 @@ class AsyncEntities:
     async def remove(
         self,
         *,
-        actor_uuid: Json | None = None,
+        actor_uuid: shapes.Json | None = None,
         selected: bool | None = None,
-        item_uuid: Json | None = None,
-        item_name: Json | None = None,
+        item_uuid: shapes.Json | None = None,
+        item_name: shapes.Json | None = None,
         quantity: float | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.ItemRemoved:
         """Remove an item, or some of its quantity, from an actor (`POST /remove`, scope
         `entity:write`).
 
@@ -5484,7 +5455,7 @@ class AsyncEntities:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.AttributeChanged:
         """Add to a numeric attribute of documents (`POST /increase`, scope `entity:write`).
 
         Args:
@@ -5516,7 +5487,7 @@ class AsyncEntities:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.AttributeChanged:
         """Subtract from a numeric attribute of documents (`POST /decrease`, scope `entity:write`).
 
         Args:
@@ -5546,7 +5517,7 @@ class AsyncEntities:
         selected: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> Envelope[Json]:
+    ) -> shapes.KillReply:
         """Bring actors or tokens to 0 HP, mark them defeated and dead (`POST /kill`, scope
         `entity:write`).
 
@@ -5572,14 +5543,14 @@ class AsyncSearch:
         self,
         *,
         query: str | None = None,
-        filter: Json | None = None,
+        filter: shapes.Json | None = None,
         exclude_compendiums: bool | None = None,
         limit: float | None = None,
         minified: bool | None = None,
-        owned_by_user_id: Json | None = None,
+        owned_by_user_id: shapes.Json | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
-    ) -> SearchReply:
+    ) -> shapes.SearchReply:
         """Search the world's documents by name and filters (`GET /search`, scope `search`).
 
         Args:
@@ -5623,7 +5594,7 @@ class AsyncStreams:
         client_id: str | None = None,
         last_event_id: str = "",
         reconnects: int = 5,
-    ) -> AsyncGenerator[StreamEvent[ChatEventData], None]:
+    ) -> AsyncGenerator[shapes.StreamEvent[shapes.ChatEventData], None]:
         """Chat events: chat-create, chat-update, chat-delete (`GET /chat/subscribe`, scope
         `events:subscribe`).
 
@@ -5654,7 +5625,7 @@ class AsyncStreams:
         client_id: str | None = None,
         last_event_id: str = "",
         reconnects: int = 5,
-    ) -> AsyncGenerator[StreamEvent[RollEventData], None]:
+    ) -> AsyncGenerator[shapes.StreamEvent[shapes.RollEventData], None]:
         """Dice rolls: roll (`GET /rolls/subscribe`, scope `events:subscribe`).
 
         Args:
@@ -5678,7 +5649,7 @@ class AsyncStreams:
         client_id: str | None = None,
         last_event_id: str = "",
         reconnects: int = 5,
-    ) -> AsyncGenerator[StreamEvent[DocumentEventData], None]:
+    ) -> AsyncGenerator[shapes.StreamEvent[shapes.DocumentEventData], None]:
         """Hook events by hook name (`GET /hooks/subscribe`, scope `events:subscribe`).
 
         Args:
@@ -5711,7 +5682,7 @@ class AsyncStreams:
         client_id: str | None = None,
         last_event_id: str = "",
         reconnects: int = 5,
-    ) -> AsyncGenerator[StreamEvent[DocumentEventData], None]:
+    ) -> AsyncGenerator[shapes.StreamEvent[shapes.DocumentEventData], None]:
         """Combat events: combat-<eventType> (`GET /encounters/subscribe`, scope
         `events:subscribe`).
 
@@ -5745,7 +5716,7 @@ class AsyncStreams:
         client_id: str | None = None,
         last_event_id: str = "",
         reconnects: int = 5,
-    ) -> AsyncGenerator[StreamEvent[DocumentEventData], None]:
+    ) -> AsyncGenerator[shapes.StreamEvent[shapes.DocumentEventData], None]:
         """Actor events: actor-<eventType> (`GET /actor/subscribe`, scope `events:subscribe`).
 
         Args:
@@ -5778,7 +5749,7 @@ class AsyncStreams:
         client_id: str | None = None,
         last_event_id: str = "",
         reconnects: int = 5,
-    ) -> AsyncGenerator[StreamEvent[DocumentEventData], None]:
+    ) -> AsyncGenerator[shapes.StreamEvent[shapes.DocumentEventData], None]:
         """Scene events: scene-<eventType> (`GET /scene/subscribe`, scope `events:subscribe`).
 
         Args:
@@ -5810,13 +5781,13 @@ class AsyncClients:
 
     async def list(
         self,
-    ) -> ClientsReply:
+    ) -> shapes.ClientsReply:
         """Worlds of this account, live ones first (`GET /clients`, scope `clients:read`)."""
         return await self._client.request(BY_KEY["GET /clients"], {})
 
     async def key(
         self,
-    ) -> KeyInfo:
+    ) -> shapes.KeyInfo:
         """The calling API key: its name, scopes, allowed worlds and forced user (never the secret).
         Any valid key may read itself (`GET /api/key`).
         """
@@ -5831,13 +5802,13 @@ class AsyncStatus:
 
     async def health(
         self,
-    ) -> HealthReply:
+    ) -> shapes.HealthReply:
         """Liveness of this relay instance (`GET /api/health`)."""
         return await self._client.request(BY_KEY["GET /api/health"], {})
 
     async def status(
         self,
-    ) -> StatusReply:
+    ) -> shapes.StatusReply:
         """Version, WebSocket path, the answering instance and how many are alive (`GET
         /api/status`).
         """
@@ -5845,7 +5816,7 @@ class AsyncStatus:
 
     async def openapi(
         self,
-    ) -> dict[str, Json]:
+    ) -> shapes.OpenApiDocument:
         """This API as an OpenAPI 3.1 document (`GET /openapi.json`)."""
         return await self._client.request(BY_KEY["GET /openapi.json"], {})
 
@@ -5863,7 +5834,7 @@ class AsyncAuth:
         *,
         world_title: str | None = None,
         existing_client_id: str | None = None,
-    ) -> dict[str, Json]:
+    ) -> shapes.Paired:
         """Trade a pairing code for a connection token (`POST /auth/pair`).
 
         Args:
@@ -5885,7 +5856,7 @@ class AsyncAuth:
     async def client_active(
         self,
         client_id: str,
-    ) -> dict[str, Json]:
+    ) -> shapes.Active:
         """Is this world connected? (`GET /api/clients/{clientId}/active`).
 
         Args:
@@ -5898,7 +5869,7 @@ class AsyncAuth:
     async def self_unpair(
         self,
         token: str,
-    ) -> dict[str, Json]:
+    ) -> shapes.Unpaired:
         """Revoke this world's connection token (`POST /api/self-unpair`).
 
         Args:
@@ -5915,11 +5886,11 @@ class AsyncAuth:
         system_title: str | None = None,
         system_version: str | None = None,
         foundry_version: str | None = None,
-        requested_remote_scopes: Sequence[Json] | None = None,
-        requested_target_clients: Sequence[Json] | None = None,
+        requested_remote_scopes: Sequence[shapes.Json] | None = None,
+        requested_target_clients: Sequence[shapes.Json] | None = None,
         upgrade_only: bool | None = None,
         client_id: str | None = None,
-    ) -> dict[str, Json]:
+    ) -> shapes.PairRequested:
         """A world asks to be paired (the module's Pair and Upgrade buttons); 201 with its code
         (`POST /auth/pair-request`).
 
@@ -5954,7 +5925,7 @@ class AsyncAuth:
     async def pair_status(
         self,
         code: str,
-    ) -> dict[str, Json]:
+    ) -> shapes.PairStatus:
         """A pair request's status; the first read after approval carries the pairing code (`GET
         /auth/pair-request/{code}/status`).
 
@@ -5968,15 +5939,15 @@ class AsyncAuth:
     async def key_request(
         self,
         app_name: str,
-        scopes: Sequence[Json],
+        scopes: Sequence[shapes.Json],
         *,
         app_description: str | None = None,
         app_url: str | None = None,
         callback_url: str | None = None,
-        client_ids: Sequence[Json] | None = None,
+        client_ids: Sequence[shapes.Json] | None = None,
         suggested_monthly_limit: float | None = None,
         suggested_expiry: str | None = None,
-    ) -> dict[str, Json]:
+    ) -> shapes.KeyRequested:
         """An app asks for an API key with these scopes; 201 with its code and approval URL (`POST
         /auth/key-request`).
 
@@ -6007,7 +5978,7 @@ class AsyncAuth:
     async def key_status(
         self,
         code: str,
-    ) -> dict[str, Json]:
+    ) -> shapes.KeyStatus:
         """A key request's status; device flow: the first read after approval carries the key (`GET
         /auth/key-request/{code}/status`).
 
@@ -6021,9 +5992,9 @@ class AsyncAuth:
     async def key_exchange(
         self,
         code: str,
-    ) -> dict[str, Json]:
-        """Web flow: trade the one-time exchange code for the approved API key (`POST /auth/key-
-        request/exchange`).
+    ) -> shapes.KeyExchanged:
+        """Web flow: trade the one-time exchange code for the approved API key (`POST
+        /auth/key-request/exchange`).
 
         Args:
             code: The exchange code.

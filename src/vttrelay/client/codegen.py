@@ -110,37 +110,108 @@ NAMES: Final[dict[str, str]] = {
 # Routes whose reply is not JSON.
 BINARY: Final = frozenset({"GET /scene/image"})
 
-# Reply shapes (names in `types.py`) where one is documented; other world replies are
-# `Envelope[Json]`, other relay replies `dict[str, Json]`.
+# Reply shapes (names in `types.py`) of every route; a route added to the table without one gets
+# `Envelope[Json]` (a world reply) or `dict[str, Json]` (the relay's own) until it is described.
 REPLIES: Final[dict[str, str]] = {
-    "POST /dnd5e/skill-check": "Envelope[CheckResult]",
-    "POST /dnd5e/ability-save": "Envelope[CheckResult]",
-    "POST /dnd5e/ability-check": "Envelope[CheckResult]",
+    "GET /dnd5e/get-actor-details": "Envelope[ActorDetails]",
+    "POST /dnd5e/modify-item-charges": "Envelope[ItemCharges]",
     "POST /dnd5e/use-ability": "Envelope[UseResult]",
     "POST /dnd5e/use-feature": "Envelope[UseResult]",
     "POST /dnd5e/use-spell": "Envelope[UseResult]",
     "POST /dnd5e/use-item": "Envelope[UseResult]",
     "POST /dnd5e/short-rest": "Envelope[RestResult]",
     "POST /dnd5e/long-rest": "Envelope[RestResult]",
+    "POST /dnd5e/skill-check": "Envelope[CheckResult]",
+    "POST /dnd5e/ability-save": "Envelope[CheckResult]",
+    "POST /dnd5e/ability-check": "Envelope[CheckResult]",
+    "POST /dnd5e/death-save": "Envelope[DeathSaveResult]",
+    "POST /dnd5e/modify-experience": "Envelope[ExperienceChange]",
+    "GET /dnd5e/concentration": "Envelope[Concentration]",
+    "POST /dnd5e/break-concentration": "Envelope[ConcentrationBroken]",
+    "POST /dnd5e/concentration-save": "Envelope[ConcentrationSave]",
+    "POST /dnd5e/equip-item": "Envelope[ItemEquipped]",
+    "POST /dnd5e/attune-item": "Envelope[ItemAttuned]",
+    "POST /dnd5e/transfer-currency": "Envelope[CurrencyTransfer]",
     "POST /dnd5e/modify-currency": "Envelope[CurrencyChange]",
+    "POST /dnd5e/prepare-spell": "Envelope[SpellPrepared]",
     "GET /chat": "Envelope[ChatPage]",
     "POST /chat": "Envelope[ChatMessage]",
-    "GET /players": "PlayersReply",
+    "DELETE /chat/{messageId}": "Envelope[ChatDeleted]",
+    "DELETE /chat": "Envelope[Message]",
+    "POST /select": "SelectReply",
     "GET /selected": "SelectedReply",
+    "GET /players": "PlayersReply",
     "GET /world-info": "Envelope[WorldInfo]",
+    "POST /execute-js": "ScriptReply",
     "POST /roll": "Envelope[RollData]",
+    "GET /rolls": "Envelope[RollList]",
     "GET /lastroll": "Envelope[LastRoll]",
+    "GET /effects/list": "Envelope[StatusEffects]",
     "GET /effects": "Envelope[EffectsData]",
+    "POST /effects": "Envelope[EffectAdded]",
+    "DELETE /effects": "Envelope[EffectRemoved]",
+    "GET /structure": "Envelope[Structure]",
+    "GET /get-folder": "Envelope[Folder]",
+    "POST /create-folder": "Envelope[Folder]",
+    "DELETE /delete-folder": "Envelope[FolderDeleted]",
     "GET /macros": "MacrosReply",
+    "POST /macro/{uuid}/execute": "MacroExecuted",
     "GET /canvas/{documentType}": "CanvasDocumentsReply",
+    "POST /canvas/{documentType}": "CanvasDocumentsReply",
+    "PUT /canvas/{documentType}": "CanvasDocumentsReply",
+    "DELETE /canvas/{documentType}": "CanvasDocumentsReply",
+    "POST /move-token": "Envelope[TokenMoved]",
+    "GET /measure-distance": "Envelope[Distance]",
+    "GET /playlists": "Envelope[Playlists]",
+    "POST /playlist/play": "Envelope[PlaylistState]",
+    "POST /playlist/stop": "Envelope[PlaylistState]",
+    "POST /playlist/next": "Envelope[PlaylistState]",
+    "POST /playlist/volume": "Envelope[PlaylistState]",
+    "POST /play-sound": "Envelope[SoundPlayed]",
+    "POST /stop-sound": "Envelope[SoundStopped]",
     "GET /users": "Envelope[UserList]",
+    "GET /user": "Envelope[User]",
+    "POST /user": "Envelope[User]",
+    "PUT /user": "Envelope[User]",
+    "DELETE /user": "Done",
     "GET /encounters": "EncountersReply",
+    "POST /start-encounter": "EncounterStarted",
+    "POST /next-turn": "TurnReply",
+    "POST /next-round": "TurnReply",
+    "POST /last-turn": "TurnReply",
+    "POST /last-round": "TurnReply",
+    "POST /end-encounter": "EncounterEnded",
+    "POST /add-to-encounter": "CombatantsAdded",
+    "POST /remove-from-encounter": "CombatantsRemoved",
+    "GET /scene": "Envelope[Document]",
+    "POST /scene": "Envelope[Document]",
+    "PUT /scene": "Envelope[Document]",
+    "DELETE /scene": "Done",
+    "GET /scene/image/raw": "Envelope[SceneBackground]",
+    "POST /switch-scene": "Envelope[Document]",
     "GET /get": "EntityReply",
+    "POST /create": "EntityCreated",
+    "PUT /update": "EntityUpdated",
+    "DELETE /delete": "Done",
+    "POST /give": "ItemGiven",
+    "POST /remove": "ItemRemoved",
+    "POST /increase": "AttributeChanged",
+    "POST /decrease": "AttributeChanged",
+    "POST /kill": "KillReply",
     "GET /search": "SearchReply",
     "GET /clients": "ClientsReply",
     "GET /api/key": "KeyInfo",
     "GET /api/health": "HealthReply",
     "GET /api/status": "StatusReply",
+    "GET /openapi.json": "OpenApiDocument",
+    "POST /auth/pair": "Paired",
+    "GET /api/clients/{clientId}/active": "Active",
+    "POST /api/self-unpair": "Unpaired",
+    "POST /auth/pair-request": "PairRequested",
+    "GET /auth/pair-request/{code}/status": "PairStatus",
+    "POST /auth/key-request": "KeyRequested",
+    "GET /auth/key-request/{code}/status": "KeyStatus",
+    "POST /auth/key-request/exchange": "KeyExchanged",
 }
 
 # Event data per stream (types.py); streams not named here carry `DocumentEventData`.
@@ -153,9 +224,9 @@ PY_TYPES: Final[dict[str | None, str]] = {
     "string": "str",
     "number": "float",
     "boolean": "bool",
-    "array": "Sequence[Json]",
-    "object": "Mapping[str, Json]",
-    None: "Json",
+    "array": "Sequence[shapes.Json]",
+    "object": "Mapping[str, shapes.Json]",
+    None: "shapes.Json",
 }
 
 
@@ -258,7 +329,10 @@ def _signature(route: Route) -> tuple[list[str], list[str]]:
 
 def _wrap(text: str, indent: str, first: str = "", more: str = "") -> list[str]:
     width = 100 - len(indent)
-    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=more) or [""]
+    wrapped = textwrap.wrap(
+        text, width, initial_indent=first, subsequent_indent=more, break_on_hyphens=False
+    )
+    return wrapped or [""]
 
 
 def _docstring(route: Route, indent: str) -> str:
@@ -302,7 +376,7 @@ def _method(route: Route, asynchronous: bool) -> str:
     call_args = "{" + ", ".join(pairs) + "}"
     indent = " " * 8
     head = f"    {'async ' if asynchronous and route.mode != 'stream' else ''}def {name}(\n"
-    head += f"        {params},\n    ) -> {_returns(route, asynchronous)}:\n"
+    head += f"        {params},\n    ) -> {_qualified(_returns(route, asynchronous))}:\n"
     if route.mode == "stream":
         body = (
             f"{indent}return self._client.stream(\n"
@@ -316,12 +390,17 @@ def _method(route: Route, asynchronous: bool) -> str:
     return head + _docstring(route, indent) + body
 
 
-def _type_names(routes: list[Route]) -> list[str]:
-    """The names of `types.py` the generated methods use."""
-    text = " ".join(_returns(r, a) for r in routes for a in (False, True))
-    used = set(re.findall(r"[A-Za-z_]\w*", text)) | {"Json"}
-    used -= {"AsyncGenerator", "Generator", "None", "bytes", "dict", "str"}
-    return sorted(used)
+NOT_SHAPES: Final = frozenset({"AsyncGenerator", "Generator", "None", "bytes", "dict", "str"})
+
+
+def _qualified(annotation: str) -> str:
+    """Names of `types.py` in an annotation written `shapes.<name>`: a group class may have the
+    same name as a shape (`Playlists`)."""
+    return re.sub(
+        r"[A-Za-z_]\w*",
+        lambda m: m.group(0) if m.group(0) in NOT_SHAPES else f"shapes.{m.group(0)}",
+        annotation,
+    )
 
 
 def render_methods(routes: list[Route]) -> str:
@@ -337,7 +416,7 @@ def render_methods(routes: list[Route]) -> str:
         "from collections.abc import AsyncGenerator, Generator, Mapping, Sequence\n\n",
         "from vttrelay.client._routes import BY_KEY\n",
         "from vttrelay.client.groups import AsyncCaller, SyncCaller\n",
-        f"from vttrelay.client.types import {', '.join(_type_names(routes))}\n",
+        "from vttrelay.client import types as shapes\n",
     ]
     for asynchronous in (False, True):
         prefix = "Async" if asynchronous else ""

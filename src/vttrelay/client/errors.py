@@ -1,7 +1,7 @@
 """The SDK's errors: one class per kind of refusal, each carrying the HTTP status and the
 relay's documented JSON body (`{"error": "<text>", ...}`).
 
-    VttRelayError              any status but 200 (`.status`, `.body`, `.message`, `.headers`)
+    VttRelayError              any status but 2xx (`.status`, `.body`, `.message`, `.headers`)
     ├── BadRequest             400 (and 413: a value or body too large)
     ├── AuthError              401 (no key, unknown key) and 403 (missing scope, other world)
     ├── NotFound               404 (no such world, or nothing at that path)
@@ -20,7 +20,7 @@ from typing import Any
 
 
 class VttRelayError(Exception):
-    """The relay answered with a status other than 200."""
+    """The relay answered with a status other than 2xx."""
 
     def __init__(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
         self.status = status

@@ -11,7 +11,7 @@
 Every endpoint is a typed method of its group (`_methods.py`, generated from the route table).
 Underneath, `request(route, params)` places each wire parameter where the relay reads it
 (`requests.prepare`), sends it and returns the parsed JSON reply (bytes for images); any status
-but 200 raises the `errors.py` exception for it, carrying the status and the documented body.
+but 2xx raises the `errors.py` exception for it, carrying the status and the documented body.
 `call("skill-check", actorUuid=...)` is the untyped way in, by action, path or `METHOD /path`.
 
 Retries: a 429 or 503 that carries `Retry-After` is retried after that many seconds (capped by
@@ -59,8 +59,8 @@ def _body(response: httpx.Response) -> Any:
 
 
 def _result(response: httpx.Response, route: RouteSpec | None = None) -> Any:
-    """The reply of a 200 (JSON, or bytes for binary routes); else the typed error."""
-    if response.status_code != 200:
+    """The reply of a 2xx (JSON, or bytes for binary routes); else the typed error."""
+    if not 200 <= response.status_code < 300:
         raise error_for(response.status_code, _body(response), dict(response.headers))
     if route is not None and route.reply == "bytes":
         return response.content

@@ -34,14 +34,22 @@ Document = dict[str, Any]
 
 
 class Envelope(TypedDict, Generic[T]):
-    """The frame every world reply is: `type` (`<action>-result`), the relay's `requestId`, and
-    usually `data` (and `success`). A refusal carries `error` and is raised as `BadRequest`."""
+    """The frame most world replies are: `type` (`<action>-result`), the relay's `requestId`,
+    and `data` (often with `success`). A refusal carries `error` and is raised as `BadRequest`."""
 
     type: str
     requestId: str
     data: NotRequired[T]
     success: NotRequired[bool]
     error: NotRequired[str]
+
+
+class WorldReply(TypedDict):
+    """The frame of world replies that carry their fields at the top level (no `data`)."""
+
+    type: str
+    requestId: str
+    success: NotRequired[bool]
 
 
 # Rolls ---------------------------------------------------------------------------------------
@@ -69,12 +77,16 @@ class RollSummary(TypedDict):
 
 
 class RollData(TypedDict):
+    """POST /roll."""
+
     id: str
     chatMessageCreated: bool
     roll: RollSummary
 
 
 class LastRoll(TypedDict):
+    """GET /lastroll, and each roll of GET /rolls."""
+
     id: str
     messageId: str | None
     user: Json
@@ -88,8 +100,7 @@ class LastRoll(TypedDict):
     timestamp: int
 
 
-class RollsData(TypedDict, total=False):
-    rolls: list[Json]
+RollList = list[LastRoll]  # GET /rolls, newest first
 
 
 # D&D 5e --------------------------------------------------------------------------------------
@@ -106,14 +117,22 @@ class CheckResult(TypedDict):
     ability: NotRequired[str]
 
 
+class DeathSaves(TypedDict):
+    success: int
+    failure: int
+
+
 class DeathSaveResult(TypedDict):
     actorUuid: str
     total: int
     formula: str
+    result: str
+    deathSaves: DeathSaves
 
 
 class UseResult(TypedDict):
-    """Using an item, spell or feature: the actor, the item's name, its attack roll if any."""
+    """Using an item, spell or feature: the actor, the item's name, the chat card's id and the
+    attack roll when the item attacks."""
 
     uuid: str
     ability: str
@@ -122,6 +141,8 @@ class UseResult(TypedDict):
 
 
 class RestResult(TypedDict):
+    """A short or long rest: `result` is the system's rest result (deltas, updates, rolls)."""
+
     actorUuid: str
     result: dict[str, Any]
 
@@ -133,9 +154,85 @@ class CurrencyChange(TypedDict):
     delta: int
 
 
+Purse = dict[str, int]  # {"pp": 0, "gp": 4, "ep": 0, "sp": 20, "cp": 30}
+
+
+class CurrencyTransfer(TypedDict):
+    sourceActorUuid: str
+    targetActorUuid: str
+    transferred: Purse
+    sourceBalance: Purse
+    targetBalance: Purse
+
+
+class ItemCharges(TypedDict):
+    itemUuid: str
+    oldCharges: int
+    newCharges: int
+
+
+class ExperienceChange(TypedDict):
+    actorUuid: str
+    oldXp: int
+    newXp: int
+
+
+class Concentration(TypedDict):
+    actorUuid: str
+    isConcentrating: bool
+    effect: Document | None
+    spell: Json
+
+
+class ConcentrationBroken(TypedDict):
+    actorUuid: str
+    broken: bool
+    removedEffectId: NotRequired[str | None]
+
+
+class ConcentrationSave(TypedDict):
+    actorUuid: str
+    dc: int
+    total: int
+    formula: str
+    result: str
+    maintained: bool
+
+
+class ItemEquipped(TypedDict):
+    actorUuid: str
+    itemUuid: str
+    itemName: str
+    equipped: bool
+
+
+class ItemAttuned(TypedDict):
+    actorUuid: str
+    itemUuid: str
+    itemName: str
+    attuned: bool
+
+
+class SpellPrepared(TypedDict):
+    spellName: str
+    prepared: bool
+    uuid: str
+
+
 class ActorDetails(TypedDict):
-    actorUuid: NotRequired[str]
-    name: NotRequired[str]
+    """GET /dnd5e/get-actor-details: the actor's uuid and each section asked for (`resources`,
+    `stats`, `items`, `spells`, ...), each as the world computes it."""
+
+    uuid: str
+    resources: NotRequired[dict[str, Any]]
+    stats: NotRequired[dict[str, Any]]
+    items: NotRequired[list[Document]]
+    spells: NotRequired[Json]
+    features: NotRequired[list[Document]]
+    abilities: NotRequired[dict[str, Any]]
+    skills: NotRequired[dict[str, Any]]
+    details: NotRequired[dict[str, Any]]
+    conditions: NotRequired[list[Json]]
 
 
 # Chat ----------------------------------------------------------------------------------------
@@ -177,6 +274,16 @@ class ChatPage(TypedDict):
     total: int
     offset: int
     limit: int
+
+
+class ChatDeleted(TypedDict):
+    messageId: str
+
+
+class Message(TypedDict):
+    """A reply that is a sentence: `{"message": "All chat messages have been deleted"}`."""
+
+    message: str
 
 
 # Users and the world -------------------------------------------------------------------------
@@ -228,29 +335,306 @@ class WorldInfo(TypedDict):
     activeScene: SceneRef | None
 
 
-class PlayersReply(TypedDict):
-    type: str
-    requestId: str
+class PlayersReply(WorldReply):
     users: list[User]
 
 
-class SelectedReply(TypedDict):
-    type: str
-    requestId: str
-    success: NotRequired[bool]
+class SelectedReply(WorldReply):
     selected: list[Json]
 
 
-# Entities, search, macros, encounters, canvas ------------------------------------------------
+class SelectReply(WorldReply):
+    count: int
+    message: str
+    selected: list[str]
 
 
-class EntityReply(TypedDict):
+class ScriptReply(WorldReply):
+    """POST /execute-js: the script's return value."""
+
+    result: Json
+
+
+# Effects, folders, macros --------------------------------------------------------------------
+
+
+class StatusEffect(TypedDict):
+    id: str
+    name: str
+    icon: str
+
+
+class StatusEffects(TypedDict):
+    effects: list[StatusEffect]
+
+
+class EffectsData(TypedDict):
+    uuid: str
+    effects: list[Document]
+
+
+class AddedEffect(TypedDict):
+    id: str
+    uuid: str
+    name: str
+    icon: str
+    statuses: list[str]
+
+
+class EffectAdded(TypedDict):
+    uuid: str
+    effect: AddedEffect
+
+
+class EffectRemoved(TypedDict):
+    uuid: str
+    removedEffectId: str
+
+
+class Structure(TypedDict):
+    """GET /structure: folders (and, if asked, their entities) by path."""
+
+    folders: dict[str, Any]
+    entities: NotRequired[dict[str, Any]]
+
+
+class Folder(TypedDict):
+    id: str
+    uuid: str
+    name: str
+    type: str
+    parentFolder: str | None
+    contents: NotRequired[list[Json]]
+
+
+class FolderDeleted(TypedDict):
+    deleted: bool
+    folderId: str
+    entitiesDeleted: int
+    foldersDeleted: int
+
+
+class Macro(TypedDict):
+    uuid: str
+    id: str
+    name: str
+    type: str
+    author: str | None
+    command: str
+    img: str
+    scope: str
+    canExecute: bool
+
+
+class MacrosReply(WorldReply):
+    macros: list[Macro]
+
+
+class MacroExecuted(WorldReply):
+    """POST /macro/{uuid}/execute: a chat macro's message, or a script macro's return value."""
+
+    uuid: str
+    result: Json
+
+
+# Canvas and playlists ------------------------------------------------------------------------
+
+
+class CanvasDocumentsReply(WorldReply):
+    """The canvas routes: the scene's documents of `documentType` (a list; one document when
+    asked by `documentId`; absent on delete)."""
+
+    sceneId: str
+    documentType: str
+    data: NotRequired[list[Document] | Document]
+
+
+class Point(TypedDict):
+    x: float
+    y: float
+
+
+class TokenMoved(TypedDict):
+    tokenUuid: str
+    name: str
+    x: float
+    y: float
+    sceneId: str
+
+
+class Distance(TypedDict):
+    distance: float
+    units: str
+    origin: Point
+    target: Point
+    sceneId: str
+
+
+class Sound(TypedDict):
+    id: str
+    name: str
+    path: str
+    playing: bool
+    volume: float
+    repeat: bool
+
+
+class Playlist(TypedDict):
+    id: str
+    name: str
+    description: str
+    playing: bool
+    mode: int
+    folder: str | None
+    sorting: str
+    sounds: list[Sound]
+
+
+class Playlists(TypedDict):
+    playlists: list[Playlist]
+
+
+class PlaylistState(TypedDict):
+    """The playlist after play, stop, next or volume."""
+
+    playlist: Playlist
+
+
+class SoundPlayed(TypedDict):
+    src: str
+    volume: float
+    loop: bool
+
+
+class SoundStopped(TypedDict):
+    stopped: int
+    src: str | None
+
+
+# Encounters and scenes -----------------------------------------------------------------------
+
+
+class Combatant(TypedDict):
+    id: str
+    name: str
+    tokenUuid: str | None
+    actorUuid: str | None
+    img: NotRequired[str | None]
+    initiative: float | None
+    hidden: bool
+    defeated: bool
+
+
+class Encounter(TypedDict):
+    id: str
+    name: str
+    round: int
+    turn: int | None
+    combatants: NotRequired[list[Combatant]]
+
+
+class EncountersReply(WorldReply):
+    encounters: list[Encounter]
+
+
+class EncounterStarted(WorldReply):
+    encounterId: str
+    encounter: Encounter
+
+
+class TurnReply(WorldReply):
+    """next/last turn/round: where the encounter now stands and whose turn it is."""
+
+    encounterId: str
+    action: str
+    currentTurn: int | None
+    currentRound: int
+    encounter: Encounter
+    actorTurn: NotRequired[str | None]
+    tokenTurn: NotRequired[str | None]
+
+
+class EncounterEnded(WorldReply):
+    encounterId: str
+    message: str
+
+
+class CombatantsAdded(WorldReply):
+    encounterId: str
+    added: list[str]
+    failed: list[Json]
+
+
+class CombatantsRemoved(WorldReply):
+    encounterId: str
+    removed: list[str]
+    failed: list[Json]
+
+
+class SceneBackground(TypedDict):
+    sceneId: str
+    sceneName: str
+    src: str
+
+
+# Entities and search -------------------------------------------------------------------------
+
+
+class EntityReply(WorldReply):
     """GET /get: the document (`data`) at `uuid`."""
 
-    type: str
-    requestId: str
     uuid: NotRequired[str]
     data: Document
+
+
+class EntityCreated(WorldReply):
+    uuid: str
+    entity: Document
+
+
+class EntityUpdated(WorldReply):
+    uuid: str
+    entity: list[Document] | Document
+
+
+class Done(WorldReply):
+    """A reply that only says it happened (`success`), e.g. a deletion."""
+
+    uuid: NotRequired[str]
+
+
+class ItemGiven(WorldReply):
+    fromUuid: str
+    toUuid: str
+    quantity: int
+    newItemId: str | None
+
+
+class ItemRemoved(WorldReply):
+    actorUuid: str
+    itemUuid: str
+    quantity: int
+
+
+class AttributeChange(TypedDict):
+    uuid: str
+    attribute: str
+    oldValue: float
+    newValue: float
+
+
+class AttributeChanged(WorldReply):
+    results: list[AttributeChange]
+
+
+class Killed(TypedDict):
+    uuid: str
+    success: bool
+    message: str
+
+
+class KillReply(WorldReply):
+    results: list[Killed]
 
 
 class SearchResult(TypedDict):
@@ -269,50 +653,9 @@ class SearchResult(TypedDict):
     resultType: NotRequired[str]
 
 
-class SearchReply(TypedDict):
-    type: str
-    requestId: str
+class SearchReply(WorldReply):
     query: str
     results: list[SearchResult]
-
-
-class Macro(TypedDict):
-    uuid: str
-    id: str
-    name: str
-    type: str
-    author: str | None
-    command: str
-    img: str
-    scope: str
-    canExecute: bool
-
-
-class MacrosReply(TypedDict):
-    type: str
-    requestId: str
-    macros: list[Macro]
-
-
-class EncountersReply(TypedDict):
-    type: str
-    requestId: str
-    encounters: list[Document]
-
-
-class CanvasDocumentsReply(TypedDict):
-    """GET /canvas/{documentType}: the scene's documents of that type."""
-
-    type: str
-    requestId: str
-    sceneId: str
-    documentType: str
-    data: list[Document] | Document
-
-
-class EffectsData(TypedDict):
-    uuid: str
-    effects: list[Document]
 
 
 # Relay-local replies -------------------------------------------------------------------------
@@ -364,6 +707,70 @@ class StatusReply(TypedDict):
     status: str
     version: str
     websocket: str
+    instanceId: NotRequired[str]
+    instancesAlive: NotRequired[int]
+
+
+class Active(TypedDict):
+    active: bool
+
+
+class Paired(TypedDict):
+    """POST /auth/pair: the world's connection token and where to connect with it."""
+
+    token: str
+    clientId: str
+    relayUrl: str
+
+
+class Unpaired(TypedDict):
+    success: bool
+    message: str
+
+
+class PairRequested(TypedDict):
+    code: str
+    expiresAt: str
+    expiresIn: int
+    pairUrl: str
+    upgradeOnly: bool
+
+
+class KeyRequested(TypedDict):
+    code: str
+    expiresAt: str
+    expiresIn: int
+    approvalUrl: str
+
+
+class PairStatus(TypedDict):
+    """A pair request's state (`pending`, `approved`, `denied`, `exchanged`); the first read
+    once approved carries the `pairingCode` (or `upgraded` for a scope upgrade)."""
+
+    status: str
+    message: NotRequired[str]
+    pairingCode: NotRequired[str]
+    upgraded: NotRequired[bool]
+
+
+class KeyStatus(TypedDict):
+    """A key request's state (`pending`, `approved`, `denied`, `exchanged`); the first read
+    once approved (device flow) carries the key, its scopes and worlds."""
+
+    status: str
+    message: NotRequired[str]
+    apiKey: NotRequired[str]
+    scopes: NotRequired[list[str]]
+    clientIds: NotRequired[list[str] | None]
+
+
+class KeyExchanged(TypedDict):
+    apiKey: str
+    scopes: list[str]
+    clientIds: list[str] | None
+
+
+OpenApiDocument = dict[str, Any]  # GET /openapi.json: an OpenAPI 3.1 document
 
 
 # Stream events -------------------------------------------------------------------------------
