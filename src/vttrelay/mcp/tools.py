@@ -118,7 +118,8 @@ def _flags(args: dict[str, Any], *names: str) -> dict[str, Any]:
 async def world_overview(relay: Relay, args: dict[str, Any]) -> Any:
     info = await relay.utility.world_info()
     structure = await relay.structure.get(types="Actor,Scene")  # as the module reads it
-    return views.world_overview(_plain(info.get("data") or {}), structure.get("data"))
+    tree = structure.get("data")
+    return views.world_overview(_plain(info.get("data") or {}), _plain(tree) if tree else None)
 
 
 async def find(relay: Relay, args: dict[str, Any]) -> Any:

@@ -285,6 +285,7 @@ simple("GET /search", query="pip")
 # The relay's own endpoints -------------------------------------------------------------------
 
 simple("GET /clients")
+simple("GET /api/key")
 simple("GET /api/health")
 simple("GET /api/status")
 simple("GET /openapi.json")
