@@ -193,30 +193,41 @@ def install(app: web.Application, keys: Any) -> None:
 
     for method in ("POST", "GET", "DELETE"):
         app.router.add_route(method, MCP_PATH, handle)
-    app.cleanup_ctx.append(_run_manager)
+    running = _ManagerTask(manager)
+    app.cleanup_ctx.append(running.lifetime)
+    app.on_shutdown.append(running.shutdown)
 
 
-async def _run_manager(app: web.Application) -> AsyncIterator[None]:
-    """Run the session manager for the application's lifetime, in a task of its own (its anyio
-    task group must be entered and left by the same task; aiohttp's startup and cleanup may run
-    in different ones)."""
-    manager = app[MANAGER]
-    up = asyncio.Event()
-    stop = asyncio.Event()
+class _ManagerTask:
+    """The session manager run for the application's lifetime in a task of its own: its anyio
+    task group must be entered and left by the same task, and aiohttp's startup and cleanup may
+    run in different ones. It stops at shutdown, before aiohttp waits for open requests: that
+    ends every session, so a client's open GET stream doesn't hold the relay's exit."""
 
-    async def run() -> None:
-        async with manager.run():
+    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+        self.manager = manager
+        self.stop = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    async def _run(self, up: asyncio.Event) -> None:
+        async with self.manager.run():
             up.set()
-            await stop.wait()
+            await self.stop.wait()
 
-    task = asyncio.create_task(run())
-    waiter = asyncio.create_task(up.wait())
-    await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
-    waiter.cancel()
-    if task.done():
-        task.result()  # raise what stopped it
-    yield
-    stop.set()
-    await task
-    for client in app[CLIENTS].values():
-        await client.aclose()
+    async def lifetime(self, app: web.Application) -> AsyncIterator[None]:
+        up = asyncio.Event()
+        self.task = asyncio.create_task(self._run(up))
+        waiter = asyncio.create_task(up.wait())
+        await asyncio.wait([self.task, waiter], return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if self.task.done():
+            self.task.result()  # raise what stopped it
+        yield
+        await self.shutdown(app)
+        for client in app[CLIENTS].values():
+            await client.aclose()
+
+    async def shutdown(self, app: web.Application) -> None:
+        self.stop.set()
+        if self.task is not None:
+            await asyncio.shield(self.task)

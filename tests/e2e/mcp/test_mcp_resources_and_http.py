@@ -10,9 +10,11 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx2
 import mcp_types as types
 import pytest
@@ -181,3 +183,24 @@ async def test_a_2026_client_listens_for_chat_events(demo: Demo, transport: str)
             assert event == ResourceUpdated(uri="vtt://events/chat")
         recent = json.loads((await client.read_resource("vtt://events/chat")).contents[0].text)  # type: ignore[union-attr]
         assert recent["events"][0]["text"] == "Initiative!"
+
+
+async def test_an_open_mcp_stream_does_not_hold_the_relay_at_shutdown(demo: Demo) -> None:
+    """A client's standalone GET stream ends when the relay stops (the session manager stops
+    first), instead of keeping the relay in its shutdown wait."""
+    headers = {**MCP_HEADERS, "x-api-key": demo.agent_key}
+    opened = await demo.relay.call("POST", "/mcp", data=json.dumps(INIT).encode(), headers=headers)
+    session_headers = {
+        "x-api-key": demo.agent_key,
+        "accept": "text/event-stream",
+        "mcp-session-id": opened.headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-06-18",
+    }
+    async with aiohttp.ClientSession() as http:
+        stream = await http.get(f"{demo.relay.url}/mcp", headers=session_headers)
+        assert stream.status == 200
+        started = time.monotonic()
+        await demo.relay.stop()
+        assert time.monotonic() - started < 1.5  # the test relay would wait 2 s for requests
+        with contextlib.suppress(aiohttp.ClientPayloadError):
+            await asyncio.wait_for(stream.read(), 2)  # the stream has ended
