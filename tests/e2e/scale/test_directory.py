@@ -5,6 +5,7 @@ sockets, a real redis-server)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import aiohttp
@@ -107,6 +108,10 @@ async def test_worlds_of_every_instance_are_resolved_and_listed(cluster: Any) ->
         ("w-b", "relay-1", True),
     ]
     assert listed["clients"][0]["worldTitle"] == "Test World"
+    before = int(time.time() * 1000)
+    assert (await b.call("GET", INFO, key=key, params={"clientId": "w-a"})).status == 200
+    seen = (await b.call("GET", "/clients", key=key)).json()["clients"][0]
+    assert seen["clientId"] == "w-a" and seen["lastSeen"] >= before  # its reply was seen
     foreign = await b.call("GET", INFO, key=key, params={"clientId": "other"})
     assert (foreign.status, foreign.json()) == (
         401,

@@ -47,7 +47,7 @@ from vttrelay.protocol import Close
 from vttrelay.relay.backends.base import BackendUnavailable
 from vttrelay.relay.backends.local import LocalDirectory
 from vttrelay.relay.backends.redis_client import open_redis
-from vttrelay.relay.worlds import Reply, WorldGone
+from vttrelay.relay.worlds import Reply, WorldGone, now_ms
 
 if TYPE_CHECKING:
     from vttrelay.relay.config import RelayConfig
@@ -213,7 +213,7 @@ class RedisDirectory(LocalDirectory):
         self._remote: dict[str, RemoteWorld] = {}
         self._conn: dict[str, str] = {}  # client id -> conn of this instance's socket
         self._live: list[str] = [instance_id]
-        self._pending: dict[str, tuple[asyncio.Future[Reply], str]] = {}  # rid -> (f, inst)
+        self._pending: dict[str, tuple[asyncio.Future[Reply], RemoteWorld]] = {}  # by rid
         self._serving: set[asyncio.Future[Any]] = set()
         self._claiming: dict[str, _Turn] = {}
         self._redis: aioredis.Redis | None = None
@@ -423,8 +423,8 @@ class RedisDirectory(LocalDirectory):
         alive = set(live)
         for world in [w for w in self._remote.values() if w.instance_id not in alive]:
             self._drop_remote(world)
-        for request_id, (future, instance) in list(self._pending.items()):
-            if instance not in alive and not future.done():
+        for request_id, (future, world) in list(self._pending.items()):
+            if world.instance_id not in alive and not future.done():
                 future.set_exception(WorldGone())
                 self._pending.pop(request_id, None)
 
@@ -438,7 +438,7 @@ class RedisDirectory(LocalDirectory):
         instance = world.instance_id or ""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Reply] = loop.create_future()
-        self._pending[request_id] = (future, instance)
+        self._pending[request_id] = (future, world)
         timer = loop.call_later(timeout, _expire, future)
         try:
             if world.closed:
@@ -511,6 +511,7 @@ class RedisDirectory(LocalDirectory):
             if pending is None or pending[0].done():
                 return
             if kind == "rep":
+                pending[1].metadata["lastSeen"] = now_ms()  # as a reply does on its instance
                 pending[0].set_result(Reply(payload))
             else:
                 pending[0].set_exception(WorldGone())
