@@ -27,6 +27,7 @@ log = logging.getLogger("vttrelay.mcp")
 
 
 async def serve(url: str, key: str) -> None:
+    import httpx
     from mcp.server.stdio import stdio_server
 
     from vttrelay.client import AsyncClient, VttRelayError
@@ -40,6 +41,8 @@ async def serve(url: str, key: str) -> None:
             if exc.status != 404:
                 raise SystemExit(f"vttrelay mcp: the relay refused the key: {exc}") from exc
             caller = Caller(relay, "(key)", None)  # an older relay: list every tool
+        except httpx.TransportError as exc:
+            raise SystemExit(f"vttrelay mcp: cannot reach the relay at {url}: {exc}") from exc
         log.info(
             "MCP server on stdio for %s, key %r (%s)",
             url,

@@ -204,3 +204,20 @@ async def test_an_open_mcp_stream_does_not_hold_the_relay_at_shutdown(demo: Demo
         assert time.monotonic() - started < 1.5  # the test relay would wait 2 s for requests
         with contextlib.suppress(aiohttp.ClientPayloadError):
             await asyncio.wait_for(stream.read(), 2)  # the stream has ended
+
+
+async def test_vttrelay_mcp_says_why_it_cannot_start(demo: Demo) -> None:
+    async def run(url: str, key: str) -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "vttrelay", "mcp", "--url", url,
+            env={**os.environ, "VTTRELAY_API_KEY": key},
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+        return proc.returncode or 0, err.decode()
+
+    code, err = await run(demo.relay.url, "not-a-key")
+    assert code == 1 and "vttrelay mcp: the relay refused the key: 401: Invalid API key" in err
+    code, err = await run("http://127.0.0.1:9", demo.agent_key)
+    assert code == 1 and "vttrelay mcp: cannot reach the relay at http://127.0.0.1:9" in err
