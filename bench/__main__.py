@@ -6,6 +6,10 @@ Scenarios (`--scenario`, repeatable; all by default):
   streams    SSE fan-out to 1,000 subscribers, and RSS per idle subscriber
   worlds     the forwarded mix spread over 500 connected worlds
   rss        RSS after each of five repeated forwarded runs (flat within 10 %?)
+  hop        (not by default) the mix at 1 and 20 connections: one process; two instances over
+             Redis with the load on the world's instance; the same with the load on the other
+  workers    (not by default) the mix against one process and `--workers 2`, unpinned, with
+             the cores the relay side and the load side used
 
 Everything listens on 127.0.0.1, every process is stopped by its pid, every load run is bounded.
 """
@@ -27,14 +31,15 @@ from typing import Any
 
 import orjson
 
-from bench import scenarios, streams_bench
+from bench import scale, scenarios, streams_bench
 from bench.harness import LOAD_CPU
 from bench.procs import pin_self
 from bench.stats import table
 from bench.wrkload import require_wrk
 
 SCENARIOS = ("forwarded", "floor", "streams", "worlds", "rss")
-WRK_SCENARIOS = ("forwarded", "floor", "worlds", "rss")
+SCALE_SCENARIOS = ("hop", "workers")  # only when asked for (they need redis-server)
+WRK_SCENARIOS = ("forwarded", "floor", "worlds", "rss", *SCALE_SCENARIOS)
 FD_LIMIT = 65_536
 
 
@@ -50,7 +55,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=3, help="measured runs per level (3)")
     parser.add_argument("--duration", type=float, help="seconds per wrk run (10; 2 with --quick)")
     parser.add_argument(
-        "--scenario", action="append", choices=SCENARIOS, help="run only this (repeatable)"
+        "--scenario",
+        action="append",
+        choices=(*SCENARIOS, *SCALE_SCENARIOS),
+        help="run only this (repeatable)",
     )
     parser.add_argument(
         "--quick", action="store_true", help="short runs and fewer idle subscribers (< 2 min)"
@@ -162,7 +170,7 @@ def to_jsonable(value: Any) -> Any:
 
 
 async def run(args: argparse.Namespace) -> int:
-    chosen = [s for s in SCENARIOS if s in (args.scenario or SCENARIOS)]
+    chosen = [s for s in (*SCENARIOS, *SCALE_SCENARIOS) if s in (args.scenario or SCENARIOS)]
     if any(s in WRK_SCENARIOS for s in chosen):
         require_wrk()
     fds = raise_fd_limit()
@@ -197,6 +205,14 @@ async def run(args: argparse.Namespace) -> int:
                 results[name] = flat
                 title = f"## rss (forwarded at {flat.connections} conns, one relay)"
                 print(f"{title}\n\n{scenarios.rss_table(flat)}\n")
+            elif name == "hop":
+                hops = await scale.hop(opts)
+                results[name] = hops
+                print(f"## hop\n\n{scale.hop_table(hops)}\n")
+            elif name == "workers":
+                split = await scale.workers(opts)
+                results[name] = split
+                print(f"## workers (unpinned)\n\n{scale.workers_table(split)}\n")
             elif name == "streams":
                 st = await streams_bench.run(opts, quick=args.quick)
                 results[name] = st

@@ -56,6 +56,45 @@ def listen_overflows() -> int:
     return 0
 
 
+def descendants(pid: int) -> list[int]:
+    """The pids of `pid`'s children, their children, ... (from the parent pids in /proc)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(raw[raw.rindex(")") + 2 :].split()[1])
+        parents.setdefault(ppid, []).append(int(entry.name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found.extend(children)
+        todo.extend(children)
+    return found
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process and its live descendants (`vttrelay serve --workers`)."""
+    total = 0.0
+    for each in (pid, *descendants(pid)):
+        with contextlib.suppress(OSError, ValueError):
+            total += cpu_seconds(each)
+    return total
+
+
+def tree_rss_bytes(pid: int) -> int:
+    """RSS of a process and its live descendants, summed."""
+    total = 0
+    for each in (pid, *descendants(pid)):
+        with contextlib.suppress(OSError, RuntimeError):
+            total += rss_bytes(each)
+    return total
+
+
 def alive(pid: int) -> bool:
     """Whether `pid` still exists and is not a zombie."""
     try:
@@ -94,10 +133,12 @@ class Child:
         return self.proc.pid
 
     def cpu_seconds(self) -> float:
-        return cpu_seconds(self.pid)
+        """Its CPU seconds and its descendants' (a `--workers` relay's workers)."""
+        return tree_cpu_seconds(self.pid)
 
     def rss_bytes(self) -> int:
-        return rss_bytes(self.pid)
+        """Its RSS and its descendants', summed."""
+        return tree_rss_bytes(self.pid)
 
     def log_tail(self, lines: int = 20) -> str:
         """The last lines of its stderr/stdout log, for error messages."""

@@ -1,6 +1,9 @@
 """The relay under test, as one process: what `vttrelay serve --no-world` runs, on 127.0.0.1.
 
-Run: `python -m bench.relay_server --port N --data-dir D [--max-streams N] [--log-level L]`.
+Run: `python -m bench.relay_server --port N --data-dir D [--max-streams N] [--log-level L]
+[--redis URL [--workers N]]`. With `--redis` it is one instance of a relay cluster over that
+Redis (`vttrelay serve --redis`); with `--workers N` it runs what `vttrelay serve --workers N`
+runs (a supervisor and N worker processes on the port, `vttrelay.workers`).
 It calls the CLI's own `serve()` (uvloop, `create_app`, the same runner) with the product's
 defaults and logging set up as `vttrelay` does (INFO: one request-log line per request, here into
 the bench's relay.log). The one difference is what a benchmark of 1,000+ subscribers on one world
@@ -27,12 +30,13 @@ from vttrelay.cli import serve
 from vttrelay.relay.accesslog import LOG_FORMAT
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.listener import RelaySite
+from vttrelay.workers import serve_workers
 
 BENCH_MAX_STREAMS = 20_000
 BENCH_MAX_CONNECTIONS = 100_000  # the fan-out scenarios hold more than the default 10,000
 
 
-def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str]:
+def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str, int]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--data-dir", type=Path, required=True)
@@ -41,6 +45,8 @@ def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str]:
     parser.add_argument(
         "--backlog", type=int, help="listen backlog (default: serve()'s LISTEN_BACKLOG, 1024)"
     )
+    parser.add_argument("--redis", help="join the relay cluster on this Redis URL")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (needs --redis)")
     args = parser.parse_args(argv)
     if args.backlog:
         listen_backlog(args.backlog)
@@ -50,8 +56,9 @@ def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str]:
         data_dir=args.data_dir,
         max_streams_per_channel=args.max_streams,
         max_connections=BENCH_MAX_CONNECTIONS,  # serve() keeps it below the open-files limit
+        redis_url=args.redis,
     )
-    return config, args.log_level
+    return config, args.log_level, args.workers
 
 
 def listen_backlog(backlog: int) -> None:
@@ -102,7 +109,7 @@ def gc_experiment() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    config, level = parse(argv)
+    config, level, workers = parse(argv)
     gc_experiment()
     logging.basicConfig(
         level=getattr(logging, level.upper(), logging.INFO),
@@ -110,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     logging.getLogger("yoyo").setLevel(logging.WARNING)
+    if workers > 1:
+        return serve_workers(config, workers, with_world=False, log_level=level)
     loop_factory: Any = None
     try:
         import uvloop

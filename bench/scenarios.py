@@ -74,10 +74,9 @@ class Level:
 
 
 async def measured_run(stack: Stack, requests_file: Path, connections: int, seconds: float) -> Run:
-    """One wrk run against `stack`, with the relay's CPU and RSS around it."""
-    relay = stack.relay
-    assert relay is not None
-    cpu0, rss0 = relay.cpu_seconds(), relay.rss_bytes()
+    """One wrk run against `stack`, with the relay side's CPU and RSS around it (one relay
+    process; scaled out, every relay process and worker and Redis)."""
+    cpu0, rss0 = stack.relay_cpu_seconds(), stack.relay_rss_bytes()
     world0 = stack.world.cpu_seconds() if stack.world is not None else 0.0
     wrk0 = children_cpu_seconds()
     overflows0 = listen_overflows()
@@ -90,11 +89,11 @@ async def measured_run(stack: Stack, requests_file: Path, connections: int, seco
         cpu=stack.load_cpu,
         timeout=WRK_TIMEOUT,
     )
-    cpu_s = relay.cpu_seconds() - cpu0
+    cpu_s = stack.relay_cpu_seconds() - cpu0
     world_s = (stack.world.cpu_seconds() - world0) if stack.world is not None else 0.0
     load_side = (children_cpu_seconds() - wrk0 + world_s) / max(load.duration_s, 1e-9)
     overflows = listen_overflows() - overflows0
-    return Run(load, cpu_s, rss0, relay.rss_bytes(), load_side, overflows)
+    return Run(load, cpu_s, rss0, stack.relay_rss_bytes(), load_side, overflows)
 
 
 def children_cpu_seconds() -> float:

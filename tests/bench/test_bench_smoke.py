@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:  # `bench/` sits beside `src/`, not inside the pac
     sys.path.insert(0, str(ROOT))
 
 from bench.harness import Stack  # noqa: E402
-from bench.procs import alive  # noqa: E402
+from bench.procs import alive, descendants  # noqa: E402
 
 from bench import mixes, pyload  # noqa: E402
 
@@ -44,3 +44,26 @@ async def test_harness_runs_the_mix_and_cleans_up(tmp_path: Path) -> None:
         assert stack.relay.cpu_seconds() > 0
         assert stack.relay.rss_bytes() > 1024 * 1024
     assert stack.stopped()
+
+
+async def test_scaled_stacks_answer_through_the_hop_and_through_workers(tmp_path: Path) -> None:
+    """The scale scenarios' stacks: two instances over Redis with the load one hop away from the
+    world, and one relay run as `--workers 2`; every call answered, every process gone after."""
+    for name, instances, workers, target in (("hop", 2, 1, 1), ("workers", 1, 2, 0)):
+        stack = Stack(
+            tmp_path / name, worlds=1, instances=instances, workers=workers, target=target
+        )
+        async with stack:
+            assert stack.redis is not None and alive(stack.redis.pid)
+            assert stack.url != stack.world_url or stack.workers == 2
+            mix = mixes.for_world(mixes.FORWARDED, stack.client_ids[0])
+            result = await pyload.run_requests(
+                stack.url, stack.api_key, mix, count=80, concurrency=8
+            )
+            assert result.failures == []
+            assert result.statuses == {200: 80}
+            assert stack.relay_cpu_seconds() > 0
+            if stack.workers == 2:  # the supervisor's two workers are counted with it
+                assert stack.relay is not None
+                assert len(descendants(stack.relay.pid)) >= 2
+        assert stack.stopped()
