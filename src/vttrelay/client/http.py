@@ -138,7 +138,9 @@ class Client(SyncGroups):
     """A synchronous relay client: `relay.<group>.<method>(...)` for every endpoint.
 
     `client_id` is the world every call targets unless it names another (the relay's default
-    is the key's or the account's only world); `timeout` is per request, in seconds.
+    is the key's or the account's only world); `timeout` is per request, in seconds; `retries`
+    and `max_retry_wait` bound the retries of refused calls (module docstring); other keyword
+    arguments go to `httpx.Client` (`verify`, `proxy`, `event_hooks`, `transport`...).
     """
 
     def __init__(
@@ -150,9 +152,12 @@ class Client(SyncGroups):
         timeout: float = DEFAULT_TIMEOUT,
         retries: int = DEFAULT_RETRIES,
         max_retry_wait: float = MAX_RETRY_WAIT,
+        **http_options: Any,
     ) -> None:
         self._options = _Options(api_key, client_id, retries, max_retry_wait)
-        self._http = httpx.Client(base_url=base_url, headers=self._options.headers, timeout=timeout)
+        self._http = httpx.Client(
+            base_url=base_url, headers=self._options.headers, timeout=timeout, **http_options
+        )
         self._attach_groups(self)
 
     def request(self, route: RouteSpec, params: Mapping[str, Any]) -> Any:
@@ -248,10 +253,11 @@ class AsyncClient(AsyncGroups):
         timeout: float = DEFAULT_TIMEOUT,
         retries: int = DEFAULT_RETRIES,
         max_retry_wait: float = MAX_RETRY_WAIT,
+        **http_options: Any,
     ) -> None:
         self._options = _Options(api_key, client_id, retries, max_retry_wait)
         self._http = httpx.AsyncClient(
-            base_url=base_url, headers=self._options.headers, timeout=timeout
+            base_url=base_url, headers=self._options.headers, timeout=timeout, **http_options
         )
         self._attach_groups(self)
 
