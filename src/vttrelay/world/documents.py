@@ -9,6 +9,11 @@ that `EMBEDDED` allows (`Actor.<id>.Item.<id>`, `Actor.<id>.Item.<id>.ActiveEffe
 `Scene.<id>.Token.<id>`, `Playlist.<id>.PlaylistSound.<id>`, ...), and
 `Scene.<id>.Token.<id>.Actor.<id>` (a token's actor). Other uuid forms (compendium uuids) are
 resolved by the resolvers registered in `UUID_RESOLVERS` under their first segment.
+
+Token actors: a linked token's actor is the world actor; an unlinked token's is a `TokenActor`,
+the world actor with the token's `delta` applied (`rules.deltas`). `token_actor` gives either;
+`put_actor` writes an actor back, a `TokenActor` into its token's delta (never into the world
+actor), and `save` does the same for anything resolved inside a token's actor.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any, Final
 
 from vttrelay.world.ids import new_id
 from vttrelay.world.rules import chat as chat_rules
+from vttrelay.world.rules import deltas
 from vttrelay.world.store import COLLECTIONS, Tx, name_key
 
 CORE_VERSION: Final = "14.363"
@@ -84,6 +90,17 @@ def token_actor_uuid(scene_id: str, token_id: str, actor_id: str) -> str:
     return f"Scene.{scene_id}.Token.{token_id}.Actor.{actor_id}"
 
 
+def token_actor_uuid_of(scene_id: str, token: dict[str, Any]) -> str | None:
+    """The uuid of a token's actor: the world actor's if linked, else the synthetic
+    `Scene.<s>.Token.<t>.Actor.<a>`; None for a token without an actor."""
+    actor_id = token.get("actorId")
+    if not isinstance(actor_id, str) or not actor_id:
+        return None
+    if token.get("actorLink"):
+        return actor_uuid(actor_id)
+    return token_actor_uuid(scene_id, str(token["_id"]), actor_id)
+
+
 def chat_uuid(message_id: str) -> str:
     return f"ChatMessage.{message_id}"
 
@@ -135,6 +152,50 @@ class Resolved:
 UUID_RESOLVERS: dict[str, Callable[[Tx, str], Resolved | None]] = {}
 
 
+class TokenActor(dict[str, Any]):
+    """The synthetic actor of an unlinked token: a plain actor document (it serializes as one)
+    that knows the token it belongs to, so that writing it back goes to that token's delta."""
+
+    scene_id: str
+    token_id: str
+
+    @property
+    def uuid(self) -> str:
+        return token_actor_uuid(self.scene_id, self.token_id, str(self["_id"]))
+
+
+def token_actor(tx: Tx, scene: dict[str, Any], token: dict[str, Any]) -> dict[str, Any] | None:
+    """A token's actor: the world actor if the token is linked, else its synthetic actor (the
+    world actor plus the token's delta); None if the token names no existing actor."""
+    actor_id = token.get("actorId")
+    base = tx.get("Actor", actor_id) if isinstance(actor_id, str) and actor_id else None
+    if base is None or token.get("actorLink"):
+        return base
+    actor = TokenActor(deltas.synthetic_actor(base, token.get("delta")))
+    actor.scene_id, actor.token_id = str(scene["_id"]), str(token["_id"])
+    return actor
+
+
+def actor_uuid_of(actor: dict[str, Any]) -> str:
+    """An actor's uuid: `Actor.<id>`, or a token actor's `Scene.<s>.Token.<t>.Actor.<id>`."""
+    return actor.uuid if isinstance(actor, TokenActor) else actor_uuid(str(actor["_id"]))
+
+
+def put_actor(tx: Tx, actor: dict[str, Any]) -> None:
+    """Store a changed actor: a world actor as itself; a token's synthetic actor as its token's
+    new delta (what differs from the world actor), in the scene as stored now."""
+    if not isinstance(actor, TokenActor):
+        tx.put("Actor", actor)
+        return
+    scene = tx.get("Scene", actor.scene_id)
+    base = tx.get("Actor", str(actor["_id"]))
+    token = _embedded(scene, "tokens", actor.token_id) if scene is not None else None
+    if scene is None or base is None or token is None:
+        raise ValueError(f"the token of {actor.uuid} no longer exists")
+    token["delta"] = deltas.delta_between(base, actor)
+    tx.put("Scene", scene)
+
+
 def _embedded(parent: dict[str, Any], key: str, doc_id: str) -> dict[str, Any] | None:
     for child in parent.get(key) or ():
         if isinstance(child, dict) and child.get("_id") == doc_id:
@@ -171,8 +232,8 @@ def resolve_within(tx: Tx, res: Resolved, pairs: list[tuple[str, str]]) -> Resol
         res.scene = res.root
     for kind, doc_id in pairs:
         if res.kind == "Token" and kind == "Actor":
-            # A token's actor: our tokens always point at a world actor (linked or not).
-            actor = tx.get("Actor", doc_id)
+            # A token's actor: the world actor (linked) or its synthetic actor (unlinked).
+            actor = res.actor
             if actor is None or res.doc.get("actorId") != doc_id:
                 return None
             res = Resolved("Actor", res.uuid, actor, "Actor", actor, actor=actor, scene=res.scene)
@@ -185,17 +246,23 @@ def resolve_within(tx: Tx, res: Resolved, pairs: list[tuple[str, str]]) -> Resol
             return None
         res.parent, res.key = res.doc, key
         res.kind, res.doc = kind, child
-        if kind == "Token":
-            actor_id = child.get("actorId")
-            res.actor = tx.get("Actor", actor_id) if isinstance(actor_id, str) else None
+        if kind == "Token" and res.scene is not None:
+            res.actor = token_actor(tx, res.scene, child)
     return res
+
+
+def _put_root(tx: Tx, res: Resolved) -> None:
+    if res.root_collection == "Actor":
+        put_actor(tx, res.root)
+    else:
+        tx.put(res.root_collection, res.root)
 
 
 def save(tx: Tx, res: Resolved) -> None:
     """Write back the top-level document after `res.doc` was changed in place."""
     if res.pack is not None:
         raise ValueError(f"compendium document {res.uuid} is read-only")
-    tx.put(res.root_collection, res.root)
+    _put_root(tx, res)
 
 
 def remove(tx: Tx, res: Resolved) -> None:
@@ -206,7 +273,7 @@ def remove(tx: Tx, res: Resolved) -> None:
         res.parent[res.key] = [
             d for d in res.parent.get(res.key) or () if not (isinstance(d, dict) and d is res.doc)
         ]
-        tx.put(res.root_collection, res.root)
+        _put_root(tx, res)
     else:
         tx.delete(res.root_collection, res.doc["_id"])
 

@@ -62,13 +62,17 @@ async def test_add_list_and_remove_effects(world: EmbeddedWorld, api: Any) -> No
         [],
     )
 
-    # a status by a token uuid lands on the token's actor
+    # a status by a token uuid lands on the token's actor (the goblin token is unlinked: its
+    # own synthetic actor, not the world goblin)
+    goblin_token_actor = f"{GOBLIN_TOKEN}.Actor.goblinNpc0000001"
     status, body = await api("POST", "/effects", {"uuid": GOBLIN_TOKEN, "statusId": "prone"})
-    assert status == 200 and body["data"]["uuid"] == GOBLIN
+    assert status == 200 and body["data"]["uuid"] == goblin_token_actor
     assert body["data"]["effect"]["statuses"] == ["prone"]
     assert body["data"]["effect"]["name"] == "Prone"
-    status, body = await api("POST", "/effects", {"uuid": GOBLIN, "statusId": "prone"})
+    status, body = await api("POST", "/effects", {"uuid": goblin_token_actor, "statusId": "prone"})
     failed(status, body, "Actor 'Goblin' already has status 'prone'")
+    status, body = await api("GET", "/effects", uuid=GOBLIN)
+    assert status == 200 and body["data"]["effects"] == []
     status, body = await api("POST", "/effects", {"uuid": ELARA, "statusId": "sad"})
     assert status == 400 and body["error"].startswith(
         "Unknown status effect: 'sad'. Available: dead, coverHalf, coverThreeQuarters, "
@@ -97,9 +101,9 @@ async def test_add_list_and_remove_effects(world: EmbeddedWorld, api: Any) -> No
     status, body = await api("DELETE", "/effects", {"uuid": ELARA, "effectId": effect["id"]})
     assert status == 200 and body["type"] == "remove-effect-result"
     assert body["data"] == {"uuid": ELARA, "removedEffectId": effect["id"]}
-    status, body = await api("DELETE", "/effects", uuid=GOBLIN, statusId="prone")  # query works
-    assert status == 200 and body["data"]["uuid"] == GOBLIN
-    status, body = await api("GET", "/effects", uuid=GOBLIN)
+    status, body = await api("DELETE", "/effects", uuid=GOBLIN_TOKEN, statusId="prone")  # query
+    assert status == 200 and body["data"]["uuid"] == f"{GOBLIN_TOKEN}.Actor.goblinNpc0000001"
+    status, body = await api("GET", "/effects", uuid=GOBLIN_TOKEN)
     assert body["data"]["effects"] == []
 
 

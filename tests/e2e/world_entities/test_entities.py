@@ -75,7 +75,9 @@ async def test_get(world: EmbeddedWorld, api: Any) -> None:
         "Goblin",
     ]
     _, body = await api("GET", "/get", selected=True, actor=True)
-    assert body["uuid"] == GOBLIN and [a["_id"] for a in body["data"]] == [
+    # the unlinked goblin token's actor is its own synthetic actor
+    assert body["uuid"] == f"{TOK_GOBLIN}.Actor.goblinNpc0000001"
+    assert [a["_id"] for a in body["data"]] == [
         "elaraWizard00001",
         "goblinNpc0000001",
     ]
@@ -412,7 +414,8 @@ async def test_increase_decrease(world: EmbeddedWorld, api: Any) -> None:
     _, body = await api(
         "POST", "/increase", {"attribute": "system.currency.gp", "amount": 1, "selected": True}
     )
-    assert [r["uuid"] for r in body["results"]] == [ELARA, GOBLIN]
+    # the unlinked goblin token's own actor is changed, not the world actor
+    assert [r["uuid"] for r in body["results"]] == [ELARA, f"{TOK_GOBLIN}.Actor.goblinNpc0000001"]
 
     before = snapshot(world)
     status, body = await api(
@@ -500,7 +503,12 @@ async def test_kill(world: EmbeddedWorld, api: Any) -> None:
         body["results"][0]["message"]
         == "Token marked as defeated, HP set to 0, and dead effect applied"
     )
-    assert stored(world, GOBLIN)["system"]["attributes"]["hp"]["value"] == 0  # type: ignore[index]
+    # the token is unlinked: its own actor is at 0 HP and dead, the world goblin is not
+    _, body = await api("GET", "/get", uuid=f"{TOK_GOBLIN}.Actor.goblinNpc0000001")
+    assert body["data"]["system"]["attributes"]["hp"]["value"] == 0
+    assert any("dead" in e["statuses"] for e in body["data"]["effects"])
+    assert stored(world, GOBLIN)["system"]["attributes"]["hp"]["value"] == 7  # type: ignore[index]
+    assert stored(world, GOBLIN)["effects"] == []  # type: ignore[index]
     assert [c["defeated"] for c in stored(world, combat_uuid)["combatants"]] == [True, True]  # type: ignore[index]
 
     _, made = await api(

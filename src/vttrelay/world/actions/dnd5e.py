@@ -113,7 +113,7 @@ def modify_item_charges(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, 
     save_actor(ctx, actor, item)
     return {
         "data": {
-            "itemUuid": documents.item_uuid(actor["_id"], item["_id"]),
+            "itemUuid": f"{actor_uuid(actor)}.Item.{item['_id']}",
             "oldCharges": old,
             "newCharges": new,
         }
@@ -271,7 +271,7 @@ def get_concentration(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, An
         origin = effect.get("origin")
         data["effect"] = {
             "id": effect["_id"],
-            "uuid": documents.effect_uuid(actor["_id"], effect["_id"]),
+            "uuid": f"{actor_uuid(actor)}.ActiveEffect.{effect['_id']}",
             "name": effect.get("name", ""),
             "icon": effect.get("img", ""),
             "statuses": list(effect.get("statuses") or []),

@@ -47,7 +47,8 @@ def check_choice(value: str, name: str, valid: Iterable[str], plural: str) -> No
 
 
 def actor_uuid(actor: dict[str, Any]) -> str:
-    return documents.actor_uuid(actor["_id"])
+    """`actor.uuid`: a token's synthetic actor answers with its token actor uuid."""
+    return documents.actor_uuid_of(actor)
 
 
 def actor_from_uuid(ctx: ActionContext, uuid: str) -> dict[str, Any] | None:
@@ -101,8 +102,8 @@ def selected_actor(ctx: ActionContext) -> dict[str, Any] | None:
     tokens = ctx.selected_tokens()
     if not tokens:
         raise ActionError("No token selected")
-    actor_id = tokens[0].get("actorId")
-    return ctx.tx.get("Actor", actor_id) if isinstance(actor_id, str) else None
+    scene = documents.active_scene(ctx.tx)
+    return documents.token_actor(ctx.tx, scene, tokens[0]) if scene is not None else None
 
 
 def resolve_actor(
@@ -147,9 +148,7 @@ def resolve_item(
         item_id = uuid.rsplit(".", 1)[-1]
         item = next((i for i in items if i.get("_id") == item_id), None)
         if item is None:
-            item = next(
-                (i for i in items if documents.item_uuid(actor["_id"], i["_id"]) == uuid), None
-            )
+            item = next((i for i in items if f"{actor_uuid(actor)}.Item.{i['_id']}" == uuid), None)
     else:
         item = documents.find_by_name(items, name)
     if item is None:
@@ -165,14 +164,20 @@ def save_actor(ctx: ActionContext, actor: dict[str, Any], *items: dict[str, Any]
     for item in items:
         documents.touch_stats(item, now, user_id)
     documents.touch_stats(actor, now, user_id)
-    ctx.tx.put("Actor", actor)
+    documents.put_actor(ctx.tx, actor)
 
 
 def speaker_for(ctx: ActionContext, actor: dict[str, Any]) -> dict[str, Any]:
-    """The chat speaker of an actor: its token on the active scene, if it has one."""
+    """The chat speaker of an actor: its token on the active scene, if it has one (a token's
+    synthetic actor: that token)."""
     scene = documents.active_scene(ctx.tx)
     token = None
-    if scene is not None:
+    if isinstance(actor, documents.TokenActor):
+        scene = ctx.tx.get("Scene", actor.scene_id)
+        token = next(
+            (t for t in (scene or {}).get("tokens") or [] if t.get("_id") == actor.token_id), None
+        )
+    elif scene is not None:
         token = next(
             (t for t in scene.get("tokens") or [] if t.get("actorId") == actor["_id"]), None
         )

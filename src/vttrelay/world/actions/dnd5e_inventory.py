@@ -39,7 +39,7 @@ def _item_toggle(ctx: ActionContext, frame: dict[str, Any], key: str) -> dict[st
     return {
         "data": {
             "actorUuid": actor_uuid(actor),
-            "itemUuid": documents.item_uuid(actor["_id"], item["_id"]),
+            "itemUuid": f"{actor_uuid(actor)}.Item.{item['_id']}",
             "itemName": item.get("name", ""),
             key: value,
         }
@@ -149,6 +149,6 @@ def prepare_spell(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
         "data": {
             "spellName": spell.get("name", ""),
             "prepared": prepared,
-            "uuid": documents.item_uuid(actor["_id"], spell["_id"]),
+            "uuid": f"{actor_uuid(actor)}.Item.{spell['_id']}",
         }
     }

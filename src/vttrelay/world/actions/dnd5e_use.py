@@ -15,7 +15,13 @@ from typing import Any, Final
 
 from vttrelay.world import documents
 from vttrelay.world.actions import ActionError, action
-from vttrelay.world.actions.dnd5e_common import actor_direct, save_actor, speaker_for, text
+from vttrelay.world.actions.dnd5e_common import (
+    actor_direct,
+    actor_uuid,
+    save_actor,
+    speaker_for,
+    text,
+)
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import assert_owner
 from vttrelay.world.rules import concentration as conc
@@ -65,7 +71,7 @@ def _target(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any] | None:
         return None
     wanted = name.casefold()
     for token in scene.get("tokens") or []:
-        actor = ctx.tx.get("Actor", str(token.get("actorId")))
+        actor = documents.token_actor(ctx.tx, scene, token)
         names = {str(token.get("name", "")).casefold()}
         if actor is not None:
             names.add(str(actor.get("name", "")).casefold())
@@ -109,7 +115,7 @@ def _use(ctx: ActionContext, frame: dict[str, Any], endpoint: str) -> dict[str, 
             healed = apply_healing(target, out.healing)
             out.notes.append(f"{target.get('name', '')} regains {healed} hit points")
             save_actor(ctx, target)
-    item_uuid = documents.item_uuid(actor["_id"], item["_id"])
+    item_uuid = f"{actor_uuid(actor)}.Item.{item['_id']}"
     if out.concentration:
         current = conc.concentration_effect(after)
         if current is not None:

@@ -2,7 +2,8 @@
 `get-effects` (GET /effects), `add-effect` (POST /effects), `remove-effect` (DELETE /effects).
 
 The target of a uuid is the document's actor when it has one (a Token's actor, an owned Item's
-or effect's owner), else the document itself when it can hold effects (a world Item). Checks in
+or effect's owner; an unlinked token's is its synthetic actor, changed through its delta), else
+the document itself when it can hold effects (a world Item). Checks in
 the module's order: (unknown userId, by the dispatcher; get-status-effects never looks at it) ->
 `uuid is required` -> what to add or remove -> `Document not found with UUID: <uuid>` -> the
 view gate (LIMITED) or the write gate (OWNER) -> the change. A status effect is an ActiveEffect
@@ -33,6 +34,8 @@ class Target:
 
     @property
     def uuid(self) -> str:
+        if isinstance(self.doc, documents.TokenActor):
+            return self.doc.uuid  # an unlinked token's own actor
         own = f"{self.collection}.{self.doc['_id']}"
         return f"{packs.COMPENDIUM}.{self.pack}.{own}" if self.pack else own
 
@@ -72,7 +75,10 @@ def _target(ctx: ActionContext, uuid: str, *, write: bool = False) -> Target:
 
 def _save(ctx: ActionContext, target: Target) -> None:
     documents.touch_stats(target.doc, ctx.now_ms(), ctx.acting_user_id)
-    ctx.tx.put(target.collection, target.doc)
+    if target.collection == "Actor":
+        documents.put_actor(ctx.tx, target.doc)  # a token's synthetic actor: into its delta
+    else:
+        ctx.tx.put(target.collection, target.doc)
 
 
 @action("get-status-effects", resolve_user=False)

@@ -70,16 +70,13 @@ def _token_of(ctx: ActionContext, combatant: dict[str, Any]) -> Token | None:
 
 
 def _actor_of(ctx: ActionContext, combatant: dict[str, Any]) -> dict[str, Any] | None:
+    """`Combatant#actor`: its token's actor (an unlinked token's own synthetic actor), else the
+    world actor it names."""
+    found = _token_of(ctx, combatant)
+    if found is not None:
+        return documents.token_actor(ctx.tx, *found)
     actor_id = combatant.get("actorId")
     return ctx.tx.get("Actor", actor_id) if isinstance(actor_id, str) else None
-
-
-def _defeated_actor(ctx: ActionContext, combatant: dict[str, Any]) -> dict[str, Any]:
-    """What decides the defeated status: the actor's effects and its token's own (delta)."""
-    actor = _actor_of(ctx, combatant) or {}
-    found = _token_of(ctx, combatant)
-    delta = (found[1].get("delta") or {}) if found else {}
-    return {"effects": [*(actor.get("effects") or ()), *(delta.get("effects") or ())]}
 
 
 def defeated_ids(ctx: ActionContext, combat: dict[str, Any]) -> set[str]:
@@ -87,18 +84,8 @@ def defeated_ids(ctx: ActionContext, combat: dict[str, Any]) -> set[str]:
     return {
         str(c["_id"])
         for c in combat.get("combatants") or ()
-        if rules.is_defeated(c, _defeated_actor(ctx, c))
+        if rules.is_defeated(c, _actor_of(ctx, c))
     }
-
-
-def token_actor_uuid(scene: dict[str, Any], token: dict[str, Any]) -> str | None:
-    """The uuid of a token's actor: the world actor if linked, else the token's synthetic one."""
-    actor_id = token.get("actorId")
-    if not isinstance(actor_id, str) or not actor_id:
-        return None
-    if token.get("actorLink"):
-        return documents.actor_uuid(actor_id)
-    return documents.token_actor_uuid(scene["_id"], token["_id"], actor_id)
 
 
 def combatant_view(ctx: ActionContext, combatant: dict[str, Any]) -> dict[str, Any]:
@@ -107,7 +94,7 @@ def combatant_view(ctx: ActionContext, combatant: dict[str, Any]) -> dict[str, A
     actor = _actor_of(ctx, combatant)
     token = found[1] if found else {}
     if found:
-        actor_uuid = token_actor_uuid(*found)
+        actor_uuid = documents.token_actor_uuid_of(found[0]["_id"], token)
     else:
         actor_uuid = documents.actor_uuid(actor["_id"]) if actor else None
     return {
@@ -118,7 +105,7 @@ def combatant_view(ctx: ActionContext, combatant: dict[str, Any]) -> dict[str, A
         "img": combatant.get("img") or (actor or {}).get("img"),
         "initiative": combatant.get("initiative"),
         "hidden": bool(combatant.get("hidden")),
-        "defeated": rules.is_defeated(combatant, _defeated_actor(ctx, combatant)),
+        "defeated": rules.is_defeated(combatant, actor),
     }
 
 

@@ -58,10 +58,11 @@ def _controlled_tokens(ctx: ActionContext) -> list[str]:
 
 
 def _token_actor_uuid(ctx: ActionContext, token_uuid: str) -> str | None:
+    """The uuid of a token's actor (an unlinked token's own synthetic actor)."""
     res = _resolve(ctx, token_uuid)
     if res is None or res.actor is None:
         return None
-    return documents.actor_uuid(res.actor["_id"])
+    return documents.actor_uuid_of(res.actor)
 
 
 def _selected_targets(ctx: ActionContext, actors: bool) -> list[str]:
@@ -272,6 +273,11 @@ def delete(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     for res in found:
         assert_can_write(ctx, res, "delete")
         _read_only(res)
+        if isinstance(res.doc, documents.TokenActor):
+            raise ActionError(
+                f"Cannot delete {res.uuid}: it is the actor of an unlinked token; "
+                "delete the token instead"
+            )
     for res in found:
         again = _resolve(ctx, res.uuid)
         if again is not None:
@@ -494,16 +500,17 @@ def _defeat_combatants(ctx: ActionContext, *, token_id: str | None, actor_id: st
         ctx.tx.put("Combat", combat)
 
 
-def _defeat_actor(ctx: ActionContext, actor_id: str, toggle_status: bool) -> None:
-    actor = ctx.tx.get("Actor", actor_id)
-    if actor is None:
-        return
-    rules.zero_hp(actor)
+def _defeat_actor(
+    ctx: ActionContext, actor: dict[str, Any], *, zero_hp: bool = True, toggle_status: bool
+) -> None:
+    """HP to 0 and the defeated status toggled, on a world actor or a token's own actor."""
+    if zero_hp:
+        rules.zero_hp(actor)
     status = rules.defeated_status()
     if toggle_status and status is not None:
         rules.toggle_status(actor, status, effect_id=ctx.new_id(), now_ms=ctx.now_ms())
     documents.touch_stats(actor, ctx.now_ms(), ctx.acting_user_id)
-    ctx.tx.put("Actor", actor)
+    documents.put_actor(ctx.tx, actor)
 
 
 @action("kill", error_extra=FAILED)
@@ -529,15 +536,31 @@ def kill(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
             if res.actor is None:
                 raise ActionError("Token has no associated actor")
             _defeat_combatants(ctx, token_id=str(res.doc["_id"]), actor_id=None)
-            _defeat_actor(ctx, str(res.actor["_id"]), toggle_status=True)
+            _defeat_actor(ctx, res.actor, toggle_status=True)
             message = "Token marked as defeated, HP set to 0, and dead effect applied"
-        elif res.kind == "Actor":
+        elif res.kind == "Actor" and isinstance(res.doc, documents.TokenActor):
+            # an unlinked token's own actor: its token alone
             scene = documents.active_scene(ctx.tx)
-            tokens = [
-                t for t in (scene or {}).get("tokens") or [] if t.get("actorId") == res.doc["_id"]
-            ]
+            viewed = int(scene is not None and scene["_id"] == res.doc.scene_id)
+            _defeat_combatants(ctx, token_id=res.doc.token_id, actor_id=None)
+            _defeat_actor(ctx, res.doc, toggle_status=bool(viewed))
+            message = (
+                f"Actor marked as defeated, HP set to 0, and dead effect applied to {viewed} tokens"
+            )
+        elif res.kind == "Actor":
+            scene = documents.active_scene(ctx.tx) or {}
+            tokens = [t for t in scene.get("tokens") or [] if t.get("actorId") == res.doc["_id"]]
             _defeat_combatants(ctx, token_id=None, actor_id=str(res.doc["_id"]))
-            _defeat_actor(ctx, str(res.doc["_id"]), toggle_status=bool(tokens))
+            base = ctx.tx.get("Actor", str(res.doc["_id"]))
+            assert base is not None
+            linked = [t for t in tokens if t.get("actorLink")]
+            _defeat_actor(ctx, base, toggle_status=bool(linked))
+            for token in tokens:  # an unlinked token's status is its own actor's
+                if token.get("actorLink"):
+                    continue
+                own = documents.token_actor(ctx.tx, scene, token)
+                if own is not None:
+                    _defeat_actor(ctx, own, zero_hp=False, toggle_status=True)
             message = (
                 "Actor marked as defeated, HP set to 0, and dead effect applied to "
                 f"{len(tokens)} tokens"

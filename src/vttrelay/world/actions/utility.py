@@ -106,12 +106,7 @@ def selected(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
         tok_uuid = documents.token_uuid(scene["_id"], token["_id"])
         actor_id = token.get("actorId")
         actor = ctx.tx.get("Actor", actor_id) if isinstance(actor_id, str) else None
-        if actor is None:
-            actor_uuid = None
-        elif token.get("actorLink"):
-            actor_uuid = documents.actor_uuid(actor["_id"])
-        else:
-            actor_uuid = documents.token_actor_uuid(scene["_id"], token["_id"], actor["_id"])
+        actor_uuid = documents.token_actor_uuid_of(scene["_id"], token) if actor else None
         out.append({"tokenUuid": tok_uuid, "actorUuid": actor_uuid})
     return {"success": True, "selected": out}
 

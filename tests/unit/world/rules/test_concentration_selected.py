@@ -75,9 +75,10 @@ async def test_an_explicit_actor_wins_over_the_selection(world: World) -> None:
     assert reply["data"]["actorUuid"] == BRANN
     reply = await call(world, "get-concentration", selected=True, actorName="brann stoneheart")
     assert reply["data"]["actorUuid"] == BRANN
-    # an NPC token (not linked) gives its actor; a player may view it only with permission
+    # an NPC token (not linked) gives its own synthetic actor; a player may view it only with
+    # permission
     await call(world, "select", uuids=[TOKEN + "tokGoblin0000001"], overwrite=True)
     reply = await call(world, "get-concentration", selected=True)
-    assert reply["data"]["actorUuid"] == "Actor.goblinNpc0000001"
+    assert reply["data"]["actorUuid"] == TOKEN + "tokGoblin0000001.Actor.goblinNpc0000001"
     reply = await call(world, "get-concentration", selected=True, userId="Aria")
     assert reply["error"] == "User 'Aria' does not have permission to view actor 'Goblin'"
