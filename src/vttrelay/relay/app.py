@@ -44,7 +44,7 @@ from vttrelay.relay.forward import (
 from vttrelay.relay.metrics import RequestMetrics, make_registry, metrics_response
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.routes import ROUTES, Route
-from vttrelay.relay.store import PairingError, RelayStore
+from vttrelay.relay.store import KeyRecord, PairingError, RelayStore
 from vttrelay.relay.streams import Streams
 from vttrelay.relay.worlds import WorldGateway, is_world_upgrade
 
@@ -145,6 +145,8 @@ CLIENT_FIELDS = (
 
 async def h_clients(request: web.Request, route: Route, state: RelayState) -> web.Response:
     key = admit_request(request, route, state)
+    if not isinstance(key, KeyRecord):
+        key = await key
     allowed = set(key.client_ids)
     clients: list[dict[str, Any]] = []
     live_ids: set[str] = set()
@@ -258,7 +260,9 @@ async def h_contents_deprecated(
 ) -> web.Response:
     """GET /contents/*: answered by the relay after the key and scope checks, as the reference
     relay does (endpoints-beyond-seed §4.5)."""
-    admit_request(request, route, state)
+    admitted = admit_request(request, route, state)
+    if not isinstance(admitted, KeyRecord):
+        await admitted
     raise error(
         400,
         "This endpoint has been deprecated.",
@@ -484,6 +488,8 @@ async def _run_token_checks(state: RelayState) -> None:
 async def _background(app: web.Application) -> Any:
     state = app[STATE]
     await state.registry.start()
+    await state.backends.events.start()
+    await state.backends.counters.start()
     tasks = [
         asyncio.ensure_future(state.usage.run(state.config.usage_flush_interval)),
         asyncio.ensure_future(_run_token_checks(state)),
@@ -494,6 +500,8 @@ async def _background(app: web.Application) -> Any:
     for task in tasks:
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    await state.backends.events.stop()
+    await state.backends.counters.stop()
     await state.registry.stop()
     if state.owns_store:
         state.store.close()

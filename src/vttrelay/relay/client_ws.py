@@ -60,6 +60,7 @@ from vttrelay.relay.events import dumps
 from vttrelay.relay.params import ParamError, extract
 from vttrelay.relay.preauth import PreAuthBudget
 from vttrelay.relay.routes import ROUTES, WS_ONLY_ROUTES, Route
+from vttrelay.relay.store import KeyRecord
 from vttrelay.relay.streams import (
     FELL_BEHIND,
     Mailbox,
@@ -184,6 +185,8 @@ class ClientSocket:
         wanted = wanted if isinstance(wanted, str) and wanted else None
         try:
             key = core.admit(self.state, token, None, wanted)
+            if not isinstance(key, KeyRecord):
+                key = await key
             world = core.resolve_world(key, wanted, self.state.registry)
         except RelayError as exc:
             return await self._refuse(4002, AUTH_TEXTS.get(exc.message, exc.message))
@@ -302,6 +305,8 @@ class ClientSocket:
         """One request through the core (the key is looked up again, so a revoked or expired
         key stops working on an open socket too); the world's reply frame, or RelayError."""
         key = core.admit(self.state, self.secret, route.scope, client_id)
+        if not isinstance(key, KeyRecord):
+            key = await key
         try:
             params = extract(route, {}, params_frame, {})
         except ParamError as exc:
@@ -361,7 +366,7 @@ class ClientSocket:
             )
             return
         try:
-            sub, last_seen = self._subscription(route, frame)
+            sub, last_seen = await self._subscription(route, frame)
         except RelayError as exc:
             await self._send(
                 {
@@ -408,10 +413,14 @@ class ClientSocket:
         for logged in resume.replay:
             self._deliver(logged.ws)
 
-    def _subscription(self, route: Route, frame: dict[str, Any]) -> tuple[Subscriber, int | None]:
+    async def _subscription(
+        self, route: Route, frame: dict[str, Any]
+    ) -> tuple[Subscriber, int | None]:
         """A subscriber for a subscribe frame and where it resumes, through the core (the
         socket's world may be away for now: its subscriptions wait for it); raises RelayError."""
         key = core.admit(self.state, self.secret, SUBSCRIBE_SCOPE, None)
+        if not isinstance(key, KeyRecord):
+            key = await key
         try:
             params = extract(route, {}, subscription_params(frame, self.client_id), {})
         except ParamError as exc:

@@ -40,7 +40,7 @@ import itertools
 import math
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
@@ -104,10 +104,20 @@ def key_problem(key: KeyRecord | None) -> str | None:
     return None
 
 
+Admission = KeyRecord | Awaitable[KeyRecord]
+
+
 def admit(
     state: RelayState, secret: str | None, scope: str | None, client_id: str | None
-) -> KeyRecord:
-    """Key, named world, rate limit and scope of one call (step 1); returns the key."""
+) -> Admission:
+    """Key, named world, rate limit and scope of one call (step 1); returns the key.
+
+    In-process every step is synchronous and the key comes back as it is. A budget shared by
+    several instances (`backends.Counters` on Redis) answers after a round trip: then the steps
+    after it run once it has answered, and an awaitable of the key comes back. The adapters
+    write `key = admit(...)` then `if not isinstance(key, KeyRecord): key = await key`, so the
+    in-process path has no await.
+    """
     if not secret:
         raise error(401, "API key is required")
     key = state.keys.lookup(secret)
@@ -120,12 +130,29 @@ def admit(
         if world.account != key.account:
             raise error(401, "Invalid API key for this client ID")
     limit = key.rate_per_minute if key.rate_per_minute is not None else state.config.rate_per_minute
-    if not state.counters.allow(key.id, limit):
-        raise RelayError(429, {"error": RATE_LIMITED}, {"Retry-After": retry_after(limit)})
+    allowed = state.counters.allow(key.id, limit)
+    if allowed is not True:
+        if allowed is False:
+            raise RelayError(429, {"error": RATE_LIMITED}, {"Retry-After": retry_after(limit)})
+        return _admit_shared(state, key, scope, allowed, limit)
+    return _admitted(state, key, scope)
+
+
+def _admitted(state: RelayState, key: KeyRecord, scope: str | None) -> KeyRecord:
+    """The steps after the rate limit: usage count, scope."""
     state.usage.count(key.id)
     if scope is not None and scope not in key.scopes:
         raise error(403, f"API key lacks required scope: {scope}")
     return key
+
+
+async def _admit_shared(
+    state: RelayState, key: KeyRecord, scope: str | None, allowed: Awaitable[bool], limit: int
+) -> KeyRecord:
+    """The rest of `admit` once a shared budget has answered."""
+    if not await allowed:
+        raise RelayError(429, {"error": RATE_LIMITED}, {"Retry-After": retry_after(limit)})
+    return _admitted(state, key, scope)
 
 
 def retry_after(per_minute: int) -> str:

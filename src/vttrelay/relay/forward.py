@@ -45,8 +45,9 @@ def route_takes_client_id(route: Route) -> bool:
     return _takes_client_id(route) if takes is None else takes
 
 
-def admit_request(request: web.Request, route: Route, state: RelayState) -> KeyRecord:
-    """`core.admit` for an HTTP request: the `x-api-key` header and the `?clientId=` it names."""
+def admit_request(request: web.Request, route: Route, state: RelayState) -> core.Admission:
+    """`core.admit` for an HTTP request: the `x-api-key` header and the `?clientId=` it names
+    (an awaitable of the key when the rate budget is shared: see `core.admit`)."""
     client_id = request.query.get("clientId") if route_takes_client_id(route) else None
     return core.admit(state, request.headers.get(API_KEY_HEADER), route.scope, client_id)
 
@@ -121,6 +122,8 @@ async def forward_image(request: web.Request, route: Route, state: RelayState) -
     """GET /scene/image (endpoints-beyond-seed §9.6): forwarded like any route, answered with
     the picture's bytes (`image_response`)."""
     key = admit_request(request, route, state)
+    if not isinstance(key, KeyRecord):
+        key = await key
     params = await read_params(request, route)
     return image_response(await core.forward(state, key, route, params))
 
@@ -128,5 +131,7 @@ async def forward_image(request: web.Request, route: Route, state: RelayState) -
 async def forward(request: web.Request, route: Route, state: RelayState) -> web.Response:
     """Handle one forward route."""
     key = admit_request(request, route, state)
+    if not isinstance(key, KeyRecord):
+        key = await key
     params = await read_params(request, route)
     return reply_response(await core.forward(state, key, route, params))

@@ -49,6 +49,7 @@ from vttrelay.relay.events import (
 )
 from vttrelay.relay.forward import API_KEY_HEADER, admit_request, read_params
 from vttrelay.relay.routes import Route
+from vttrelay.relay.store import KeyRecord
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
@@ -708,6 +709,8 @@ class Streams:
         """Serve one `*/subscribe` route (wire-protocol §5.2 with DESIGN §6 items 1 and 5)."""
         state = self.state
         key = admit_request(request, route, state)
+        if not isinstance(key, KeyRecord):
+            key = await key
         params = await read_params(request, route)
         world = core.resolve_world(key, params.get("clientId"), state.registry)
         channel = route.channel or ""

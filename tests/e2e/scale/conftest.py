@@ -242,5 +242,5 @@ async def balancer() -> AsyncIterator[Callable[[list[Any]], Awaitable[Balancer]]
             await one.stop()
 
 
-# The /ws/api client of the stream tests, for the same calls made to another instance.
-from ..streams.conftest import api_ws  # noqa: E402, F401
+# The /ws/api client and SSE reader of the stream tests, for the same calls on other instances.
+from ..streams.conftest import api_ws, sse  # noqa: E402, F401

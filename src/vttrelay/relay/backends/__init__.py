@@ -6,8 +6,10 @@ default: one process, today's code) and a Redis/PostgreSQL one beside it:
 
 - `WorldDirectory` (`local.LocalDirectory`, `redis_directory.RedisDirectory`): which instance
   holds a world id, the worlds a call may reach, and how a request reaches its world.
-- `EventLog` (`local.LocalEventLog`): the replay history of each (world, channel).
-- `Counters` (`local.LocalCounters`): rate-limit budgets and subscriber counts.
+- `EventLog` (`local.LocalEventLog`, `redis_events.RedisEventLog`): the replay history of each
+  (world, channel), and how events reach the instances whose clients subscribed.
+- `Counters` (`local.LocalCounters`, `redis_counters.RedisCounters`): rate-limit budgets and
+  subscriber counts.
 - `Store` (`store.RelayStore` on SQLite): accounts, keys, tokens, pairing.
 
 Handlers see only these interfaces (through `RelayState`), never which implementation runs.
@@ -35,14 +37,33 @@ if TYPE_CHECKING:
 
 
 def backends_for(config: RelayConfig) -> Backends:
-    """In-process backends, or with `config.redis_url` the directory over Redis (the event log
-    and counters stay in-process until their Redis implementations land)."""
-    backends = local_backends(config)
-    if config.redis_url:
-        from vttrelay.relay.backends.redis_directory import redis_directory
+    """In-process backends, or with `config.redis_url` the directory, event log and counters
+    over Redis."""
+    if not config.redis_url:
+        return local_backends(config)
+    from vttrelay.relay.backends.redis_counters import RedisCounters
+    from vttrelay.relay.backends.redis_directory import redis_directory
+    from vttrelay.relay.backends.redis_events import RedisEventLog
+    from vttrelay.relay.streams import settings_from
 
-        backends.directory = redis_directory(config)
-    return backends
+    settings = settings_from(config)
+    directory = redis_directory(config)
+    return Backends(
+        directory=directory,
+        events=RedisEventLog(
+            config.redis_url,
+            config.instance_id,
+            settings.event_buffer_size,
+            settings.event_buffer_bytes,
+            settings.history_retention,
+        ),
+        counters=RedisCounters(
+            config.redis_url,
+            config.instance_id,
+            directory.instances,
+            check_interval=config.heartbeat_check_interval,
+        ),
+    )
 
 __all__ = [
     "BackendUnavailable",
