@@ -181,6 +181,8 @@ async def h_key_info(request: web.Request, route: Route, state: RelayState) -> w
     """GET /api/key: what the calling key may do, so a client (the MCP server) can offer only
     that. Authenticated and rate limited like any keyed call; no scope needed."""
     key = admit_request(request, route, state)
+    if not isinstance(key, KeyRecord):
+        key = await key
     return json_response(
         {
             "id": key.id,
