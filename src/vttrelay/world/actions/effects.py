@@ -124,6 +124,8 @@ def add_effect(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
             effect = rules.new_effect(ctx.new_id(), data, ctx.now_ms())
         except rules.EffectDataError as exc:
             raise ActionError(str(exc)) from None
+    if target.collection == "Actor":  # a round/turn duration starts now, in the combat
+        rules.start_duration(effect, documents.current_combat(ctx.tx))
     target.doc["effects"] = [*target.effects, effect]
     _save(ctx, target)
     brief = rules.effect_brief(effect, target.effect_uuid(effect["_id"]))

@@ -6,6 +6,10 @@ order and every move. The current encounter (`game.combat`) is the active combat
 changes at most one combat, in one transaction; the combat events (`start`, `turn`,
 `combatant-add`, `combatant-remove`, `end`) come from those document changes (`world.events`).
 
+Effects with a duration in rounds or turns count down as the combat advances: next-turn and
+next-round delete the combatants' effects whose duration ran out (`rules.effects.is_expired`);
+going back restores nothing, as in the tabletop.
+
 Differences from the module, so that a call does what its caller asked (DESIGN §6 item 9,
 endpoints-beyond-seed §15 X1 and X19): `encounterId` picks the encounter on every route (the
 relay sends it under that name), `tokenUuids` seeds start-encounter, and a failed last-round
@@ -25,6 +29,7 @@ from vttrelay.world.actions.dnd5e_common import roll_formula
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import OWNER, assert_can_write, assert_gm, resolved_level
 from vttrelay.world.rules import combat as rules
+from vttrelay.world.rules import effects as effect_rules
 
 DEFAULT_NAME: Final = "New Encounter"
 NO_ACTIVE: Final = "No active encounter"
@@ -337,8 +342,28 @@ def start_encounter(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]
 Move = Callable[[dict[str, Any], set[str], bool], rules.TurnUpdate | None]
 
 
+def _expire_effects(ctx: ActionContext, combat: dict[str, Any]) -> None:
+    """Delete the combatants' effects whose round/turn duration ran out now that the combat
+    moved on (each actor once; an unlinked token's own actor through its delta)."""
+    seen: set[str] = set()
+    for combatant in combat.get("combatants") or ():
+        actor = _actor_of(ctx, combatant)
+        if actor is None or documents.actor_uuid_of(actor) in seen:
+            continue
+        seen.add(documents.actor_uuid_of(actor))
+        if effect_rules.remove_expired(actor, combat):
+            documents.touch_stats(actor, ctx.now_ms(), ctx.acting_user_id)
+            documents.put_actor(ctx.tx, actor)
+
+
 def _navigate(
-    ctx: ActionContext, frame: dict[str, Any], operation: str, name: str, move: Move
+    ctx: ActionContext,
+    frame: dict[str, Any],
+    operation: str,
+    name: str,
+    move: Move,
+    *,
+    advances: bool = False,
 ) -> dict[str, Any]:
     assert_gm(ctx, operation)
     combat = _target(ctx, frame)
@@ -346,6 +371,8 @@ def _navigate(
     if update is not None:
         combat.update(update)
         _save(ctx, combat)
+        if advances:
+            _expire_effects(ctx, combat)
     reply: dict[str, Any] = {
         "encounterId": combat["_id"],
         "action": name,
@@ -363,12 +390,16 @@ def _navigate(
 
 @action("next-turn")
 def next_turn(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    return _navigate(ctx, frame, "advance encounter turns", "nextTurn", rules.next_turn)
+    return _navigate(
+        ctx, frame, "advance encounter turns", "nextTurn", rules.next_turn, advances=True
+    )
 
 
 @action("next-round")
 def next_round(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    return _navigate(ctx, frame, "advance encounter rounds", "nextRound", rules.next_round)
+    return _navigate(
+        ctx, frame, "advance encounter rounds", "nextRound", rules.next_round, advances=True
+    )
 
 
 @action("last-turn")

@@ -296,3 +296,63 @@ def apply_changes(actor: dict[str, Any]) -> dict[str, Any]:
         )
         set_path(out, key, new)
     return out
+
+
+# Durations in combat ---------------------------------------------------------------------------
+
+
+def _combat_time(round_: Any, turn: Any, n_turns: int | None = None) -> float:
+    """`ActiveEffect#_getCombatTime`: rounds plus turns as hundredths."""
+    r = _number(round_) or 0
+    t = _number(turn) or 0
+    if n_turns:
+        t = min(t, n_turns)
+    return max(r, 0) + max(t, 0) / 100
+
+
+def counts_in_combat(effect: dict[str, Any]) -> bool:
+    """True if the effect lasts a number of rounds or turns."""
+    duration = effect.get("duration") or {}
+    return bool(_number(duration.get("rounds")) or _number(duration.get("turns")))
+
+
+def start_duration(effect: dict[str, Any], combat: dict[str, Any] | None) -> None:
+    """Start a round/turn duration at the combat's current round and turn (what the tabletop
+    records when such an effect is created during a combat); nothing without a combat."""
+    if combat is None or not counts_in_combat(effect):
+        return
+    duration = effect.setdefault("duration", empty_duration())
+    if duration.get("startRound") is None:
+        duration["startRound"] = combat.get("round") or 0
+    if duration.get("startTurn") is None:
+        duration["startTurn"] = combat.get("turn") or 0
+    if duration.get("combat") is None:
+        duration["combat"] = combat.get("_id")
+
+
+def is_expired(effect: dict[str, Any], combat: dict[str, Any]) -> bool:
+    """True once a round/turn duration has run out in this combat (`ActiveEffect#duration`
+    `remaining` reaching 0: start + duration <= the combat's current round and turn). Effects of
+    another combat, or without a round/turn duration, never expire here."""
+    if not counts_in_combat(effect):
+        return False
+    duration = effect.get("duration") or {}
+    if duration.get("combat") not in (None, combat.get("_id")):
+        return False
+    n_turns = len(combat.get("combatants") or ())
+    current = _combat_time(combat.get("round"), combat.get("turn"))
+    start = _combat_time(duration.get("startRound"), duration.get("startTurn"), n_turns)
+    if current <= start:
+        return False
+    length = _combat_time(duration.get("rounds"), duration.get("turns"))
+    return round(start + length - current, 2) <= 0
+
+
+def remove_expired(actor: dict[str, Any], combat: dict[str, Any]) -> list[dict[str, Any]]:
+    """Delete the actor's own effects whose duration ran out in `combat` (in place); the
+    removed effects, in their order."""
+    effects = [e for e in actor.get("effects") or () if isinstance(e, dict)]
+    expired = [e for e in effects if is_expired(e, combat)]
+    if expired:
+        actor["effects"] = [e for e in effects if e not in expired]
+    return expired
