@@ -22,7 +22,7 @@ class Dnd5e:
     def get_actor_details(
         self,
         actor_uuid: str,
-        details: Sequence[shapes.Json],
+        details: Sequence[shapes.DetailSection],
         *,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -280,7 +280,7 @@ class Dnd5e:
     def skill_check(
         self,
         actor_uuid: str,
-        skill: str,
+        skill: shapes.Skill,
         *,
         advantage: bool | None = None,
         disadvantage: bool | None = None,
@@ -318,7 +318,7 @@ class Dnd5e:
     def ability_save(
         self,
         actor_uuid: str,
-        ability: str,
+        ability: shapes.Ability,
         *,
         advantage: bool | None = None,
         disadvantage: bool | None = None,
@@ -356,7 +356,7 @@ class Dnd5e:
     def ability_check(
         self,
         actor_uuid: str,
-        ability: str,
+        ability: shapes.Ability,
         *,
         advantage: bool | None = None,
         disadvantage: bool | None = None,
@@ -624,7 +624,7 @@ class Dnd5e:
 
     def transfer_currency(
         self,
-        currency: Mapping[str, shapes.Json],
+        currency: Mapping[shapes.Denomination, int],
         *,
         source_actor_uuid: str | None = None,
         source_actor_name: str | None = None,
@@ -661,7 +661,7 @@ class Dnd5e:
     def modify_currency(
         self,
         actor_uuid: str,
-        currency: str,
+        currency: shapes.Denomination,
         amount: float,
         *,
         user_id: str | None = None,
@@ -759,7 +759,7 @@ class Chat:
         self,
         content: str,
         *,
-        whisper: Sequence[shapes.Json] | None = None,
+        whisper: Sequence[str] | None = None,
         speaker: str | None = None,
         alias: str | None = None,
         chat_type: float | None = None,
@@ -839,7 +839,7 @@ class Utility:
     def select(
         self,
         *,
-        uuids: Sequence[shapes.Json] | None = None,
+        uuids: Sequence[str] | None = None,
         name: shapes.Json | None = None,
         data: Mapping[str, shapes.Json] | None = None,
         overwrite: bool | None = None,
@@ -952,7 +952,7 @@ class Rolls:
         flavor: shapes.Json | None = None,
         create_chat_message: bool | None = None,
         speaker: shapes.Json | None = None,
-        whisper: Sequence[shapes.Json] | None = None,
+        whisper: Sequence[str] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.RollData]:
@@ -1418,7 +1418,7 @@ class Canvas:
         *,
         uuid: str | None = None,
         name: str | None = None,
-        waypoints: Sequence[shapes.Json] | None = None,
+        waypoints: Sequence[Mapping[str, float]] | None = None,
         animate: bool | None = None,
         scene_id: str | None = None,
         user_id: str | None = None,
@@ -1829,7 +1829,7 @@ class Encounters:
     def start(
         self,
         *,
-        token_uuids: Sequence[shapes.Json] | None = None,
+        token_uuids: Sequence[str] | None = None,
         start_with_selected: bool | None = None,
         start_with_players: bool | None = None,
         roll_npc: bool | None = None,
@@ -1965,7 +1965,7 @@ class Encounters:
         *,
         encounter_id: str | None = None,
         selected: bool | None = None,
-        uuids: Sequence[shapes.Json] | None = None,
+        uuids: Sequence[str] | None = None,
         roll_initiative: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -1998,7 +1998,7 @@ class Encounters:
         *,
         encounter_id: str | None = None,
         selected: bool | None = None,
-        uuids: Sequence[shapes.Json] | None = None,
+        uuids: Sequence[str] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.CombatantsRemoved:
@@ -2872,7 +2872,7 @@ class Auth:
         system_title: str | None = None,
         system_version: str | None = None,
         foundry_version: str | None = None,
-        requested_remote_scopes: Sequence[shapes.Json] | None = None,
+        requested_remote_scopes: Sequence[str] | None = None,
         requested_target_clients: Sequence[shapes.Json] | None = None,
         upgrade_only: bool | None = None,
         client_id: str | None = None,
@@ -2923,12 +2923,12 @@ class Auth:
     def key_request(
         self,
         app_name: str,
-        scopes: Sequence[shapes.Json],
+        scopes: Sequence[str],
         *,
         app_description: str | None = None,
         app_url: str | None = None,
         callback_url: str | None = None,
-        client_ids: Sequence[shapes.Json] | None = None,
+        client_ids: Sequence[str] | None = None,
         suggested_monthly_limit: float | None = None,
         suggested_expiry: str | None = None,
     ) -> shapes.KeyRequested:
@@ -3036,7 +3036,7 @@ class AsyncDnd5e:
     async def get_actor_details(
         self,
         actor_uuid: str,
-        details: Sequence[shapes.Json],
+        details: Sequence[shapes.DetailSection],
         *,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -3294,7 +3294,7 @@ class AsyncDnd5e:
     async def skill_check(
         self,
         actor_uuid: str,
-        skill: str,
+        skill: shapes.Skill,
         *,
         advantage: bool | None = None,
         disadvantage: bool | None = None,
@@ -3332,7 +3332,7 @@ class AsyncDnd5e:
     async def ability_save(
         self,
         actor_uuid: str,
-        ability: str,
+        ability: shapes.Ability,
         *,
         advantage: bool | None = None,
         disadvantage: bool | None = None,
@@ -3370,7 +3370,7 @@ class AsyncDnd5e:
     async def ability_check(
         self,
         actor_uuid: str,
-        ability: str,
+        ability: shapes.Ability,
         *,
         advantage: bool | None = None,
         disadvantage: bool | None = None,
@@ -3638,7 +3638,7 @@ class AsyncDnd5e:
 
     async def transfer_currency(
         self,
-        currency: Mapping[str, shapes.Json],
+        currency: Mapping[shapes.Denomination, int],
         *,
         source_actor_uuid: str | None = None,
         source_actor_name: str | None = None,
@@ -3675,7 +3675,7 @@ class AsyncDnd5e:
     async def modify_currency(
         self,
         actor_uuid: str,
-        currency: str,
+        currency: shapes.Denomination,
         amount: float,
         *,
         user_id: str | None = None,
@@ -3773,7 +3773,7 @@ class AsyncChat:
         self,
         content: str,
         *,
-        whisper: Sequence[shapes.Json] | None = None,
+        whisper: Sequence[str] | None = None,
         speaker: str | None = None,
         alias: str | None = None,
         chat_type: float | None = None,
@@ -3853,7 +3853,7 @@ class AsyncUtility:
     async def select(
         self,
         *,
-        uuids: Sequence[shapes.Json] | None = None,
+        uuids: Sequence[str] | None = None,
         name: shapes.Json | None = None,
         data: Mapping[str, shapes.Json] | None = None,
         overwrite: bool | None = None,
@@ -3966,7 +3966,7 @@ class AsyncRolls:
         flavor: shapes.Json | None = None,
         create_chat_message: bool | None = None,
         speaker: shapes.Json | None = None,
-        whisper: Sequence[shapes.Json] | None = None,
+        whisper: Sequence[str] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.RollData]:
@@ -4432,7 +4432,7 @@ class AsyncCanvas:
         *,
         uuid: str | None = None,
         name: str | None = None,
-        waypoints: Sequence[shapes.Json] | None = None,
+        waypoints: Sequence[Mapping[str, float]] | None = None,
         animate: bool | None = None,
         scene_id: str | None = None,
         user_id: str | None = None,
@@ -4843,7 +4843,7 @@ class AsyncEncounters:
     async def start(
         self,
         *,
-        token_uuids: Sequence[shapes.Json] | None = None,
+        token_uuids: Sequence[str] | None = None,
         start_with_selected: bool | None = None,
         start_with_players: bool | None = None,
         roll_npc: bool | None = None,
@@ -4979,7 +4979,7 @@ class AsyncEncounters:
         *,
         encounter_id: str | None = None,
         selected: bool | None = None,
-        uuids: Sequence[shapes.Json] | None = None,
+        uuids: Sequence[str] | None = None,
         roll_initiative: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -5012,7 +5012,7 @@ class AsyncEncounters:
         *,
         encounter_id: str | None = None,
         selected: bool | None = None,
-        uuids: Sequence[shapes.Json] | None = None,
+        uuids: Sequence[str] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.CombatantsRemoved:
@@ -5886,7 +5886,7 @@ class AsyncAuth:
         system_title: str | None = None,
         system_version: str | None = None,
         foundry_version: str | None = None,
-        requested_remote_scopes: Sequence[shapes.Json] | None = None,
+        requested_remote_scopes: Sequence[str] | None = None,
         requested_target_clients: Sequence[shapes.Json] | None = None,
         upgrade_only: bool | None = None,
         client_id: str | None = None,
@@ -5939,12 +5939,12 @@ class AsyncAuth:
     async def key_request(
         self,
         app_name: str,
-        scopes: Sequence[shapes.Json],
+        scopes: Sequence[str],
         *,
         app_description: str | None = None,
         app_url: str | None = None,
         callback_url: str | None = None,
-        client_ids: Sequence[shapes.Json] | None = None,
+        client_ids: Sequence[str] | None = None,
         suggested_monthly_limit: float | None = None,
         suggested_expiry: str | None = None,
     ) -> shapes.KeyRequested:

@@ -220,6 +220,23 @@ EVENTS: Final[dict[str, str]] = {
     "GET /rolls/subscribe": "RollEventData",
 }
 
+# Parameter types narrower than their JSON type: by `METHOD /path name`, then by name.
+PARAM_TYPES: Final[dict[str, str]] = {
+    "POST /dnd5e/skill-check skill": "shapes.Skill",
+    "POST /dnd5e/ability-save ability": "shapes.Ability",
+    "POST /dnd5e/ability-check ability": "shapes.Ability",
+    "GET /dnd5e/get-actor-details details": "Sequence[shapes.DetailSection]",
+    "POST /dnd5e/modify-currency currency": "shapes.Denomination",
+    "POST /dnd5e/transfer-currency currency": "Mapping[shapes.Denomination, int]",
+    "uuids": "Sequence[str]",
+    "tokenUuids": "Sequence[str]",
+    "whisper": "Sequence[str]",
+    "scopes": "Sequence[str]",
+    "clientIds": "Sequence[str]",
+    "requestedRemoteScopes": "Sequence[str]",
+    "waypoints": "Sequence[Mapping[str, float]]",
+}
+
 PY_TYPES: Final[dict[str | None, str]] = {
     "string": "str",
     "number": "float",
@@ -311,6 +328,11 @@ def _is_client_id(p: Param) -> bool:
     return p.name == "clientId" and "path" not in p.sources
 
 
+def _param_type(route: Route, param: Param) -> str:
+    named = PARAM_TYPES.get(f"{route_key(route)} {param.name}") or PARAM_TYPES.get(param.name)
+    return named or PY_TYPES[param.type]
+
+
 def _signature(route: Route) -> tuple[list[str], list[str]]:
     """The parameters of a method (positional: required ones in table order; keyword-only: the
     rest, None meaning 'not sent') and the `wire: python` pairs of its call."""
@@ -318,8 +340,8 @@ def _signature(route: Route) -> tuple[list[str], list[str]]:
     optional = [p for p in route.params if not p.required and not _is_client_id(p)]
     optional.sort(key=lambda p: p.name == "userId")  # user_id last, then client_id
     has_client_id = any(_is_client_id(p) for p in route.params)
-    args = [f"{snake(p.name)}: {PY_TYPES[p.type]}" for p in required]
-    keywords = [f"{snake(p.name)}: {PY_TYPES[p.type]} | None = None" for p in optional]
+    args = [f"{snake(p.name)}: {_param_type(route, p)}" for p in required]
+    keywords = [f"{snake(p.name)}: {_param_type(route, p)} | None = None" for p in optional]
     if has_client_id:
         keywords.append("client_id: str | None = None")
     signature = args + (["*", *keywords] if keywords else [])

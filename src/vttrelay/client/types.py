@@ -33,6 +33,19 @@ Json = Any
 Document = dict[str, Any]
 
 
+# Parameter values the dnd5e routes accept (the world's rule tables; a unit test keeps them equal).
+Ability = Literal["str", "dex", "con", "int", "wis", "cha"]
+Skill = Literal[
+    "acr", "ani", "arc", "ath", "dec", "his", "ins", "itm", "inv",
+    "med", "nat", "prc", "prf", "per", "rel", "slt", "ste", "sur",
+]  # fmt: skip
+DetailSection = Literal[
+    "resources", "spells", "items", "features", "stats", "abilities", "skills", "details",
+    "conditions",
+]  # fmt: skip
+Denomination = Literal["pp", "gp", "ep", "sp", "cp"]
+
+
 class Envelope(TypedDict, Generic[T]):
     """The frame most world replies are: `type` (`<action>-result`), the relay's `requestId`,
     and `data` (often with `success`). A refusal carries `error` and is raised as `BadRequest`."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from vttrelay.client import AsyncClient as Relay
+from vttrelay.client.types import DetailSection
 from vttrelay.mcp import views
 
 
@@ -94,7 +95,7 @@ async def resolve_actor(relay: Relay, actor: str) -> str:
     )
 
 
-async def actor_details(relay: Relay, uuid: str, *sections: str) -> dict[str, Any]:
+async def actor_details(relay: Relay, uuid: str, *sections: DetailSection) -> dict[str, Any]:
     reply = await relay.dnd5e.get_actor_details(uuid, list(sections))
     return dict(reply.get("data") or {})
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-SUMMARY_SECTIONS = (
+from vttrelay.client.types import DetailSection
+
+SUMMARY_SECTIONS: tuple[DetailSection, ...] = (
     "stats",
     "abilities",
     "skills",

@@ -65,7 +65,7 @@ async def test_refusals_raise_their_class_with_status_and_documented_body(demo: 
     relay, key = demo
     async with AsyncClient(relay.url, key) as sdk:
         with pytest.raises(BadRequest) as invalid:
-            await sdk.dnd5e.skill_check(PIP, "xyz")
+            await sdk.dnd5e.skill_check(PIP, "xyz")  # type: ignore[arg-type] # what types forbid
         assert invalid.value.status == 400
         assert invalid.value.body["type"] == "skill-check-result"  # the world's own reply
         assert invalid.value.message.startswith("Invalid skill 'xyz'")

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
-from vttrelay.client.types import ChatEventData, CheckResult, Envelope, SearchReply, conforms
+import typing
+
+from vttrelay.client.types import (
+    Ability,
+    ChatEventData,
+    CheckResult,
+    Denomination,
+    DetailSection,
+    Envelope,
+    SearchReply,
+    Skill,
+    conforms,
+)
+from vttrelay.world.rules.abilities import ABILITIES, SKILLS
+from vttrelay.world.rules.currency import DENOMINATIONS
+from vttrelay.world.rules.details import DETAIL_NAMES
 
 CHECK = {
     "type": "skill-check-result",
@@ -42,3 +57,10 @@ def test_unions_take_the_closest_option() -> None:
     assert conforms({"clientId": "w"}, ChatEventData) == []
     assert conforms({"id": "m1"}, ChatEventData) == []
     assert conforms({"name": "?"}, ChatEventData) != []
+
+
+def test_the_parameter_literals_are_the_world_rule_tables() -> None:
+    assert typing.get_args(Ability) == ABILITIES
+    assert typing.get_args(Skill) == tuple(SKILLS)
+    assert typing.get_args(DetailSection) == DETAIL_NAMES
+    assert typing.get_args(Denomination) == DENOMINATIONS
