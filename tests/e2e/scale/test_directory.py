@@ -264,3 +264,22 @@ async def test_a_burst_of_reconnects_leaves_one_socket_and_its_claim(
     assert held is b.state.registry.get("w1")
     for double in doubles:
         await double.close()
+
+
+async def test_many_calls_at_once_through_another_instance_each_get_their_reply(
+    cluster: Any,
+) -> None:
+    a, b = await cluster(2, rate_per_minute=0)
+
+    async def handler(frame: dict[str, Any]) -> dict[str, Any]:
+        await asyncio.sleep(0.001 * (hash(frame["query"]) % 20))  # replies out of order
+        return {"type": "search-result", "requestId": frame["requestId"], "q": frame["query"]}
+
+    await a.world("w1", handler=handler)
+    await eventually(lambda: b.state.registry.get("w1") is not None)
+    key = a.key()
+    answers = await asyncio.gather(
+        *(b.call("GET", "/search", key=key, params={"query": f"q{i}"}) for i in range(200))
+    )
+    assert [(x.status, x.json()["q"]) for x in answers] == [(200, f"q{i}") for i in range(200)]
+    assert b.state.registry._pending == {}  # nothing left waiting

@@ -12,6 +12,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
+from redis.asyncio.connection import BlockingConnectionPool
 
 from vttrelay.relay.metrics import RoundTrips, redis_round_trips
 
@@ -30,9 +31,15 @@ class CountingRedis(Redis):
         return super().pipeline(transaction, shard_hint)
 
 
+# Connections one client opens at most; more commands at once wait for one to be free (redis-py's
+# default pool raises MaxConnectionsError past 100, which failed calls under a burst).
+MAX_CONNECTIONS = 64
+
+
 def open_redis(url: str, instance_id: str) -> Redis:
     """A client of the Redis at `url` whose round trips count for the instance `instance_id`."""
-    client = CountingRedis.from_url(url)
+    pool = BlockingConnectionPool.from_url(url, max_connections=MAX_CONNECTIONS, timeout=None)
+    client = CountingRedis.from_pool(pool)  # owns the pool: aclose() closes it
     assert isinstance(client, CountingRedis)
     client.round_trips = redis_round_trips(instance_id)
     return client
