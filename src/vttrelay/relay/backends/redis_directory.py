@@ -5,7 +5,7 @@ and a mirror of the worlds the other instances hold, so `get` stays a dict looku
 path. Redis holds the truth (keys under `prefix`, default `vttrelay:`):
 
 - `instances` (sorted set): instance id -> its last heartbeat (Redis server time, ms). An
-  instance beats every `heartbeat_interval` s; one silent for `heartbeat_ttl` s is dead.
+  instance beats every `check_interval` s; one silent for `heartbeat_ttl` s is dead.
 - `worlds` (hash): client id -> the holder's entry (JSON: instance, conn, account, host,
   systemId, tokenName, metadata, users). `conn` tells one connection from the next.
 - `dir` (pub/sub channel): `up` (an entry claimed or changed) and `down` (released), so every
@@ -13,6 +13,7 @@ path. Redis holds the truth (keys under `prefix`, default `vttrelay:`):
   `close-token`: a connection token was revoked here (self-unpair), every instance closes its
   sockets of that token at once.
 - `to:<instance>` (pub/sub channel): requests for the worlds an instance holds, and replies.
+  A frame or reply over `INLINE_LIMIT` waits under `blob:<random>` (read once, then deleted).
 
 Claiming (the duplicate-id rule, cluster-wide) is one Lua script: the id is free, or its holder
 is dead, or the holder has the same host and account (a reconnect: it replaces the holder, whose
@@ -21,9 +22,11 @@ the gateway answers 4004 before `auth-success`.
 
 A request to a world held elsewhere is published to its holder (`to:<instance>`: a JSON head
 line, then the frame) and the reply comes back on the caller's channel; the caller keeps the
-route's timeout itself (408), and a holder that says the world is gone, or that is unreachable,
-or that is found dead while the call waits, fails it with `WorldGone` (503), as a disconnect
-does on one process.
+route's timeout itself (408), and a holder that says the world is gone, or that is unreachable
+(no subscriber on its channel: a killed process), or that is found dead while the call waits,
+fails it with `WorldGone` (503), as a disconnect does on one process. Once its worlds are
+released, a call naming one gets 404 `Invalid client ID` until it reconnects somewhere, as for
+any world that left.
 
 Failure: every instance runs the same check every `check_interval` s (one Lua script: beat,
 then reap each instance whose heartbeat is older than `heartbeat_ttl`: its entries are removed
