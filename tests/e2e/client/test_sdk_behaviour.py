@@ -18,7 +18,9 @@ from vttrelay.client import (
     NotFound,
     RateLimited,
     StreamEvent,
+    Timeout,
     VttRelayError,
+    WorldUnavailable,
 )
 from vttrelay.client.types import ChatEventData, ChatMessage, conforms
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
@@ -170,3 +172,43 @@ async def test_a_stream_resumes_after_its_last_event_id(demo: Any) -> None:
 
     again = await asyncio.to_thread(sync_resume)
     assert [e.data["content"] for e in again if e.event == "chat-create"] == ["two", "three"]
+
+
+async def test_a_world_that_does_not_answer_or_leaves_raises_timeout_or_unavailable(
+    relay_factory: Any,
+) -> None:
+    relay = await relay_factory(timeout_override=0.3)
+    silent = await relay.world("silent", handler=lambda frame: None)
+    key = relay.key(ALL_SCOPES)
+    statuses: list[int] = []
+    async with AsyncClient(relay.url, key, **_recorder(statuses)) as sdk:
+        with pytest.raises(Timeout) as late:
+            await sdk.utility.world_info(client_id="silent")
+        assert (late.value.status, late.value.body) == (408, {"error": "Request timed out"})
+        await silent.close()
+
+        async def leave(frame: dict[str, Any]) -> None:
+            await leaving.close()  # goes away instead of answering
+
+        leaving = await relay.world("leaving", handler=leave)
+        statuses.clear()
+        with pytest.raises(WorldUnavailable) as gone:
+            await sdk.chat.send("lost", client_id="leaving")
+        assert gone.value.body == {"error": "World disconnected before replying"}
+        assert statuses == [503]  # a change is not retried: it may have happened
+    assert gone.value.retry_after is None
+
+
+async def test_a_read_is_retried_when_its_world_leaves_and_comes_back(relay_factory: Any) -> None:
+    relay = await relay_factory()
+
+    async def leave_and_return(frame: dict[str, Any]) -> None:
+        await first.close()
+        await relay.world("flaky")  # back at once; the default handler answers
+
+    first = await relay.world("flaky", handler=leave_and_return)
+    statuses: list[int] = []
+    async with AsyncClient(relay.url, relay.key(ALL_SCOPES), **_recorder(statuses)) as sdk:
+        info = await sdk.utility.world_info(client_id="flaky")
+    assert statuses == [503, 200]  # the GET was sent again after a backoff
+    assert info["type"] == "world-info-result"
