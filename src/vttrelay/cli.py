@@ -27,7 +27,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -48,6 +48,7 @@ from vttrelay.relay.store import DEFAULT_ACCOUNT, PAIRING_TTL, RelayStore
 from vttrelay.world import commands as world_commands
 
 log = logging.getLogger("vttrelay")
+T = TypeVar("T")
 
 SERVE_KEY_SETTING = "serve.key_id"
 EMBEDDED_TOKEN_NAME = "embedded world"
@@ -116,6 +117,16 @@ def _iso(ts: float | None) -> str:
 # Commands ------------------------------------------------------------------------------------
 
 
+def _decided(code: str, decide: Callable[[], T]) -> T | None:
+    """Run one approve/refuse call of a request; on a refusal print its message with the
+    request's code and return None (the command then exits 1)."""
+    try:
+        return decide()
+    except RelayError as refused:
+        _err(f"{refused.message} ({code}).")
+        return None
+
+
 def cmd_pair(args: argparse.Namespace) -> int:
     with closing(_open_store(args)) as store:
         code = store.create_pairing_code(args.account)
@@ -157,11 +168,12 @@ def cmd_pair_approve(args: argparse.Namespace) -> int:
         if request is not None and request.ask.upgrade_only and args.account is None:
             world = store.known_client(request.ask.client_id)
             account = world.account if world is not None else None
-        try:
-            done = approvals.approve_pair_request(store, args.code, account or DEFAULT_ACCOUNT)
-        except RelayError as refused:
-            _err(f"{refused.message} ({args.code}).")
-            return 1
+        done = _decided(
+            args.code,
+            lambda: approvals.approve_pair_request(store, args.code, account or DEFAULT_ACCOUNT),
+        )
+    if done is None:
+        return 1
     ask = done.request.ask
     if done.upgraded:
         _err(
@@ -179,11 +191,9 @@ def cmd_pair_approve(args: argparse.Namespace) -> int:
 
 def cmd_pair_refuse(args: argparse.Namespace) -> int:
     with closing(_open_store(args)) as store:
-        try:
-            request = approvals.refuse_pair_request(store, args.code)
-        except RelayError as refused:
-            _err(f"{refused.message} ({args.code}).")
-            return 1
+        request = _decided(args.code, lambda: approvals.refuse_pair_request(store, args.code))
+    if request is None:
+        return 1
     _err(f"Refused pair request {request.code} of world {request.ask.world!r}.")
     return 0
 
@@ -212,8 +222,9 @@ def cmd_keys_requests(args: argparse.Namespace) -> int:
 
 def cmd_keys_approve(args: argparse.Namespace) -> int:
     with closing(_open_store(args)) as store:
-        try:
-            done = approvals.approve_key_request(
+        done = _decided(
+            args.code,
+            lambda: approvals.approve_key_request(
                 store,
                 args.code,
                 args.account,
@@ -222,10 +233,10 @@ def cmd_keys_approve(args: argparse.Namespace) -> int:
                 expires_at=args.expires,
                 rate_per_minute=args.rate,
                 user_id=args.user,
-            )
-        except RelayError as refused:
-            _err(f"{refused.message} ({args.code}).")
-            return 1
+            ),
+        )
+    if done is None:
+        return 1
     ask = done.request.ask
     _err(
         f"Approved key request {done.request.code} of {ask.app_name!r}: API key {done.key_id} "
@@ -245,11 +256,9 @@ def cmd_keys_approve(args: argparse.Namespace) -> int:
 
 def cmd_keys_refuse(args: argparse.Namespace) -> int:
     with closing(_open_store(args)) as store:
-        try:
-            request = approvals.refuse_key_request(store, args.code)
-        except RelayError as refused:
-            _err(f"{refused.message} ({args.code}).")
-            return 1
+        request = _decided(args.code, lambda: approvals.refuse_key_request(store, args.code))
+    if request is None:
+        return 1
     _err(f"Refused key request {request.code} of {request.ask.app_name!r}.")
     return 0
 
