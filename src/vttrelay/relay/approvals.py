@@ -19,8 +19,9 @@ from __future__ import annotations
 import secrets
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -215,6 +216,86 @@ def _insert_with_new_code(db: sqlite3.Connection, sql: str, length: int, args: t
             continue
 
 
+# Both kinds of request live in a table of the same shape (code, status, expires_at, ...); these
+# helpers take the table ("pair_requests" or "key_requests") and the noun its errors use.
+PAIR_TABLE = "pair_requests"
+KEY_TABLE = "key_requests"
+_NOUN = {PAIR_TABLE: "Pair request", KEY_TABLE: "Key request"}
+_Request = TypeVar("_Request", PairRequest, KeyRequest)
+
+
+def _create(
+    store: RelayStore,
+    table: str,
+    columns: str,
+    code_length: int,
+    values: tuple[Any, ...],
+    now: float,
+) -> sqlite3.Row:
+    """Insert a new request (a fresh code, then `values` for `columns`) and return its row;
+    forget requests of that table that expired long ago."""
+    with store.transaction() as db:
+        db.execute(f"DELETE FROM {table} WHERE expires_at < ?", (now - PURGE_AFTER,))
+        marks = ",".join("?" * (len(values) + 1))
+        sql = f"INSERT INTO {table} (code, {columns}) VALUES ({marks})"
+        code = _insert_with_new_code(db, sql, code_length, values)
+        row: sqlite3.Row = db.execute(f"SELECT * FROM {table} WHERE code = ?", (code,)).fetchone()
+    return row
+
+
+def _row(db: sqlite3.Connection, table: str, code: str) -> sqlite3.Row | None:
+    """The request stored under `code` (as typed: case and spaces do not matter), or None."""
+    row: sqlite3.Row | None = db.execute(
+        f"SELECT * FROM {table} WHERE code = ?", (code.strip().upper(),)
+    ).fetchone()
+    return row
+
+
+def _get(
+    store: RelayStore, table: str, code: str, read: Callable[[sqlite3.Row], _Request]
+) -> _Request | None:
+    with store.transaction() as db:
+        row = _row(db, table, code)
+    return read(row) if row else None
+
+
+def _listed(
+    store: RelayStore,
+    table: str,
+    read: Callable[[sqlite3.Row], _Request],
+    pending_only: bool,
+    now: float | None,
+) -> list[_Request]:
+    """The table's requests, oldest first: only those still waiting for a decision, or all."""
+    now = _now(now)
+    with store.transaction() as db:
+        rows = db.execute(f"SELECT * FROM {table} ORDER BY created_at, code").fetchall()
+    requests = [read(r) for r in rows]
+    return [r for r in requests if r.state(now) == PENDING] if pending_only else requests
+
+
+def _pending(db: sqlite3.Connection, table: str, code: str) -> sqlite3.Row:
+    """The request under `code`, which must exist and still wait for a decision."""
+    row = _row(db, table, code)
+    if row is None:
+        raise error(404, f"{_NOUN[table]} not found")
+    if row["status"] != PENDING:
+        raise error(400, f"{_NOUN[table]} is not pending")
+    return row
+
+
+def _refuse(store: RelayStore, table: str, code: str, now: float | None) -> sqlite3.Row:
+    """Mark a pending request denied; return its row as it was."""
+    now = _now(now)
+    with store.transaction() as db:
+        row = _pending(db, table, code)
+        db.execute(
+            f"UPDATE {table} SET status = ?, decided_at = ? WHERE code = ?",
+            (DENIED, now, row["code"]),
+        )
+    return row
+
+
 # Pair requests ---------------------------------------------------------------------------------
 
 
@@ -227,56 +308,42 @@ def create_pair_request(
 ) -> PairRequest:
     """Store a new pending pair request valid `ttl` seconds (and forget long-expired ones)."""
     now = _now(now)
-    with store.transaction() as db:
-        db.execute("DELETE FROM pair_requests WHERE expires_at < ?", (now - PURGE_AFTER,))
-        code = _insert_with_new_code(
-            db,
-            "INSERT INTO pair_requests (code, client_id, world_id, world_title, system_id,"
-            " system_title, system_version, foundry_version, remote_scopes, target_clients,"
-            " upgrade_only, peer, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            PAIR_REQUEST_CODE_LENGTH,
-            (
-                ask.client_id or None,
-                ask.world_id,
-                ask.world_title,
-                ask.system_id,
-                ask.system_title,
-                ask.system_version,
-                ask.foundry_version,
-                _json(ask.remote_scopes),
-                _json(ask.target_clients),
-                int(ask.upgrade_only),
-                peer,
-                now,
-                now + ttl,
-            ),
-        )
-        row = db.execute("SELECT * FROM pair_requests WHERE code = ?", (code,)).fetchone()
+    row = _create(
+        store,
+        PAIR_TABLE,
+        "client_id, world_id, world_title, system_id, system_title, system_version,"
+        " foundry_version, remote_scopes, target_clients, upgrade_only, peer, created_at,"
+        " expires_at",
+        PAIR_REQUEST_CODE_LENGTH,
+        (
+            ask.client_id or None,
+            ask.world_id,
+            ask.world_title,
+            ask.system_id,
+            ask.system_title,
+            ask.system_version,
+            ask.foundry_version,
+            _json(ask.remote_scopes),
+            _json(ask.target_clients),
+            int(ask.upgrade_only),
+            peer,
+            now,
+            now + ttl,
+        ),
+        now,
+    )
     return _pair_request(row)
 
 
-def _pair_row(db: sqlite3.Connection, code: str) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = db.execute(
-        "SELECT * FROM pair_requests WHERE code = ?", (code.strip().upper(),)
-    ).fetchone()
-    return row
-
-
 def get_pair_request(store: RelayStore, code: str) -> PairRequest | None:
-    with store.transaction() as db:
-        row = _pair_row(db, code)
-    return _pair_request(row) if row else None
+    return _get(store, PAIR_TABLE, code, _pair_request)
 
 
 def pair_requests(
     store: RelayStore, pending_only: bool = True, now: float | None = None
 ) -> list[PairRequest]:
     """Pair requests, oldest first: only those still waiting for a decision, or all."""
-    now = _now(now)
-    with store.transaction() as db:
-        rows = db.execute("SELECT * FROM pair_requests ORDER BY created_at, code").fetchall()
-    requests = [_pair_request(r) for r in rows]
-    return [r for r in requests if r.state(now) == PENDING] if pending_only else requests
+    return _listed(store, PAIR_TABLE, _pair_request, pending_only, now)
 
 
 def pair_status(store: RelayStore, code: str, now: float | None = None) -> Answer:
@@ -284,7 +351,7 @@ def pair_status(store: RelayStore, code: str, now: float | None = None) -> Answe
     first read of an approved request hands out the pairing code and marks it exchanged."""
     now = _now(now)
     with store.transaction() as db:
-        row = _pair_row(db, code)
+        row = _row(db, PAIR_TABLE, code)
         if row is None:
             return 404, {"error": "Pair request not found"}
         state = _state(row["status"], row["expires_at"], now)
@@ -302,15 +369,6 @@ def pair_status(store: RelayStore, code: str, now: float | None = None) -> Answe
         return 200, {"status": state}  # pending, denied
 
 
-def _pending_pair(db: sqlite3.Connection, code: str) -> sqlite3.Row:
-    row = _pair_row(db, code)
-    if row is None:
-        raise error(404, "Pair request not found")
-    if row["status"] != PENDING:
-        raise error(400, "Pair request is not pending")
-    return row
-
-
 def approve_pair_request(
     store: RelayStore,
     code: str,
@@ -324,7 +382,7 @@ def approve_pair_request(
     be a world of that account."""
     now = _now(now)
     with store.transaction() as db:
-        row = _pending_pair(db, code)
+        row = _pending(db, PAIR_TABLE, code)
         if row["expires_at"] <= now:
             raise error(410, "Pair request has expired")
         request = _pair_request(row)
@@ -359,14 +417,7 @@ def _grant_remote(db: sqlite3.Connection, ask: PairAsk, account: str) -> None:
 
 def refuse_pair_request(store: RelayStore, code: str, now: float | None = None) -> PairRequest:
     """Refuse a pending pair request: its next poll says `denied` and no token is ever issued."""
-    now = _now(now)
-    with store.transaction() as db:
-        row = _pending_pair(db, code)
-        db.execute(
-            "UPDATE pair_requests SET status = ?, decided_at = ? WHERE code = ?",
-            (DENIED, now, row["code"]),
-        )
-    return _pair_request(row)
+    return _pair_request(_refuse(store, PAIR_TABLE, code, now))
 
 
 # API-key requests ------------------------------------------------------------------------------
@@ -381,54 +432,39 @@ def create_key_request(
 ) -> KeyRequest:
     """Store a new pending API-key request valid `ttl` seconds (and forget long-expired ones)."""
     now = _now(now)
-    with store.transaction() as db:
-        db.execute("DELETE FROM key_requests WHERE expires_at < ?", (now - PURGE_AFTER,))
-        code = _insert_with_new_code(
-            db,
-            "INSERT INTO key_requests (code, app_name, app_description, app_url, callback_url,"
-            " scopes, client_ids, suggested_monthly_limit, suggested_expiry, peer, created_at,"
-            " expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            KEY_REQUEST_CODE_LENGTH,
-            (
-                ask.app_name,
-                ask.app_description,
-                ask.app_url,
-                ask.callback_url,
-                _json(ask.scopes),
-                _json(ask.client_ids),
-                ask.suggested_monthly_limit,
-                ask.suggested_expiry,
-                peer,
-                now,
-                now + ttl,
-            ),
-        )
-        row = db.execute("SELECT * FROM key_requests WHERE code = ?", (code,)).fetchone()
+    row = _create(
+        store,
+        KEY_TABLE,
+        "app_name, app_description, app_url, callback_url, scopes, client_ids,"
+        " suggested_monthly_limit, suggested_expiry, peer, created_at, expires_at",
+        KEY_REQUEST_CODE_LENGTH,
+        (
+            ask.app_name,
+            ask.app_description,
+            ask.app_url,
+            ask.callback_url,
+            _json(ask.scopes),
+            _json(ask.client_ids),
+            ask.suggested_monthly_limit,
+            ask.suggested_expiry,
+            peer,
+            now,
+            now + ttl,
+        ),
+        now,
+    )
     return _key_request(row)
 
 
-def _key_row(db: sqlite3.Connection, code: str) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = db.execute(
-        "SELECT * FROM key_requests WHERE code = ?", (code.strip().upper(),)
-    ).fetchone()
-    return row
-
-
 def get_key_request(store: RelayStore, code: str) -> KeyRequest | None:
-    with store.transaction() as db:
-        row = _key_row(db, code)
-    return _key_request(row) if row else None
+    return _get(store, KEY_TABLE, code, _key_request)
 
 
 def key_requests(
     store: RelayStore, pending_only: bool = True, now: float | None = None
 ) -> list[KeyRequest]:
     """API-key requests, oldest first: only those still waiting for a decision, or all."""
-    now = _now(now)
-    with store.transaction() as db:
-        rows = db.execute("SELECT * FROM key_requests ORDER BY created_at, code").fetchall()
-    requests = [_key_request(r) for r in rows]
-    return [r for r in requests if r.state(now) == PENDING] if pending_only else requests
+    return _listed(store, KEY_TABLE, _key_request, pending_only, now)
 
 
 def _issue_secret(db: sqlite3.Connection, key_id: str | None) -> dict[str, Any] | None:
@@ -452,7 +488,7 @@ def key_status(store: RelayStore, code: str, now: float | None = None) -> Answer
     web flow the key is only handed out by `POST /auth/key-request/exchange`."""
     now = _now(now)
     with store.transaction() as db:
-        row = _key_row(db, code)
+        row = _row(db, KEY_TABLE, code)
         if row is None:
             return 404, {"error": "Key request not found"}
         state = _state(row["status"], row["expires_at"], now)
@@ -471,15 +507,6 @@ def key_status(store: RelayStore, code: str, now: float | None = None) -> Answer
         return 200, {"status": state}  # pending, denied
 
 
-def _pending_key(db: sqlite3.Connection, code: str) -> sqlite3.Row:
-    row = _key_row(db, code)
-    if row is None:
-        raise error(404, "Key request not found")
-    if row["status"] != PENDING:
-        raise error(400, "Key request is not pending")
-    return row
-
-
 def approve_key_request(
     store: RelayStore,
     code: str,
@@ -496,7 +523,7 @@ def approve_key_request(
     (with a callback URL) also gets a one-time exchange code, returned here and never stored."""
     now = _now(now)
     with store.transaction() as db:
-        row = _pending_key(db, code)
+        row = _pending(db, KEY_TABLE, code)
         if row["expires_at"] <= now:
             raise error(410, "Key request has expired")
         request = _key_request(row)
@@ -529,14 +556,7 @@ def approve_key_request(
 
 def refuse_key_request(store: RelayStore, code: str, now: float | None = None) -> KeyRequest:
     """Refuse a pending key request: its next poll says `denied` and no key is created."""
-    now = _now(now)
-    with store.transaction() as db:
-        row = _pending_key(db, code)
-        db.execute(
-            "UPDATE key_requests SET status = ?, decided_at = ? WHERE code = ?",
-            (DENIED, now, row["code"]),
-        )
-    return _key_request(row)
+    return _key_request(_refuse(store, KEY_TABLE, code, now))
 
 
 def exchange_key(store: RelayStore, exchange_code: str, now: float | None = None) -> Answer:
