@@ -19,6 +19,9 @@ Fixtures (pytest-asyncio, function scope):
 - `relay_factory` -> `async (data_dir=None, **RelayConfig overrides) -> RelayServer`: more
   relays, or one with custom settings (small intervals, rate limits, timeouts, a fixed `port`
   and `data_dir` to restart one); all stopped at teardown.
+- `await start_serve(data_dir, port, *serve_args, **subprocess_options)` -> `(process, lines)`:
+  `vttrelay serve` as a real process, once it printed its `Try: ` line; `await stop_process(proc)`
+  stops any subprocess a test started (SIGTERM, then SIGKILL).
 
 `WorldDouble` (also usable on its own: `WorldDouble(ws_url, client_id, token, ...)`, then
 `await double.connect()`): connects to /relay with `id` and the module's metadata query, sends
@@ -37,9 +40,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -313,6 +319,54 @@ class RelayServer(RelayCalls):
         with contextlib.suppress(RuntimeError):  # already cleaned up by the test
             await self.runner.cleanup()
         self.store.close()
+
+
+async def stop_process(proc: asyncio.subprocess.Process) -> None:
+    """Stop a subprocess the test started: SIGTERM, then SIGKILL after 10 s."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            os.kill(proc.pid, signal.SIGKILL)
+            await proc.wait()
+
+
+async def start_serve(
+    data_dir: Path, port: int, *args: str, **options: Any
+) -> tuple[asyncio.subprocess.Process, list[str]]:
+    """Run `vttrelay serve --port PORT --data-dir DATA_DIR *ARGS` as a real process (extra
+    `asyncio.create_subprocess_exec` options such as `preexec_fn` pass through) and wait for its
+    `Try: ` line; return the process and the stdout lines up to that one. The caller stops it
+    with `stop_process`; if it exits before that line, it is stopped here and the test fails."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "vttrelay",
+        "serve",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        **options,
+    )
+    lines: list[str] = []
+    assert proc.stdout is not None
+    try:
+        while not lines or not lines[-1].startswith("Try: "):
+            raw = await asyncio.wait_for(proc.stdout.readline(), 30)
+            if not raw:
+                raise AssertionError(f"serve exited early: {lines}")
+            lines.append(raw.decode().rstrip("\n"))
+    except BaseException:
+        await stop_process(proc)
+        raise
+    return proc, lines
 
 
 def free_port() -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,7 @@ import pytest
 from vttrelay.relay.app import BODY_TIMEOUT
 from vttrelay.relay.listener import TOO_MANY_CONNECTIONS, connection_limit
 
-from ...conftest import free_port
-from ..world.conftest import stop_process
+from ...conftest import free_port, start_serve, stop_process
 
 HEALTH = b"GET /api/health HTTP/1.1\r\nHost: relay\r\n\r\n"
 
@@ -178,25 +176,10 @@ def test_the_connection_limit_stays_below_the_fd_limit() -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 async def test_serve_raises_its_fd_soft_limit_to_the_hard_limit(tmp_path: Path) -> None:
     port = free_port()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "vttrelay",
-        "serve",
-        "--no-world",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(tmp_path / "relay"),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        preexec_fn=_lower_soft_fd_limit,
+    proc, _ = await start_serve(
+        tmp_path / "relay", port, "--no-world", preexec_fn=_lower_soft_fd_limit
     )
     try:
-        assert proc.stdout is not None
-        while not (await asyncio.wait_for(proc.stdout.readline(), 30)).startswith(b"Try: "):
-            pass
         limits = Path(f"/proc/{proc.pid}/limits").read_text().splitlines()
         soft, hard = next(line for line in limits if line.startswith("Max open files")).split()[3:5]
         assert soft == hard or int(soft) >= 1 << 20, (soft, hard)

@@ -6,7 +6,6 @@ buffered. After authentication each side has its own frame limit: `max_frame_byt
 from __future__ import annotations
 
 import asyncio
-import os
 import struct
 import sys
 from pathlib import Path
@@ -18,8 +17,7 @@ import pytest
 
 from vttrelay.relay.preauth import TOO_BIG_CODE, TOO_BIG_REASON
 
-from ...conftest import free_port
-from ..world.conftest import stop_process
+from ...conftest import free_port, start_serve, stop_process
 
 BIG = "x" * (100 * 1024)  # past the 64 KiB budget, far below the post-auth limits
 
@@ -107,25 +105,9 @@ async def _send_huge_unauthenticated_frame(port: int, path: str, size: int) -> a
 async def test_unauthenticated_huge_frames_do_not_grow_the_relays_memory(tmp_path: Path) -> None:
     """`vttrelay serve` (uvloop): 6 sockets each send 24 MiB before authenticating."""
     port = free_port()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "vttrelay",
-        "serve",
-        "--no-world",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(tmp_path / "relay"),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    proc, _ = await start_serve(tmp_path / "relay", port, "--no-world")
     writers: list[asyncio.StreamWriter] = []
     try:
-        assert proc.stdout is not None
-        while not (await asyncio.wait_for(proc.stdout.readline(), 30)).startswith(b"Try: "):
-            pass
         before = _rss(proc.pid)
         for path in ("/relay?id=w", "/ws/api") * 3:
             writers.append(await _send_huge_unauthenticated_frame(port, path, 24 * 1024 * 1024))

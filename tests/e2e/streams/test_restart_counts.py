@@ -19,9 +19,8 @@ from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.relay.store import RelayStore
 
-from ...conftest import WorldDouble, free_port
+from ...conftest import WorldDouble, free_port, start_serve, stop_process
 from ..conftest import eventually
-from ..world.conftest import stop_process
 
 CLIENT = "world-1"
 
@@ -89,25 +88,7 @@ async def test_reconnect_after_the_relay_process_was_killed(tmp_path: Path, sse:
         url = f"http://127.0.0.1:{port}"
 
     async def serve() -> asyncio.subprocess.Process:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "vttrelay",
-            "serve",
-            "--no-world",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(data),
-            "--subscription-linger",
-            "0",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        assert proc.stdout is not None
-        while not (await asyncio.wait_for(proc.stdout.readline(), 30)).startswith(b"Try: "):
-            pass
+        proc, _ = await start_serve(data, port, "--no-world", "--subscription-linger", "0")
         return proc
 
     ws_url = f"ws://127.0.0.1:{port}/relay"

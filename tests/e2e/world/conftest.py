@@ -8,10 +8,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
-import signal
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,18 +18,6 @@ from vttrelay.relay.routes import DEFAULT_SCOPES
 from ..conftest import call_api
 
 SCOPES = (*DEFAULT_SCOPES, "chat:write")
-
-
-async def stop_process(proc: asyncio.subprocess.Process) -> None:
-    """Stop a subprocess the test started: SIGTERM, then SIGKILL after 10 s."""
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), 10)
-        except TimeoutError:
-            os.kill(proc.pid, signal.SIGKILL)
-            await proc.wait()
 
 
 @pytest.fixture

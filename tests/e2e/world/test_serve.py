@@ -5,7 +5,6 @@ no other token can claim the demo world's id."""
 from __future__ import annotations
 
 import asyncio
-import os
 import shlex
 import shutil
 import sys
@@ -19,38 +18,12 @@ from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.store import RelayStore
 from vttrelay.relay.worlds import TOKEN_NOT_FOR_ID
 
-from ...conftest import WorldDouble, WorldRefused, free_port
-from .conftest import stop_process
+from ...conftest import WorldDouble, WorldRefused, free_port, start_serve, stop_process
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or shutil.which("curl") is None,
     reason="pastes the printed curl line into a real curl; uses POSIX signals",
 )
-
-
-async def _serve(data_dir: Path, port: int) -> tuple[asyncio.subprocess.Process, list[str]]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "vttrelay",
-        "serve",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(data_dir),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env=env,
-    )
-    lines: list[str] = []
-    assert proc.stdout is not None
-    while not lines or not lines[-1].startswith("Try: "):
-        raw = await asyncio.wait_for(proc.stdout.readline(), 30)
-        if not raw:
-            raise AssertionError(f"serve exited early: {lines}")
-        lines.append(raw.decode().rstrip("\n"))
-    return proc, lines
 
 
 async def _run(argv: list[str]) -> bytes:
@@ -67,7 +40,7 @@ async def test_serve_prints_a_working_curl_line_and_keeps_state(tmp_path: Path) 
     data_dir = tmp_path / "serve"
     procs: list[asyncio.subprocess.Process] = []
     try:
-        proc, lines = await _serve(data_dir, port)
+        proc, lines = await start_serve(data_dir, port)
         procs.append(proc)
         curl = lines[-1][len("Try: ") :]
         assert curl.startswith("curl ") and f"127.0.0.1:{port}" in curl
@@ -89,7 +62,7 @@ async def test_serve_prints_a_working_curl_line_and_keeps_state(tmp_path: Path) 
         store = RelayStore(RelayConfig(data_dir=data_dir).db_path)
         rogue = store.create_connection_token("other", "vttrelay-demo", name="rogue")
         store.close()
-        proc, lines = await _serve(data_dir, port)
+        proc, lines = await start_serve(data_dir, port)
         procs.append(proc)
         refused = WorldDouble(f"ws://127.0.0.1:{port}/relay", "vttrelay-demo", rogue)
         with pytest.raises(WorldRefused) as info:

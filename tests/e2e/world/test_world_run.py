@@ -10,8 +10,8 @@ from typing import Any
 
 from vttrelay.world.connection import Connection, load_connection, save_connection
 
+from ...conftest import stop_process
 from ..conftest import eventually
-from .conftest import stop_process
 
 
 async def _world_run(data_dir: Path, *extra: str) -> asyncio.subprocess.Process:
