@@ -20,8 +20,8 @@ limit, connection limit). A 503 without it (the world went away mid-call) is ret
 exponential backoff for GET only, since a changing call may already have happened. `retries`
 (default 3) bounds the attempts after the first.
 
-Streams: `stream(route, params)` yields typed `StreamEvent`s; after a dropped connection it
-reconnects with `Last-Event-ID`, so no event is lost while the relay still buffers it; pass
+Streams: `stream(route, params)` yields typed `StreamEvent`s; after a dropped or ended connection
+it reconnects with `Last-Event-ID`, so no event is lost while the relay still buffers it; pass
 `last_event_id` to resume a stream read earlier (e.g. before a restart).
 """
 
@@ -190,11 +190,14 @@ class Client(SyncGroups):
         last_event_id: str = "",
         reconnects: int = 5,
     ) -> Generator[StreamEvent[Any], None, None]:
-        """The events of a stream route; reconnects (resuming) up to `reconnects` times in a
-        row after a dropped connection or a retryable refusal."""
+        """The events of a stream route. After a dropped or ended connection, or a retryable
+        refusal, it reopens the stream with `Last-Event-ID` (backing off), up to `reconnects`
+        times in a row without an event; then the last error is raised (an ended stream just
+        ends)."""
         req = _prepared(_stream_route(route), params, self._options.client_id)
         last_id = last_event_id
         failures = 0
+        opened = False
         while True:
             try:
                 with connect_sse(
@@ -203,15 +206,19 @@ class Client(SyncGroups):
                     if source.response.status_code != 200:
                         source.response.read()
                         _result(source.response)
+                    opened = True
                     for sse in source.iter_sse():
-                        failures = 0
+                        if sse.event != "connected":
+                            failures = 0
                         last_id = sse.id or last_id
                         yield _event(sse)
-                return
-            except (httpx.TransportError, VttRelayError) as exc:
-                wait = _stream_wait(exc, failures, self._options.max_retry_wait)
+                raise _StreamEnded  # the relay closed the stream: reopen it, as EventSource does
+            except (httpx.TransportError, VttRelayError, _StreamEnded) as exc:
+                wait = _stream_wait(exc, failures, self._options.max_retry_wait, opened)
                 failures += 1
                 if wait is None or failures > reconnects:
+                    if isinstance(exc, _StreamEnded):
+                        return
                     raise
                 time.sleep(wait)
 
@@ -233,9 +240,16 @@ class Client(SyncGroups):
         self.close()
 
 
-def _stream_wait(exc: Exception, failures: int, max_wait: float) -> float | None:
-    """How long to wait before reopening a stream after `exc`, or None to give up at once."""
+class _StreamEnded(Exception):
+    """The relay ended a stream (restart, a subscriber cut off for falling behind)."""
+
+
+def _stream_wait(exc: Exception, failures: int, max_wait: float, opened: bool) -> float | None:
+    """How long to wait before reopening a stream after `exc`, or None to give up at once.
+    Once a stream has been open, its world missing (404, it restarts) is waited for too."""
     if isinstance(exc, VttRelayError):
+        if opened and exc.status == 404:
+            return _reconnect_wait(failures)
         return retry_wait(exc.status, exc.headers, "GET", failures, max_wait)
     return _reconnect_wait(failures)
 
@@ -295,6 +309,7 @@ class AsyncClient(AsyncGroups):
         req = _prepared(_stream_route(route), params, self._options.client_id)
         last_id = last_event_id
         failures = 0
+        opened = False
         while True:
             try:
                 async with aconnect_sse(
@@ -303,15 +318,19 @@ class AsyncClient(AsyncGroups):
                     if source.response.status_code != 200:
                         await source.response.aread()
                         _result(source.response)
+                    opened = True
                     async for sse in source.aiter_sse():
-                        failures = 0
+                        if sse.event != "connected":
+                            failures = 0
                         last_id = sse.id or last_id
                         yield _event(sse)
-                return
-            except (httpx.TransportError, VttRelayError) as exc:
-                wait = _stream_wait(exc, failures, self._options.max_retry_wait)
+                raise _StreamEnded  # the relay closed the stream: reopen it, as EventSource does
+            except (httpx.TransportError, VttRelayError, _StreamEnded) as exc:
+                wait = _stream_wait(exc, failures, self._options.max_retry_wait, opened)
                 failures += 1
                 if wait is None or failures > reconnects:
+                    if isinstance(exc, _StreamEnded):
+                        return
                     raise
                 await asyncio.sleep(wait)
 

@@ -801,9 +801,27 @@ class Deleted(TypedDict):
     id: str
 
 
-ChatEventData = Union[Connected, ChatMessage, Deleted]  # noqa: UP007 (a runtime alias)
-RollEventData = Union[Connected, dict[str, Any]]  # noqa: UP007
-DocumentEventData = Union[Connected, dict[str, Any]]  # noqa: UP007
+class Gap(TypedDict):
+    """`gap`: on a resumed stream, events from `missedFrom` on are no longer kept (the relay
+    restarted, or its history moved past them); `oldestAvailable` is the first one it has."""
+
+    missedFrom: int
+    oldestAvailable: int | None
+
+
+class StreamError(TypedDict):
+    """`error`: the relay ends the stream (e.g. `Too many SSE connections`, or a subscriber too
+    slow to keep up); the SDK reopens it."""
+
+    error: str
+
+
+# The data of each stream's events (by event name: `connected`, `gap`, `error`, then the
+# stream's own: `chat-create`/`chat-update` a ChatMessage, `chat-delete` Deleted; `roll`, hook
+# and document events a document or roll as the world sends it).
+ChatEventData = Union[Connected, Gap, StreamError, ChatMessage, Deleted]  # noqa: UP007
+RollEventData = Union[Connected, Gap, StreamError, dict[str, Any]]  # noqa: UP007
+DocumentEventData = Union[Connected, Gap, StreamError, Document]  # noqa: UP007
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from vttrelay.client import (
     VttRelayError,
     WorldUnavailable,
 )
-from vttrelay.client.types import ChatEventData, ChatMessage, conforms
+from vttrelay.client.types import ChatEventData, ChatMessage, Gap, conforms
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
 
 from ..conftest import CLIENT_ID
@@ -212,3 +212,37 @@ async def test_a_read_is_retried_when_its_world_leaves_and_comes_back(relay_fact
         info = await sdk.utility.world_info(client_id="flaky")
     assert statuses == [503, 200]  # the GET was sent again after a backoff
     assert info["type"] == "world-info-result"
+
+
+async def test_a_stream_outlives_a_relay_restart_and_reconnects_with_last_event_id(
+    relay_factory: Any, start_world: Any, tmp_path: Any
+) -> None:
+    data = tmp_path / "relay-data"
+    first = await relay_factory(data_dir=data)
+    await start_world(first)  # reconnects by itself when the relay comes back
+    key = first.key(ALL_SCOPES, rate_per_minute=0)
+    asked: list[str | None] = []
+
+    async def record(request: httpx.Request) -> None:
+        if request.url.path == "/chat/subscribe":
+            asked.append(request.headers.get("last-event-id"))
+
+    async with AsyncClient(first.url, key, event_hooks={"request": [record]}) as sdk:
+        events = sdk.streams.chat(client_id=CLIENT_ID)
+        assert (await _next(events)).event == "connected"
+        await sdk.chat.send("before the restart")
+        before = await _next(events)
+        assert before.event == "chat-create"
+
+        await first.stop()
+        await relay_factory(data_dir=data, port=first.port)
+        again = await _next(events, timeout=20)  # reconnected after a backoff
+        assert again.event == "connected"
+        gap = await _next(events)  # the new relay never had the events before its start
+        assert gap.event == "gap" and conforms(gap.data, Gap) == []
+        await sdk.chat.send("after the restart")
+        after = await _next(events)
+        await events.aclose()
+    assert after.event == "chat-create"
+    assert after.data["content"] == "after the restart"  # type: ignore[typeddict-item]
+    assert asked[0] is None and asked[-1] == before.id  # the reopened stream asked to resume
