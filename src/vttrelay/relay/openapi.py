@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -154,11 +154,22 @@ def _responses(route: Route) -> dict[str, Any]:
     return ok
 
 
+RETRY_AFTER: Final = {
+    "Retry-After": {
+        "description": "Whole seconds until the key may call again.",
+        "schema": {"type": "integer"},
+    }
+}
+
+
 def _error(status: str) -> dict[str, Any]:
-    return {
+    answer: dict[str, Any] = {
         "description": ERROR_STATUSES[status],
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
     }
+    if status == "429":
+        answer["headers"] = RETRY_AFTER
+    return answer
 
 
 def operation(route: Route) -> dict[str, Any]:

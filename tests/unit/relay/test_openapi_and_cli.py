@@ -33,6 +33,8 @@ def test_document_covers_the_table() -> None:
     delete = doc["paths"]["/chat/{messageId}"]["delete"]
     assert {"name": "messageId", "in": "path"}.items() <= delete["parameters"][-1].items()
     assert delete["parameters"][-1]["required"] is True
+    limited = skill["responses"]["429"]
+    assert limited["headers"]["Retry-After"]["schema"] == {"type": "integer"}
 
 
 def test_canvas_document_types_are_an_enum_of_the_path() -> None:
