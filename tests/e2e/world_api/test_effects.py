@@ -246,3 +246,35 @@ async def test_effect_changes_apply_to_details_and_rolls(world: EmbeddedWorld, a
     await api("DELETE", "/effects", {"uuid": ELARA, "effectId": added["data"]["effect"]["id"]})
     _, again = await api("GET", "/dnd5e/get-actor-details", actorUuid=ELARA, details=["stats"])
     assert again["data"]["stats"]["ac"] == ac
+
+
+async def test_effect_changes_apply_to_items_and_death_saves(
+    world: EmbeddedWorld, api: Any
+) -> None:
+    """The same changes reach item use (the attack-type bonuses) and death saves; the stored
+    actor never receives them."""
+    brann = "Actor.brannFighter0001"
+    blessing = {
+        "name": "Blessed Blade",
+        "changes": [
+            {"key": "system.bonuses.mwak.attack", "mode": 2, "value": "2"},
+            {"key": "system.bonuses.mwak.damage", "mode": 2, "value": "1"},
+            {"key": "system.bonuses.abilities.save", "mode": 2, "value": "1d4"},
+        ],
+    }
+    status, body = await api("POST", "/effects", {"uuid": brann, "effectData": blessing})
+    assert status == 200, body
+    status, body = await api(
+        "POST", "/dnd5e/use-item", {"actorUuid": brann, "abilityName": "Longsword"}
+    )
+    assert status == 200, body
+    assert body["data"]["roll"]["formula"] == "1d20 + 3 + 2 + 2"
+    _, chat = await api("GET", "/chat", limit=1)
+    rolls = chat["data"]["messages"][0]["rolls"]
+    if len(rolls) > 1:  # the attack hit (no target: anything but a fumble): damage with +1
+        assert rolls[1]["formula"].endswith(" + 1"), rolls
+    await api("POST", "/kill", uuid=brann)
+    status, body = await api("POST", "/dnd5e/death-save", {"actorUuid": brann})
+    assert status == 200 and body["data"]["formula"] == "1d20 + 1d4", body
+    _, stored = await api("GET", "/get", uuid=brann)
+    assert stored["data"]["system"]["bonuses"]["mwak"] == {"attack": "", "damage": ""}

@@ -160,3 +160,28 @@ async def test_limits_stop_a_script_and_the_world_carries_on(
     assert status == 400 and "memory" in body["error"]
     status, body = await api("GET", "/world-info")
     assert status == 200 and body["data"]["world"]["id"] == CLIENT_ID
+
+
+async def test_scripts_see_actors_with_their_effects(
+    world: EmbeddedWorld, api: Call, relay: Any
+) -> None:
+    """`game.actors` is what the tabletop derives: active effects' changes applied, also after
+    a script's own update; the stored actor keeps its source values."""
+    enable(world)
+    effect = {
+        "name": "Fox's Cunning",
+        "changes": [{"key": "system.abilities.int.value", "mode": 2, "value": "4"}],
+    }
+    add = api_for(relay, ("effects:write",))
+    status, body = await add("POST", "/effects", {"uuid": f"Actor.{ELARA}", "effectData": effect})
+    assert status == 200, body
+    script = f"""
+      const elara = game.actors.get('{ELARA}');
+      const before = elara.system.abilities.int.value;
+      await elara.update({{'system.details.xp.value': 5}});
+      return [before, elara.system.abilities.int.value];
+    """
+    status, body = await api("POST", "/execute-js", {"script": script})
+    assert (status, body.get("result")) == (200, [20, 20]), body
+    status, body = await api("GET", "/get", uuid=f"Actor.{ELARA}")
+    assert body["data"]["system"]["abilities"]["int"]["value"] == 16

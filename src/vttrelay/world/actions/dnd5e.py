@@ -7,9 +7,10 @@ parameter and resolution helpers in `dnd5e_common.py`.
 
 Each handler validates in the module's order with its exact error texts, resolves the actor the
 way that endpoint does, applies the `userId` gate, calls the pure rules in `world/rules/`, and
-puts the changed documents back into the transaction. Details, checks and saves read the actor
-as its active effects' changes make it (`rules.effects.apply_changes`); writes go to the stored
-actor.
+puts the changed documents back into the transaction. Details, checks, saves and death saves
+read the actor as its active effects' changes make it (`rules.effects.apply_changes`, the one
+function that does so everywhere: using items, initiative and scripts' `game.actors` too);
+writes go to the stored actor.
 """
 
 from __future__ import annotations
@@ -185,7 +186,8 @@ def death_save(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     if not deaths.needs_death_save(hp, success, failure):
         data["deathSaves"] = {"success": success, "failure": failure}
         return {"data": data}
-    roll = roll_formula(ctx, ab.death_save_formula(actor, advantage=flag(frame, "advantage")))
+    formula = ab.death_save_formula(apply_changes(actor), advantage=flag(frame, "advantage"))
+    roll = roll_formula(ctx, formula)
     outcome = deaths.resolve_death_save(
         str(actor.get("name", "")),
         total=roll.total,

@@ -246,7 +246,10 @@ def _roll_initiative(
         if not which(combatant):
             continue
         actor = _actor_of(ctx, combatant) or {}
-        roll = roll_formula(ctx, rules.initiative_formula(actor, dex_tiebreaker=tiebreaker))
+        formula = rules.initiative_formula(
+            effect_rules.apply_changes(actor), dex_tiebreaker=tiebreaker
+        )
+        roll = roll_formula(ctx, formula)
         combatant["initiative"] = roll.total
         found = _token_of(ctx, combatant)
         name = combatant.get("name") or actor.get("name", "")

@@ -30,6 +30,7 @@ from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.chat import whisper_recipients
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import LIMITED, assert_owner, permission_level
+from vttrelay.world.rules.effects import apply_changes
 from vttrelay.world.rules.paths import get_path, set_path
 from vttrelay.world.scripts import (
     DEFAULT_MEMORY_LIMIT,
@@ -155,7 +156,9 @@ def snapshot(ctx: ActionContext) -> dict[str, Any]:
     tx = ctx.tx
     meta = documents.world_meta(tx)
     acting = ctx.user or documents.gm_user(tx)
-    actors = [a for a in tx.all("Actor") if permission_level(ctx.user, a) >= LIMITED]
+    actors = [  # as the tabletop derives them: with their active effects' changes applied
+        apply_changes(a) for a in tx.all("Actor") if permission_level(ctx.user, a) >= LIMITED
+    ]
     settings = {
         doc["key"]: doc.get("value")
         for doc in tx.all("Setting")
@@ -189,7 +192,7 @@ def update_actor(ctx: ActionContext, args: dict[str, Any]) -> dict[str, Any]:
     apply_update(actor, args.get("changes"))
     _touch(ctx, actor)
     ctx.tx.put("Actor", actor)
-    return actor
+    return apply_changes(actor)  # the script sees it as `game.actors` does
 
 
 def update_item(ctx: ActionContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -202,7 +205,7 @@ def update_item(ctx: ActionContext, args: dict[str, Any]) -> dict[str, Any]:
     apply_update(item, args.get("changes"))
     _touch(ctx, item)
     ctx.tx.put("Actor", actor)
-    return actor
+    return apply_changes(actor)
 
 
 def _speaker(ctx: ActionContext, raw: Any) -> dict[str, Any] | None:

@@ -280,5 +280,8 @@ def save_formula(
 
 
 def death_save_formula(actor: dict[str, Any], *, advantage: bool = False) -> str:
-    parts = [_bonus_part(get_path(actor, "system.attributes.death.bonuses.save"), actor)]
+    parts = [
+        _bonus_part(get_path(actor, "system.attributes.death.bonuses.save"), actor),
+        _bonus_part(get_path(actor, "system.bonuses.abilities.save"), actor),
+    ]
     return join_formula(d20_term(advantage, False), parts)

@@ -10,8 +10,12 @@ gets an error and the actor is unchanged.
 Arcane Recovery (once per long rest through its uses) works only after a short rest, the actor's
 latest rest, and only when a slot it can regain is expended; otherwise nothing is spent.
 
-Attack activities roll to hit (d20 + ability modifier + proficiency + bonuses; a Champion
-scores a critical on 19-20) and damage; healing activities heal; damage activities roll damage.
+Attack activities roll to hit (d20 + ability modifier + proficiency + bonuses, including the
+actor's `system.bonuses.<mwak|rwak|msak|rsak>.attack`; a Champion scores a critical on 19-20) and
+damage (plus that attack type's damage bonus); healing activities heal; damage activities roll
+damage; save DCs add `system.bonuses.spell.dc`. Every roll and DC reads the actor (and the
+target's AC) as its active effects' changes make it (`effects.apply_changes`); what is spent is
+taken from the stored actor.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from vttrelay.world.rules.abilities import (
     resolve_formula,
 )
 from vttrelay.world.rules.armor import armor_class
+from vttrelay.world.rules.effects import apply_changes
 from vttrelay.world.rules.items import UsesError, spend_uses, uses_max, uses_value
 from vttrelay.world.rules.paths import as_int, get_path, set_path
 from vttrelay.world.rules.rests import LAST_REST_FLAG
@@ -77,7 +82,22 @@ def spellcasting_ability(actor: dict[str, Any], spell: dict[str, Any] | None = N
 
 
 def spell_save_dc(actor: dict[str, Any], spell: dict[str, Any] | None = None) -> int:
-    return 8 + proficiency_bonus(actor) + ability_mod(actor, spellcasting_ability(actor, spell))
+    base = 8 + proficiency_bonus(actor) + ability_mod(actor, spellcasting_ability(actor, spell))
+    bonus = str(get_path(actor, "system.bonuses.spell.dc") or "").strip()
+    return base + (as_int(resolve_formula(bonus, actor), 0) if bonus else 0)
+
+
+def attack_type(activity: dict[str, Any]) -> str:
+    """The dnd5e attack type of an attack activity: `mwak`, `rwak`, `msak` or `rsak`."""
+    ranged = get_path(activity, "attack.type.value") == "ranged"
+    spell = get_path(activity, "attack.type.classification") == "spell"
+    return f"{'r' if ranged else 'm'}{'s' if spell else 'w'}ak"
+
+
+def _type_bonus(actor: dict[str, Any], activity: dict[str, Any], kind: str) -> str:
+    """The actor's `system.bonuses.<attack type>.<kind>` (attack or damage), resolved."""
+    bonus = str(get_path(actor, f"system.bonuses.{attack_type(activity)}.{kind}") or "").strip()
+    return resolve_formula(bonus, actor) if bonus else ""
 
 
 def _has_feature(actor: dict[str, Any], identifier: str) -> bool:
@@ -119,6 +139,7 @@ def attack_formula(actor: dict[str, Any], item: dict[str, Any], activity: dict[s
     bonus = str(get_path(activity, "attack.bonus") or "").strip()
     if bonus:
         parts.append(resolve_formula(bonus, actor))
+    parts.append(_type_bonus(actor, activity, "attack"))
     return join_formula("1d20", parts)
 
 
@@ -145,6 +166,8 @@ def _damage_formula(
     for part in get_path(activity, "damage.parts") or []:
         if isinstance(part, dict):
             add(part, str(part.get("bonus") or ""))
+    if terms and activity.get("type") == "attack":
+        terms.append(_type_bonus(actor, activity, "damage"))
     if not terms:
         return None
     return join_formula(str(terms[0]), terms[1:])
@@ -275,8 +298,11 @@ def use_item(
     _special_effects(after, item, out)
     if activity is None:
         return out
-    try:
-        _resolve_activity(after, item, activity, dice, target, out)
+    try:  # rolls read the actor and its target as their effects make them
+        reader = apply_changes(after)
+        _resolve_activity(
+            reader, item, activity, dice, apply_changes(target) if target else None, out
+        )
     except DiceError as exc:
         raise UseError(f"{item.get('name', '')}: {exc}") from exc
     return out
@@ -313,19 +339,20 @@ def _special_effects(after: dict[str, Any], item: dict[str, Any], out: UseOutcom
 
 
 def _resolve_activity(
-    after: dict[str, Any],
+    actor: dict[str, Any],
     item: dict[str, Any],
     activity: dict[str, Any],
     dice: Dice,
     target: dict[str, Any] | None,
     out: UseOutcome,
 ) -> None:
+    """Roll what the activity rolls. `actor` is read only (the actor as its effects make it)."""
     kind = activity.get("type")
     if kind == "attack":
         critical_at = (
-            19 if item.get("type") == "weapon" and _has_feature(after, IMPROVED_CRITICAL) else 20
+            19 if item.get("type") == "weapon" and _has_feature(actor, IMPROVED_CRITICAL) else 20
         )
-        roll = dice.roll(attack_formula(after, item, activity), critical=critical_at)
+        roll = dice.roll(attack_formula(actor, item, activity), critical=critical_at)
         out.attack = roll
         out.rolls.append(roll)
         hit = not roll.is_fumble  # without a target, damage is rolled unless it is a fumble
@@ -333,7 +360,7 @@ def _resolve_activity(
             ac = armor_class(target)
             hit = roll.is_critical or (not roll.is_fumble and roll.total >= ac)
             out.notes.append(f"{'hits' if hit else 'misses'} {target.get('name', '')} (AC {ac})")
-        damage = _damage_formula(after, item, activity, roll.is_critical)
+        damage = _damage_formula(actor, item, activity, roll.is_critical)
         if damage and hit:
             out.rolls.append(dice.roll(damage))
     elif kind == "heal":
@@ -343,26 +370,26 @@ def _resolve_activity(
         bonus = str(healing.get("bonus") or "").strip()
         if bonus:
             # `@mod` in a spell's healing is the caster's spellcasting ability modifier
-            mod = ability_mod(after, spellcasting_ability(after, item))
-            terms.append(resolve_formula(bonus.replace("@mod", str(mod)), after))
+            mod = ability_mod(actor, spellcasting_ability(actor, item))
+            terms.append(resolve_formula(bonus.replace("@mod", str(mod)), actor))
         if terms:
             roll = dice.roll(join_formula(terms[0], terms[1:]))
             out.rolls.append(roll)
             out.healing = max(0, roll.total)
     elif kind == "damage":
-        damage = _damage_formula(after, item, activity, False)
+        damage = _damage_formula(actor, item, activity, False)
         if damage:
             out.rolls.append(dice.roll(damage))
     elif kind == "save":
         ability = (get_path(activity, "save.ability") or ["dex"])[0]
         dc_formula = str(get_path(activity, "save.dc.formula") or "")
         dc = (
-            as_int(resolve_formula(dc_formula, after), 10)
+            as_int(resolve_formula(dc_formula, actor), 10)
             if dc_formula
-            else spell_save_dc(after, item)
+            else spell_save_dc(actor, item)
         )
         out.notes.append(f"DC {dc} {ABILITY_LABELS.get(ability, ability)} saving throw")
-        damage = _damage_formula(after, item, activity, False)
+        damage = _damage_formula(actor, item, activity, False)
         if damage:
             out.rolls.append(dice.roll(damage))
 
