@@ -16,6 +16,12 @@ Fixtures (pytest-asyncio, function scope):
   127.0.0.1 with its files in a tmp dir, stopped by pid at teardown; `.url` (`redis://...`),
   `.port`, `.pid`, `.stop()`. `start_redis_server(directory)` starts one outside a fixture.
 - `world_double` -> the `WorldDouble` class (`world_double.Refused` is `WorldRefused`).
+- `postgres` (session) -> `PostgresServer`: a real PostgreSQL (Debian's package) initialised in a
+  temporary directory (as the `postgres` user when the tests run as root), listening on a free
+  port on 127.0.0.1, stopped by pid at the end of the session. `postgres_url` -> the URL of a
+  new empty database on it, for one test.
+- `store_target` -> what `RelayStore(...)` opens, once per backend (the test runs twice): a
+  SQLite file in the test's tmp dir, then a new PostgreSQL database. Store tests use it.
 - `relay_factory` -> `async (data_dir=None, **RelayConfig overrides) -> RelayServer`: more
   relays, or one with custom settings (small intervals, rate limits, timeouts, a fixed `port`
   and `data_dir` to restart one); all stopped at teardown.
@@ -39,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import glob
 import inspect
 import os
 import shutil
@@ -46,7 +53,9 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +63,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+import psycopg
 import pytest
 from aiohttp import web
 
@@ -503,3 +513,102 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
     finally:
         server.stop()
+
+
+# PostgreSQL ---------------------------------------------------------------------------------------
+
+
+def postgres_bin(name: str) -> str:
+    """A PostgreSQL server program (initdb, postgres) from Debian's package, newest version."""
+    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}")) or [shutil.which(name) or ""]
+    if not found[-1]:
+        raise RuntimeError(f"PostgreSQL's {name} not found: install postgresql (.ci/run does)")
+    return found[-1]
+
+
+@dataclass
+class PostgresServer:
+    """A PostgreSQL server started for the test session (see the module docstring)."""
+
+    process: subprocess.Popen[bytes]
+    directory: str
+    port: int
+
+    def url(self, dbname: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"
+
+    def new_database(self) -> str:
+        """Create an empty database; returns its URL."""
+        name = "t_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)  # fast shutdown
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def start_postgres() -> PostgresServer:
+    """initdb into a new temporary directory and start the server on a free 127.0.0.1 port;
+    waits until it accepts connections. Root cannot run PostgreSQL: as root, the directory is
+    given to the `postgres` user and both programs run as it."""
+    directory = tempfile.mkdtemp(prefix="vttrelay-pg-")
+    user: str | None = None
+    if os.geteuid() == 0:
+        user = "postgres"
+        shutil.chown(directory, user)
+    data = os.path.join(directory, "data")
+    subprocess.run(
+        [postgres_bin("initdb"), "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8",
+         "--locale=C", "--no-sync"],
+        check=True, capture_output=True, user=user,
+    )  # fmt: skip
+    port = free_port()
+    process = subprocess.Popen(
+        [postgres_bin("postgres"), "-D", data, "-p", str(port), "-h", "127.0.0.1",
+         "-k", directory, "-c", "fsync=off", "-c", "synchronous_commit=off",
+         "-c", "full_page_writes=off", "-c", "max_connections=200"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, user=user,
+    )  # fmt: skip
+    server = PostgresServer(process, directory, port)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                pass
+            psycopg.connect(server.url(), connect_timeout=2).close()
+            return server
+        except Exception as exc:  # not listening yet, or still starting up
+            if process.poll() is not None or time.monotonic() > deadline:
+                server.stop()
+                raise RuntimeError(f"PostgreSQL did not start: {exc}") from exc
+            time.sleep(0.1)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    server = start_postgres()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresServer) -> str:
+    return postgres.new_database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
+    if request.param == "sqlite":
+        return tmp_path / "relay.db"
+    server: PostgresServer = request.getfixturevalue("postgres")
+    return server.new_database()

@@ -17,7 +17,6 @@ retrieves it (the device flow's status read, or the web flow's exchange).
 from __future__ import annotations
 
 import secrets
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +25,14 @@ from typing import Any, TypeVar
 import orjson
 
 from vttrelay.relay.core import error
-from vttrelay.relay.store import RelayStore, insert_key, insert_pairing_code, new_code, sha256_hex
+from vttrelay.relay.database import Connection, Row
+from vttrelay.relay.store import (
+    RelayStore,
+    insert_key,
+    insert_pairing_code,
+    insert_with_new_code,
+    sha256_hex,
+)
 
 Answer = tuple[int, dict[str, Any]]  # an HTTP status and a JSON body
 
@@ -151,7 +157,7 @@ def _json(items: tuple[str, ...]) -> str:
     return orjson.dumps(list(items)).decode()
 
 
-def _pair_request(row: sqlite3.Row) -> PairRequest:
+def _pair_request(row: Row) -> PairRequest:
     ask = PairAsk(
         world_id=row["world_id"],
         world_title=row["world_title"],
@@ -177,7 +183,7 @@ def _pair_request(row: sqlite3.Row) -> PairRequest:
     )
 
 
-def _key_request(row: sqlite3.Row) -> KeyRequest:
+def _key_request(row: Row) -> KeyRequest:
     ask = KeyAsk(
         app_name=row["app_name"],
         scopes=_list(row["scopes"]),
@@ -205,17 +211,6 @@ def _now(now: float | None) -> float:
     return time.time() if now is None else now
 
 
-def _insert_with_new_code(db: sqlite3.Connection, sql: str, length: int, args: tuple) -> str:
-    """Run an INSERT whose first value is a fresh code, drawing again if the code is taken."""
-    while True:
-        code = new_code(length)
-        try:
-            db.execute(sql, (code, *args))
-            return code
-        except sqlite3.IntegrityError:
-            continue
-
-
 # Both kinds of request live in a table of the same shape (code, status, expires_at, ...); these
 # helpers take the table ("pair_requests" or "key_requests") and the noun its errors use.
 PAIR_TABLE = "pair_requests"
@@ -231,28 +226,28 @@ def _create(
     code_length: int,
     values: tuple[Any, ...],
     now: float,
-) -> sqlite3.Row:
+) -> Row:
     """Insert a new request (a fresh code, then `values` for `columns`) and return its row;
     forget requests of that table that expired long ago."""
     with store.transaction() as db:
         db.execute(f"DELETE FROM {table} WHERE expires_at < ?", (now - PURGE_AFTER,))
         marks = ",".join("?" * (len(values) + 1))
-        sql = f"INSERT INTO {table} (code, {columns}) VALUES ({marks})"
-        code = _insert_with_new_code(db, sql, code_length, values)
-        row: sqlite3.Row = db.execute(f"SELECT * FROM {table} WHERE code = ?", (code,)).fetchone()
+        sql = f"INSERT INTO {table} (code, {columns}) VALUES ({marks}) ON CONFLICT DO NOTHING"
+        code = insert_with_new_code(db, sql, code_length, values)
+        row: Row = db.execute(f"SELECT * FROM {table} WHERE code = ?", (code,)).fetchone()
     return row
 
 
-def _row(db: sqlite3.Connection, table: str, code: str) -> sqlite3.Row | None:
+def _row(db: Connection, table: str, code: str) -> Row | None:
     """The request stored under `code` (as typed: case and spaces do not matter), or None."""
-    row: sqlite3.Row | None = db.execute(
+    row: Row | None = db.execute(
         f"SELECT * FROM {table} WHERE code = ?", (code.strip().upper(),)
     ).fetchone()
     return row
 
 
 def _get(
-    store: RelayStore, table: str, code: str, read: Callable[[sqlite3.Row], _Request]
+    store: RelayStore, table: str, code: str, read: Callable[[Row], _Request]
 ) -> _Request | None:
     with store.transaction() as db:
         row = _row(db, table, code)
@@ -262,7 +257,7 @@ def _get(
 def _listed(
     store: RelayStore,
     table: str,
-    read: Callable[[sqlite3.Row], _Request],
+    read: Callable[[Row], _Request],
     pending_only: bool,
     now: float | None,
 ) -> list[_Request]:
@@ -274,7 +269,7 @@ def _listed(
     return [r for r in requests if r.state(now) == PENDING] if pending_only else requests
 
 
-def _pending(db: sqlite3.Connection, table: str, code: str) -> sqlite3.Row:
+def _pending(db: Connection, table: str, code: str) -> Row:
     """The request under `code`, which must exist and still wait for a decision."""
     row = _row(db, table, code)
     if row is None:
@@ -284,7 +279,7 @@ def _pending(db: sqlite3.Connection, table: str, code: str) -> sqlite3.Row:
     return row
 
 
-def _refuse(store: RelayStore, table: str, code: str, now: float | None) -> sqlite3.Row:
+def _refuse(store: RelayStore, table: str, code: str, now: float | None) -> Row:
     """Mark a pending request denied; return its row as it was."""
     now = _now(now)
     with store.transaction() as db:
@@ -399,7 +394,7 @@ def approve_pair_request(
     return PairApproval(request, pairing_code, upgraded=request.ask.upgrade_only)
 
 
-def _grant_remote(db: sqlite3.Connection, ask: PairAsk, account: str) -> None:
+def _grant_remote(db: Connection, ask: PairAsk, account: str) -> None:
     """Record an upgrade's cross-world permissions on the world's known-client record."""
     row = db.execute(
         "SELECT account, metadata FROM known_clients WHERE client_id = ?", (ask.client_id,)
@@ -467,7 +462,7 @@ def key_requests(
     return _listed(store, KEY_TABLE, _key_request, pending_only, now)
 
 
-def _issue_secret(db: sqlite3.Connection, key_id: str | None) -> dict[str, Any] | None:
+def _issue_secret(db: Connection, key_id: str | None) -> dict[str, Any] | None:
     """Draw the approved key's secret now (its hash replaces the unusable one) and return the
     reference's key fields; None if the key is gone or was revoked meanwhile."""
     row = db.execute(

@@ -1,28 +1,28 @@
 """The relay's database: API keys, connection tokens, pairing codes, known worlds, settings.
 
-SQLite (WAL) with its schema managed by yoyo-migrations (the SQL files in `migrations/`). Secrets
-are never stored: keys and tokens are kept as SHA-256 hex digests and shown once at creation.
-This module is plain synchronous I/O; the request hot path never calls it (see `auth.KeyCache`).
+SQLite (WAL, the default) or PostgreSQL (shared by every relay instance), with one schema managed
+by yoyo-migrations (the SQL files in `migrations/`) and each statement written once
+(`database.py` is the connection layer). Secrets are never stored: keys and tokens are kept as
+SHA-256 hex digests and shown once at creation. This module is plain synchronous I/O; the request
+hot path never calls it (see `auth.KeyCache`), and the relay runs its other calls in a thread.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
-import sqlite3
-import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import orjson
-from yoyo import get_backend, read_migrations
 
-MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+from vttrelay.relay.database import Connection, Database, Row, SqliteDatabase, open_database
+
 DEFAULT_ACCOUNT = "default"
 PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0, O, I, 1
 PAIRING_CODE_LENGTH = 6
@@ -97,7 +97,7 @@ class Pairing:
     account: str
 
 
-def _key_row(row: sqlite3.Row) -> KeyRecord:
+def _key_row(row: Row) -> KeyRecord:
     return KeyRecord(
         id=row["id"],
         account=row["account"],
@@ -114,7 +114,7 @@ def _key_row(row: sqlite3.Row) -> KeyRecord:
     )
 
 
-def _token_row(row: sqlite3.Row) -> TokenRecord:
+def _token_row(row: Row) -> TokenRecord:
     return TokenRecord(
         id=row["id"],
         account=row["account"],
@@ -126,7 +126,7 @@ def _token_row(row: sqlite3.Row) -> TokenRecord:
     )
 
 
-def _client_row(row: sqlite3.Row) -> KnownClient:
+def _client_row(row: Row) -> KnownClient:
     return KnownClient(
         client_id=row["client_id"],
         account=row["account"],
@@ -138,7 +138,7 @@ def _client_row(row: sqlite3.Row) -> KnownClient:
 
 
 def insert_key(
-    db: sqlite3.Connection,
+    db: Connection,
     account: str,
     scopes: Iterable[str],
     client_ids: Iterable[str] = (),
@@ -175,83 +175,60 @@ def new_code(length: int, alphabet: str = PAIRING_ALPHABET) -> str:
     return "".join(secrets.choice(alphabet) for _ in range(length))
 
 
-def insert_pairing_code(
-    db: sqlite3.Connection, account: str, ttl: float, now: float | None = None
-) -> str:
-    """Insert a single-use 6-character pairing code valid `ttl` seconds (inside the caller's
-    lock or transaction); a code already taken is drawn again."""
-    now = time.time() if now is None else now
+def insert_with_new_code(db: Connection, sql: str, length: int, args: tuple[Any, ...]) -> str:
+    """Run an `INSERT ... ON CONFLICT DO NOTHING` whose first value is a fresh code of `length`
+    characters, drawing again while the code is taken (a failed INSERT would end a PostgreSQL
+    transaction, so taken codes are skipped, not caught)."""
     while True:
-        code = new_code(PAIRING_CODE_LENGTH)
-        try:
-            db.execute(
-                "INSERT INTO pairing_codes (code, account, created_at, expires_at)"
-                " VALUES (?,?,?,?)",
-                (code, account, now, now + ttl),
-            )
+        code = new_code(length)
+        if db.execute(sql, (code, *args)).rowcount == 1:
             return code
-        except sqlite3.IntegrityError:
-            continue
 
 
-def migrate(path: Path) -> None:
-    """Create or upgrade the schema of the database at `path`."""
-    backend = get_backend("sqlite:///" + str(path))
-    migrations = read_migrations(str(MIGRATIONS_DIR))
-    with backend.lock():
-        backend.apply_migrations(backend.to_apply(migrations))
-    backend.connection.close()
+def insert_pairing_code(db: Connection, account: str, ttl: float, now: float | None = None) -> str:
+    """Insert a single-use 6-character pairing code valid `ttl` seconds (inside the caller's
+    transaction); a code already taken is drawn again."""
+    now = time.time() if now is None else now
+    return insert_with_new_code(
+        db,
+        "INSERT INTO pairing_codes (code, account, created_at, expires_at) VALUES (?,?,?,?)"
+        " ON CONFLICT DO NOTHING",
+        PAIRING_CODE_LENGTH,
+        (account, now, now + ttl),
+    )
 
 
 class RelayStore:
-    """The relay's SQLite store. Safe to share between threads; one per process is enough."""
+    """The relay's store on SQLite or PostgreSQL. Safe to share between threads; one per process
+    is enough. `target` is a SQLite file's path or a `postgresql://` URL (`database.py`)."""
 
-    def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        migrate(self.path)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._lock = threading.Lock()
+    def __init__(self, target: Path | str) -> None:
+        self.db: Database = open_database(target)
+
+    @property
+    def url(self) -> str:
+        """Where the store lives (`sqlite:///<path>` or the PostgreSQL URL)."""
+        return self.db.url
+
+    @property
+    def path(self) -> Path | None:
+        """The SQLite file, or None on PostgreSQL."""
+        return self.db.path if isinstance(self.db, SqliteDatabase) else None
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self.db.close()
 
-    def _one(self, sql: str, args: Iterable[Any] = ()) -> sqlite3.Row | None:
-        with self._lock:
-            row: sqlite3.Row | None = self._db.execute(sql, tuple(args)).fetchone()
-            return row
+    def transaction(self) -> AbstractContextManager[Connection]:
+        """One write transaction that runs alone: committed when the block ends, rolled back if
+        it raises, so a call that fails changes nothing. Other processes and instances sharing
+        the database wait for it."""
+        return self.db.transaction()
 
-    def _all(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            return self._db.execute(sql, tuple(args)).fetchall()
-
-    def _run(self, sql: str, args: Iterable[Any] = ()) -> int:
-        with self._lock:
-            return self._db.execute(sql, tuple(args)).rowcount
-
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE): committed when the block ends, rolled back
-        if it raises, so a call that fails changes nothing. Other processes sharing the file
-        (the CLI beside a running relay) wait for it (busy timeout)."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-
-    def _oldest_first(self, table: str, account: str | None) -> list[sqlite3.Row]:
+    def _oldest_first(self, table: str, account: str | None) -> list[Row]:
         """Every row of `table` (of one account, or of all), oldest first."""
         if account is None:
-            return self._all(f"SELECT * FROM {table} ORDER BY created_at, id")
-        return self._all(
+            return self.db.all(f"SELECT * FROM {table} ORDER BY created_at, id")
+        return self.db.all(
             f"SELECT * FROM {table} WHERE account = ? ORDER BY created_at, id", (account,)
         )
 
@@ -268,18 +245,30 @@ class RelayStore:
         name: str = "",
     ) -> tuple[str, str]:
         """Create a key; returns `(key_id, secret)`. The secret is not stored."""
-        with self._lock:
+        with self.transaction() as db:
             return insert_key(
-                self._db, account, scopes, client_ids, user_id, expires_at, rate_per_minute, name
+                db, account, scopes, client_ids, user_id, expires_at, rate_per_minute, name
             )
 
     def key_by_secret(self, secret: str) -> KeyRecord | None:
         """The key whose secret this is, enabled or not; None if unknown."""
-        row = self._one("SELECT * FROM api_keys WHERE key_hash = ?", (sha256_hex(secret),))
+        row = self.db.one("SELECT * FROM api_keys WHERE key_hash = ?", (sha256_hex(secret),))
         return _key_row(row) if row else None
 
+    def keys_by_hash(self, hashes: Iterable[str]) -> dict[str, KeyRecord]:
+        """The stored keys among these secrets' hashes (`sha256_hex`), by hash: one query per
+        500 (the key cache's refresh)."""
+        wanted = list(dict.fromkeys(hashes))
+        found: dict[str, KeyRecord] = {}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.all(f"SELECT * FROM api_keys WHERE key_hash IN ({marks})", chunk):
+                found[row["key_hash"]] = _key_row(row)
+        return found
+
     def get_key(self, key_id: str) -> KeyRecord | None:
-        row = self._one("SELECT * FROM api_keys WHERE id = ?", (key_id,))
+        row = self.db.one("SELECT * FROM api_keys WHERE id = ?", (key_id,))
         return _key_row(row) if row else None
 
     def list_keys(self, account: str | None = None) -> list[KeyRecord]:
@@ -288,32 +277,28 @@ class RelayStore:
     def revoke_key(self, key_id: str) -> bool:
         """Disable a key for good. True if it existed and was enabled."""
         return (
-            self._run("UPDATE api_keys SET enabled = 0 WHERE id = ? AND enabled = 1", (key_id,)) > 0
+            self.db.run("UPDATE api_keys SET enabled = 0 WHERE id = ? AND enabled = 1", (key_id,))
+            > 0
         )
 
     def add_usage(self, usage: Mapping[str, tuple[int, float]]) -> None:
         """Add batched request counts: key id -> (count, last used at)."""
         if not usage:
             return
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._db.executemany(
-                    "UPDATE api_keys SET request_count = request_count + ?,"
-                    " last_used_at = MAX(COALESCE(last_used_at, 0), ?) WHERE id = ?",
-                    [(n, last, key_id) for key_id, (n, last) in usage.items()],
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self.transaction() as db:
+            db.executemany(
+                "UPDATE api_keys SET request_count = request_count + ?,"
+                " last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < ? THEN ?"
+                " ELSE last_used_at END WHERE id = ?",
+                [(n, last, last, key_id) for key_id, (n, last) in sorted(usage.items())],
+            )
 
     # Pairing and connection tokens ----------------------------------------------------------
 
     def create_pairing_code(self, account: str = DEFAULT_ACCOUNT, ttl: float = PAIRING_TTL) -> str:
         """A single-use 6-character code, valid `ttl` seconds."""
-        with self._lock:
-            return insert_pairing_code(self._db, account, ttl)
+        with self.transaction() as db:
+            return insert_pairing_code(db, account, ttl)
 
     def redeem_pairing_code(
         self,
@@ -321,96 +306,72 @@ class RelayStore:
         existing_client_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Pairing | PairingError:
-        """Trade a code for a new connection token (atomically: a code works once)."""
+        """Trade a code for a new connection token (atomically: a code works once, on whichever
+        instance redeems it first)."""
         now = time.time()
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                row = self._db.execute(
-                    "SELECT * FROM pairing_codes WHERE code = ?", (code.upper(),)
+        with self.transaction() as db:
+            row = db.execute(
+                "SELECT * FROM pairing_codes WHERE code = ?", (code.upper(),)
+            ).fetchone()
+            if row is None:
+                return PairingError.INVALID
+            if row["used_at"] is not None:
+                return PairingError.USED
+            if row["expires_at"] <= now:
+                return PairingError.EXPIRED
+            db.execute("UPDATE pairing_codes SET used_at = ? WHERE code = ?", (now, row["code"]))
+            account = row["account"]
+            client_id = existing_client_id
+            if client_id is not None:
+                owner = db.execute(
+                    "SELECT account FROM known_clients WHERE client_id = ?", (client_id,)
                 ).fetchone()
-                if row is None:
-                    self._db.execute("ROLLBACK")
-                    return PairingError.INVALID
-                if row["used_at"] is not None:
-                    self._db.execute("ROLLBACK")
-                    return PairingError.USED
-                if row["expires_at"] <= now:
-                    self._db.execute("ROLLBACK")
-                    return PairingError.EXPIRED
-                self._db.execute(
-                    "UPDATE pairing_codes SET used_at = ? WHERE code = ?", (now, row["code"])
-                )
-                account = row["account"]
-                client_id = existing_client_id
-                if client_id is not None:
-                    owner = self._db.execute(
-                        "SELECT account FROM known_clients WHERE client_id = ?", (client_id,)
-                    ).fetchone()
-                    if owner is not None and owner["account"] != account:
-                        client_id = None  # another account's world: never take its id over
-                client_id = client_id or "fvtt_" + secrets.token_hex(8)
-                meta = dict(metadata or {})
-                name = str(meta.get("worldTitle") or "")
-                token = self._insert_token(account, client_id, name, now)
-                self._upsert_client(client_id, account, meta, name, now)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+                if owner is not None and owner["account"] != account:
+                    client_id = None  # another account's world: never take its id over
+            client_id = client_id or "fvtt_" + secrets.token_hex(8)
+            meta = dict(metadata or {})
+            name = str(meta.get("worldTitle") or "")
+            token = _insert_token(db, account, client_id, name, now)
+            _upsert_client(db, client_id, account, meta, name, now)
         return Pairing(token=token, client_id=client_id, account=account)
-
-    def _insert_token(self, account: str, client_id: str, name: str, now: float) -> str:
-        token = secrets.token_hex(32)
-        self._db.execute(
-            "INSERT INTO connection_tokens (id, account, client_id, name, token_hash, created_at)"
-            " VALUES (?,?,?,?,?,?)",
-            ("tok_" + secrets.token_hex(6), account, client_id, name, sha256_hex(token), now),
-        )
-        return token
 
     def create_connection_token(
         self, account: str, client_id: str, name: str = "", ip_allow: str = ""
     ) -> str:
         """Mint a connection token directly (no pairing); returns the token, shown once."""
         now = time.time()
-        with self._lock:
-            token = self._insert_token(account, client_id, name, now)
-            if ip_allow:
-                self._db.execute(
-                    "UPDATE connection_tokens SET ip_allow = ? WHERE token_hash = ?",
-                    (ip_allow, sha256_hex(token)),
-                )
-            self._upsert_client(client_id, account, {}, name, now)
+        with self.transaction() as db:
+            token = _insert_token(db, account, client_id, name, now, ip_allow)
+            _upsert_client(db, client_id, account, {}, name, now)
         return token
 
     def token_by_secret(self, token: str) -> TokenRecord | None:
         """The live (not revoked) connection token with this secret."""
-        row = self._one(
+        row = self.db.one(
             "SELECT * FROM connection_tokens WHERE token_hash = ? AND revoked_at IS NULL",
             (sha256_hex(token),),
         )
         return _token_row(row) if row else None
 
     def live_token_ids(self, token_ids: Iterable[str]) -> set[str]:
-        """Which of these token ids are still live (not revoked)."""
-        ids = list(token_ids)
-        if not ids:
-            return set()
-        marks = ",".join("?" * len(ids))
-        rows = self._all(
-            f"SELECT id FROM connection_tokens WHERE id IN ({marks}) AND revoked_at IS NULL", ids
-        )
-        return {row["id"] for row in rows}
+        """Which of these token ids are still live (not revoked): one query per 500."""
+        ids = list(dict.fromkeys(token_ids))
+        live: set[str] = set()
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self.db.all(
+                f"SELECT id FROM connection_tokens WHERE id IN ({marks}) AND revoked_at IS NULL",
+                chunk,
+            )
+            live.update(row["id"] for row in rows)
+        return live
 
     def revoke_token(self, token: str) -> TokenRecord | None:
         """Revoke a connection token by its secret; returns it if it was live."""
         record = self.token_by_secret(token)
-        if record is None:
+        if record is None or not self.revoke_token_id(record.id):
             return None
-        self._run(
-            "UPDATE connection_tokens SET revoked_at = ? WHERE id = ?", (time.time(), record.id)
-        )
         return record
 
     def list_tokens(self, account: str | None = None) -> list[TokenRecord]:
@@ -418,13 +379,13 @@ class RelayStore:
         return [_token_row(r) for r in self._oldest_first("connection_tokens", account)]
 
     def get_token(self, token_id: str) -> TokenRecord | None:
-        row = self._one("SELECT * FROM connection_tokens WHERE id = ?", (token_id,))
+        row = self.db.one("SELECT * FROM connection_tokens WHERE id = ?", (token_id,))
         return _token_row(row) if row else None
 
     def revoke_token_id(self, token_id: str) -> bool:
         """Revoke a connection token by its id. True if it existed and was live."""
         return (
-            self._run(
+            self.db.run(
                 "UPDATE connection_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
                 (time.time(), token_id),
             )
@@ -433,7 +394,7 @@ class RelayStore:
 
     def revoke_tokens_named(self, account: str, name: str) -> int:
         """Revoke every live token of an account with this name (used by `serve`)."""
-        return self._run(
+        return self.db.run(
             "UPDATE connection_tokens SET revoked_at = ? WHERE account = ? AND name = ?"
             " AND revoked_at IS NULL",
             (time.time(), account, name),
@@ -441,39 +402,23 @@ class RelayStore:
 
     # Known worlds ---------------------------------------------------------------------------
 
-    def _upsert_client(
-        self, client_id: str, account: str, metadata: Mapping[str, Any], token_name: str, now: float
-    ) -> None:
-        row = self._db.execute(
-            "SELECT metadata FROM known_clients WHERE client_id = ?", (client_id,)
-        ).fetchone()
-        merged = {**(orjson.loads(row["metadata"]) if row else {}), **metadata}
-        self._db.execute(
-            "INSERT INTO known_clients (client_id, account, metadata, token_name, first_seen,"
-            " last_seen) VALUES (?,?,?,?,?,?) ON CONFLICT(client_id) DO UPDATE SET"
-            " account = excluded.account, metadata = excluded.metadata,"
-            " token_name = CASE WHEN excluded.token_name = '' THEN token_name"
-            " ELSE excluded.token_name END, last_seen = excluded.last_seen",
-            (client_id, account, orjson.dumps(merged).decode(), token_name, now, now),
-        )
-
     def remember_client(
         self, client_id: str, account: str, metadata: Mapping[str, Any], token_name: str = ""
     ) -> None:
         """Record (or refresh) a world seen on /relay."""
-        with self._lock:
-            self._upsert_client(client_id, account, metadata, token_name, time.time())
+        with self.transaction() as db:
+            _upsert_client(db, client_id, account, metadata, token_name, time.time())
 
     def known_client(self, client_id: str) -> KnownClient | None:
-        row = self._one("SELECT * FROM known_clients WHERE client_id = ?", (client_id,))
+        row = self.db.one("SELECT * FROM known_clients WHERE client_id = ?", (client_id,))
         return _client_row(row) if row else None
 
     def known_clients(self, account: str | None) -> list[KnownClient]:
         """Known worlds of one account (or of all, for None), last seen first."""
         if account is None:
-            rows = self._all("SELECT * FROM known_clients ORDER BY last_seen DESC")
+            rows = self.db.all("SELECT * FROM known_clients ORDER BY last_seen DESC")
         else:
-            rows = self._all(
+            rows = self.db.all(
                 "SELECT * FROM known_clients WHERE account = ? ORDER BY last_seen DESC", (account,)
             )
         return [_client_row(r) for r in rows]
@@ -481,12 +426,46 @@ class RelayStore:
     # Settings -------------------------------------------------------------------------------
 
     def get_setting(self, key: str) -> str | None:
-        row = self._one("SELECT value FROM settings WHERE key = ?", (key,))
+        row = self.db.one("SELECT value FROM settings WHERE key = ?", (key,))
         return str(row["value"]) if row else None
 
     def set_setting(self, key: str, value: str) -> None:
-        self._run(
+        self.db.run(
             "INSERT INTO settings (key, value) VALUES (?, ?)"
-            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+
+def _insert_token(
+    db: Connection, account: str, client_id: str, name: str, now: float, ip_allow: str = ""
+) -> str:
+    token = secrets.token_hex(32)
+    db.execute(
+        "INSERT INTO connection_tokens (id, account, client_id, name, token_hash, ip_allow,"
+        " created_at) VALUES (?,?,?,?,?,?,?)",
+        ("tok_" + secrets.token_hex(6), account, client_id, name, sha256_hex(token), ip_allow, now),
+    )
+    return token
+
+
+def _upsert_client(
+    db: Connection,
+    client_id: str,
+    account: str,
+    metadata: Mapping[str, Any],
+    token_name: str,
+    now: float,
+) -> None:
+    row = db.execute(
+        "SELECT metadata FROM known_clients WHERE client_id = ?", (client_id,)
+    ).fetchone()
+    merged = {**(orjson.loads(row["metadata"]) if row else {}), **metadata}
+    db.execute(
+        "INSERT INTO known_clients (client_id, account, metadata, token_name, first_seen,"
+        " last_seen) VALUES (?,?,?,?,?,?) ON CONFLICT (client_id) DO UPDATE SET"
+        " account = excluded.account, metadata = excluded.metadata,"
+        " token_name = CASE WHEN excluded.token_name = '' THEN known_clients.token_name"
+        " ELSE excluded.token_name END, last_seen = excluded.last_seen",
+        (client_id, account, orjson.dumps(merged).decode(), token_name, now, now),
+    )

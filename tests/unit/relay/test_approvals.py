@@ -18,8 +18,9 @@ from vttrelay.relay.store import PairingError, RelayStore
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[RelayStore]:
-    s = RelayStore(tmp_path / "relay.db")
+def store(store_target: Path | str) -> Iterator[RelayStore]:
+    """The relay store, once on SQLite and once on PostgreSQL."""
+    s = RelayStore(store_target)
     yield s
     s.close()
 

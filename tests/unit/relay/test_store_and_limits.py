@@ -1,8 +1,9 @@
-"""The relay store (keys, pairing codes, tokens, migrations), token buckets, the key cache."""
+"""The relay store (keys, pairing codes, tokens, migrations) on SQLite and on PostgreSQL (every
+store test runs against both: the `store_target` fixture), token buckets, the key cache."""
 
 from __future__ import annotations
 
-import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -12,13 +13,13 @@ from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.store import PAIRING_ALPHABET, PairingError, RelayStore, sha256_hex
 
 
-def test_keys_are_stored_hashed(tmp_path: Path) -> None:
-    store = RelayStore(tmp_path / "r.db")
+def test_keys_are_stored_hashed(store_target: Path | str) -> None:
+    store = RelayStore(store_target)
     key_id, secret = store.create_key(
         "acct", ["dnd5e", "dnd5e", "chat:read"], client_ids=["w1"], user_id="u", name="bot"
     )
     assert len(secret) == 64
-    raw = sqlite3.connect(tmp_path / "r.db").execute("SELECT * FROM api_keys").fetchall()
+    raw = [dict(row) for row in store.db.all("SELECT * FROM api_keys")]
     assert secret not in repr(raw) and sha256_hex(secret) in repr(raw)
     record = store.key_by_secret(secret)
     assert record is not None and record.id == key_id
@@ -32,21 +33,21 @@ def test_keys_are_stored_hashed(tmp_path: Path) -> None:
     store.close()
 
 
-def test_migrations_are_idempotent(tmp_path: Path) -> None:
-    RelayStore(tmp_path / "r.db").close()
-    store = RelayStore(tmp_path / "r.db")
-    tables = {
-        r[0]
-        for r in sqlite3.connect(tmp_path / "r.db").execute(
-            "SELECT name FROM sqlite_master WHERE type='table'"
-        )
-    }
-    assert {"api_keys", "connection_tokens", "pairing_codes", "known_clients"} <= tables
+def test_migrations_are_idempotent(store_target: Path | str) -> None:
+    first = RelayStore(store_target)
+    key_id, _ = first.create_key("a", ["dnd5e"])
+    first.close()
+    store = RelayStore(store_target)  # migrating again changes nothing
+    tables = ["api_keys", "connection_tokens", "pairing_codes", "known_clients", "settings"]
+    tables += ["pair_requests", "key_requests"]
+    for table in tables:
+        assert store.db.one(f"SELECT COUNT(*) AS n FROM {table}")["n"] == (table == "api_keys")
+    assert [k.id for k in store.list_keys()] == [key_id]
     store.close()
 
 
-def test_pairing_codes_single_use_and_expiry(tmp_path: Path) -> None:
-    store = RelayStore(tmp_path / "r.db")
+def test_pairing_codes_single_use_and_expiry(store_target: Path | str) -> None:
+    store = RelayStore(store_target)
     codes = {store.create_pairing_code("acct") for _ in range(50)}
     assert len(codes) == 50
     assert all(len(c) == 6 and set(c) <= set(PAIRING_ALPHABET) for c in codes)
@@ -107,8 +108,8 @@ def test_peer_key_counts_an_ipv6_host_by_its_64() -> None:
     assert peer_key("") == "" and peer_key("unix-socket") == "unix-socket"
 
 
-def test_key_cache_caches_hits_and_misses(tmp_path: Path) -> None:
-    store = RelayStore(tmp_path / "r.db")
+def test_key_cache_caches_hits_and_misses(store_target: Path | str) -> None:
+    store = RelayStore(store_target)
     cache = KeyCache(store, ttl=60)
     key_id, secret = store.create_key("a", ["dnd5e"])
     assert cache.lookup(secret) is not None
@@ -121,8 +122,8 @@ def test_key_cache_caches_hits_and_misses(tmp_path: Path) -> None:
     store.close()
 
 
-def test_usage_counter_flushes_in_batches(tmp_path: Path) -> None:
-    store = RelayStore(tmp_path / "r.db")
+def test_usage_counter_flushes_in_batches(store_target: Path | str) -> None:
+    store = RelayStore(store_target)
     key_id, _ = store.create_key("a", ["dnd5e"])
     usage = UsageCounter(store)
     for _ in range(5):
@@ -135,18 +136,20 @@ def test_usage_counter_flushes_in_batches(tmp_path: Path) -> None:
     store.close()
 
 
-def test_pairing_code_lives_ten_minutes(tmp_path: Path) -> None:
-    store = RelayStore(tmp_path / "r.db")
+def test_pairing_code_lives_ten_minutes(store_target: Path | str) -> None:
+    store = RelayStore(store_target)
     code = store.create_pairing_code("acct")
-    row = sqlite3.connect(tmp_path / "r.db").execute(
-        "SELECT expires_at - created_at FROM pairing_codes WHERE code = ?", (code,)
+    row = store.db.one(
+        "SELECT expires_at - created_at AS ttl, created_at FROM pairing_codes WHERE code = ?",
+        (code,),
     )
-    assert row.fetchone()[0] == 600.0
+    assert row["ttl"] == 600.0  # times are double precision on both backends
+    assert abs(row["created_at"] - time.time()) < 60
     store.close()
 
 
-def test_pairing_keeps_only_an_own_existing_client_id(tmp_path: Path) -> None:
-    store = RelayStore(tmp_path / "r.db")
+def test_pairing_keeps_only_an_own_existing_client_id(store_target: Path | str) -> None:
+    store = RelayStore(store_target)
     store.create_connection_token("alice", "fvtt_alice")
     mine = store.redeem_pairing_code(store.create_pairing_code("alice"), "fvtt_alice")
     assert not isinstance(mine, PairingError) and mine.client_id == "fvtt_alice"
@@ -159,8 +162,8 @@ def test_pairing_keeps_only_an_own_existing_client_id(tmp_path: Path) -> None:
     store.close()
 
 
-def test_tokens_listed_and_revoked_by_id(tmp_path: Path) -> None:
-    store = RelayStore(tmp_path / "r.db")
+def test_tokens_listed_and_revoked_by_id(store_target: Path | str) -> None:
+    store = RelayStore(store_target)
     first = store.create_connection_token("a", "w1", name="one", ip_allow="10.0.0.0/8")
     second = store.create_connection_token("b", "w2", name="two")
     tokens = store.list_tokens()
@@ -179,4 +182,52 @@ def test_tokens_listed_and_revoked_by_id(tmp_path: Path) -> None:
     assert store.token_by_secret(first) is None and store.token_by_secret(second) is not None
     assert store.live_token_ids({one, tokens[1].id}) == {tokens[1].id}
     assert store.get_token(one).revoked_at is not None  # type: ignore[union-attr]
+    store.close()
+
+
+def redeem_at_once(code: str, *stores: RelayStore) -> list[object]:
+    """Redeem one code from each store in its own thread, all released at the same moment."""
+    results: list[object] = []
+    start = threading.Barrier(len(stores))
+
+    def redeem(store: RelayStore) -> None:
+        start.wait()
+        results.append(store.redeem_pairing_code(code))
+
+    threads = [threading.Thread(target=redeem, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def test_a_code_minted_by_one_instance_is_redeemed_once_by_any(store_target: Path | str) -> None:
+    """Two stores on one database (two relay instances): a code minted on one is accepted on
+    the other, and when both redeem it at the same moment exactly one wins."""
+    one, two = RelayStore(store_target), RelayStore(store_target)
+    code = one.create_pairing_code("acct")
+    pairing = two.redeem_pairing_code(code)
+    assert not isinstance(pairing, PairingError) and pairing.account == "acct"
+    assert one.token_by_secret(pairing.token) is not None
+    assert one.redeem_pairing_code(code) is PairingError.USED
+    for _ in range(5):
+        results = redeem_at_once(two.create_pairing_code("acct"), one, two)
+        assert sorted(r is PairingError.USED for r in results) == [False, True]
+    one.close()
+    two.close()
+
+
+def test_a_failed_transaction_changes_nothing(store_target: Path | str) -> None:
+    store = RelayStore(store_target)
+    try:
+        with store.transaction() as db:
+            db.execute("INSERT INTO settings (key, value) VALUES (?, ?)", ("half", "written"))
+            raise RuntimeError("boom")
+    except RuntimeError:
+        pass
+    assert store.get_setting("half") is None
+    with store.transaction() as db:  # the connection is usable again
+        db.execute("INSERT INTO settings (key, value) VALUES (?, ?)", ("whole", "100%"))
+    assert store.get_setting("whole") == "100%"
     store.close()

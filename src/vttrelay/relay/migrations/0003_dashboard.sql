@@ -6,9 +6,9 @@
 CREATE TABLE dashboard_signin_tokens (
     token_hash TEXT PRIMARY KEY,
     account TEXT,                 -- NULL: operator
-    created_at REAL NOT NULL,
-    expires_at REAL NOT NULL,
-    used_at REAL
+    created_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL,
+    used_at DOUBLE PRECISION
 );
 CREATE INDEX dashboard_signin_tokens_expiry ON dashboard_signin_tokens (expires_at);
 
@@ -16,7 +16,7 @@ CREATE TABLE dashboard_sessions (
     session_hash TEXT PRIMARY KEY,
     account TEXT,                 -- NULL: operator
     csrf TEXT NOT NULL,           -- the session's CSRF token, sent back with every change
-    created_at REAL NOT NULL,
-    expires_at REAL NOT NULL
+    created_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at);
