@@ -390,7 +390,7 @@ async def start_relay(data_dir: Path, **overrides: Any) -> RelayServer:
     """Start a relay on 127.0.0.1 (random port unless `port=` is given), store in `data_dir`."""
     overrides.setdefault("port", 0)
     config = RelayConfig(host="127.0.0.1", data_dir=data_dir, **overrides)
-    store = RelayStore(config.db_path)
+    store = RelayStore(config.store_target)
     app = create_app(config, store)
     runner = make_runner(app, config, shutdown_timeout=2)
     await runner.setup()

@@ -2,9 +2,11 @@
 
 `pair requests|approve|refuse` and `keys requests|approve|refuse` decide the pair requests of a
 module's Pair button and the API-key requests of apps (`relay.approvals`); they write the same
-SQLite file as a running relay, which sees each decision on the asker's next poll.
+database as a running relay, which sees each decision on the asker's next poll.
 
-Every command takes `--data-dir` (default `$VTTRELAY_DATA_DIR`, else `./data`). Results a script
+Every command takes `--data-dir` (default `$VTTRELAY_DATA_DIR`, else `./data`) and `--database`
+(a `postgresql://` URL shared by several relay instances; default `$VTTRELAY_DATABASE_URL`, else
+the SQLite file `relay.db` in the data dir). Results a script
 may capture (a new key, a pairing code) go to stdout alone on their line; everything else goes
 to stderr. `vttrelay.world.commands.register` adds the `world ...` commands; `serve` starts
 `vttrelay.world.embedded` unless `--no-world`.
@@ -37,6 +39,7 @@ from vttrelay.relay import approvals
 from vttrelay.relay.accesslog import LOG_FORMAT, BufferedAccessLog
 from vttrelay.relay.config import (
     DATA_DIR_ENV,
+    DATABASE_ENV,
     REDIS_URL_ENV,
     RelayConfig,
     default_data_dir,
@@ -100,8 +103,15 @@ def _data_dir(args: argparse.Namespace) -> Path:
     return Path(args.data_dir) if args.data_dir else default_data_dir()
 
 
+def _config(args: argparse.Namespace, **settings: Any) -> RelayConfig:
+    """The relay settings the common options give (data dir, database) and `settings`."""
+    config = RelayConfig(data_dir=_data_dir(args), **settings)
+    config.database = getattr(args, "database", None) or os.environ.get(DATABASE_ENV) or ""
+    return config
+
+
 def _open_store(args: argparse.Namespace) -> RelayStore:
-    return RelayStore(RelayConfig(data_dir=_data_dir(args)).db_path)
+    return RelayStore(_config(args).store_target)
 
 
 def _err(*parts: Any) -> None:
@@ -432,7 +442,7 @@ def prepare(store: RelayStore, config: RelayConfig, with_world: bool) -> Prepare
 
 async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | None = None) -> None:
     """Run the relay (and the embedded world) until SIGINT/SIGTERM."""
-    store = RelayStore(config.db_path)
+    store = RelayStore(config.store_target)
     prepared = prepare(store, config, with_world)
     await run_instance(config, store, prepared, ready=ready.set if ready is not None else None)
 
@@ -577,7 +587,7 @@ def announce_listening(
 
 def serve_config(args: argparse.Namespace) -> RelayConfig:
     """The relay's settings from `vttrelay serve`'s flags (defaults where a flag is not given)."""
-    config = RelayConfig(host=args.host, port=args.port, data_dir=_data_dir(args))
+    config = _config(args, host=args.host, port=args.port)
     if args.rate is not None:
         config.rate_per_minute = args.rate
     if args.max_body_mb is not None:
@@ -647,6 +657,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir",
         default=None,
         help=f"where the relay keeps its database (default ${DATA_DIR_ENV}, else ./data)",
+    )
+    common.add_argument(
+        "--database",
+        default=None,
+        metavar="URL",
+        help="the relay's store: a postgresql://user:password@host:port/dbname URL that several "
+        f"relay instances share (default ${DATABASE_ENV}, else relay.db in the data dir)",
     )
     common.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING (default INFO)")
 
@@ -773,6 +790,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Subcommands of a command that takes the common options itself must not reset them.
     sub_common = argparse.ArgumentParser(add_help=False)
     sub_common.add_argument("--data-dir", default=argparse.SUPPRESS, help="as for the command")
+    sub_common.add_argument("--database", default=argparse.SUPPRESS, help="as for the command")
     sub_common.add_argument("--log-level", default=argparse.SUPPRESS, help="as for the command")
 
     pair = commands.add_parser(

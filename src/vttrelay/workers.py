@@ -91,7 +91,7 @@ def worker_main(spec: WorkerSpec, started: Queue[tuple[int, int, str]]) -> None:
         started.put((spec.index, os.getpid(), config.instance_id))
 
     with asyncio.Runner(loop_factory=loop_factory) as runner:
-        store = RelayStore(config.db_path)
+        store = RelayStore(config.store_target)
         try:
             runner.run(
                 run_instance(
@@ -296,7 +296,7 @@ def serve_workers(config: RelayConfig, count: int, with_world: bool, log_level: 
             f"--workers {count} needs --redis URL (or VTTRELAY_REDIS_URL): the worker processes "
             "share worlds, events and rate limits through Redis"
         )
-    store = RelayStore(config.db_path)  # applies the migrations before any worker opens it
+    store = RelayStore(config.store_target)  # applies the migrations before any worker opens it
     try:
         prepared = prepare(store, config, with_world)
     finally:

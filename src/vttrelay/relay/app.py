@@ -4,8 +4,10 @@
 header), one handler per route of `routes.ROUTES` (forward routes through `forward.py`, local
 routes by their `handler` name below, stream routes and `/ws/api` through `streams.py`),
 CORS on every response (wire-protocol §8), the body limit (413), and the background usage
-flusher and token checks. `relay_middleware` also writes one line per request (method, path,
-status, ms) to the app's `AccessLog` (accesslog.py).
+flusher, key-cache refresh and token checks. `relay_middleware` also writes one line per request
+(method, path, status, ms) to the app's `AccessLog` (accesslog.py). The store is read and written
+in worker threads (`asyncio.to_thread`): it may be a PostgreSQL server, and the event loop never
+waits on it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError, error
 from vttrelay.relay.forward import (
+    API_KEY_HEADER,
     BODY_TOO_LARGE,
     admit_request,
     error_response,
@@ -165,7 +168,7 @@ async def h_clients(request: web.Request, route: Route, state: RelayState) -> we
             entry["tokenName"] = world.token_name
         entry["isOnline"] = True
         clients.append(entry)
-    for known in state.store.known_clients(key.account):
+    for known in await asyncio.to_thread(state.store.known_clients, key.account):
         if known.client_id in live_ids or (allowed and known.client_id not in allowed):
             continue
         entry = {"clientId": known.client_id, "lastSeen": 0, "connectedSince": 0}  # as §4.10
@@ -219,7 +222,9 @@ async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.R
     elif existing in state.config.reserved_client_ids:
         existing = None  # the embedded world's id: never handed out (worlds._token_fits)
     metadata = {k: v for k in ("worldId", "worldTitle") if isinstance(v := body.get(k), str) and v}
-    result = state.store.redeem_pairing_code(code.strip(), existing, metadata)
+    result = await asyncio.to_thread(
+        state.store.redeem_pairing_code, code.strip(), existing, metadata
+    )
     if isinstance(result, PairingError):
         raise error(404 if result is PairingError.INVALID else 410, result.value)
     log.info("paired world %s (account %s)", result.client_id, result.account)
@@ -239,7 +244,7 @@ async def h_client_active(request: web.Request, route: Route, state: RelayState)
     client_id = request.match_info["clientId"]
     if state.registry.get(client_id) is not None:
         return json_response({"active": True})
-    if state.store.known_client(client_id) is None:
+    if await asyncio.to_thread(state.store.known_client, client_id) is None:
         raise error(404, "Client not found")
     return json_response({"active": False})
 
@@ -249,7 +254,7 @@ async def h_self_unpair(request: web.Request, route: Route, state: RelayState) -
     token = body.get("token") if body else None
     if not isinstance(token, str) or not token:
         raise error(400, "Missing token")
-    record = state.store.revoke_token(token)
+    record = await asyncio.to_thread(state.store.revoke_token, token)
     if record is None:
         return json_response({"success": True, "message": "Token not found or already revoked"})
     closed = await state.registry.close_token(record.id, Close.AUTH_PROTOCOL, "Unpaired by owner")
@@ -315,12 +320,14 @@ async def _add_cors(request: web.Request, response: web.StreamResponse) -> None:
 
 def relay_middleware(state: RelayState) -> Middleware:
     """The one middleware (one per request costs CPU, bench/RESULTS.md): CORS preflight, the
-    body limit (413) and time limit (408, `body_timeout`), a `core.RelayError` from any handler
-    as its HTTP response, one access-log line per request (method, path, status, ms) and the
-    request's count in `/metrics` (route, method, status, seconds)."""
+    body limit (413) and time limit (408, `body_timeout`), an API key not in the key cache yet
+    read off the event loop (`KeyCache.load`), a `core.RelayError` from any handler as its HTTP
+    response, one access-log line per request (method, path, status, ms) and the request's
+    count in `/metrics` (route, method, status, seconds)."""
     max_body = state.config.max_body_bytes
     body_timeout = state.config.body_timeout
     access = state.access
+    keys = state.keys
     observe = state.metrics.observe
     clock = time.perf_counter
 
@@ -332,6 +339,9 @@ def relay_middleware(state: RelayState) -> Middleware:
             if request.method == "OPTIONS":
                 status = 200
                 return web.Response(status=200, headers=PREFLIGHT_HEADERS)
+            secret = request.headers.get(API_KEY_HEADER)
+            if secret and keys.missing(secret):
+                await keys.load(secret)  # a key not seen yet: read in a thread, then cached
             length = request.content_length
             if length is not None and length > max_body:
                 raise error(413, BODY_TOO_LARGE)
@@ -419,7 +429,7 @@ def create_app(
     where the shared state lives (default: `backends.backends_for(config)`: in this process, or
     shared through `config.redis_url`)."""
     owns_store = store is None
-    store = store or RelayStore(config.db_path)
+    store = store or RelayStore(config.store_target)
     backends = backends or backends_for(config)
     registry = backends.directory
     state = RelayState(
@@ -495,6 +505,7 @@ async def _background(app: web.Application) -> Any:
     tasks = [
         asyncio.ensure_future(state.usage.run(state.config.usage_flush_interval)),
         asyncio.ensure_future(_run_token_checks(state)),
+        asyncio.ensure_future(state.keys.run()),
     ]
     yield
     for task in tasks:

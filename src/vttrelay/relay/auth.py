@@ -1,7 +1,8 @@
 """API keys on the hot path without database I/O: `KeyCache` and `UsageCounter`.
 
-Key lookups go through `KeyCache` (hits and misses cached for a few seconds) and usage is counted
-in memory and flushed in batches by `UsageCounter`. The rules that use a key (authentication,
+Key lookups go through `KeyCache` and usage is counted in memory and flushed in batches by
+`UsageCounter`; both read and write the store in a worker thread, never on the event loop (the
+store may be a PostgreSQL server across the network). The rules that use a key (authentication,
 scopes, rate, allowed worlds, forced user) live in `core.py`, shared by REST, SSE and /ws/api.
 """
 
@@ -16,26 +17,85 @@ from vttrelay.relay.store import KeyRecord, RelayStore
 
 log = logging.getLogger("vttrelay.relay")
 
+MAX_SECRET = 256  # longer secrets are never looked up: no key has one
+
 
 class KeyCache:
-    """Secret -> KeyRecord lookups cached for `ttl` seconds (negative results too)."""
+    """Secret -> KeyRecord without a database read on the hot path.
+
+    A secret this instance has not seen is read once from the store: callers on the event loop
+    `await load(secret)` first when `missing(secret)` (the read runs in a worker thread; the
+    middleware and the /ws/api auth do it), so `lookup` then answers from memory. Known keys
+    stay in memory and `run` re-reads them all in one batch every `ttl` seconds (in a thread),
+    so a key revoked or changed anywhere (another relay instance, the CLI) stops working here
+    within `ttl` seconds plus one batch. Unknown secrets are remembered as misses for `ttl`.
+    """
 
     def __init__(self, store: RelayStore, ttl: float = 5.0, max_entries: int = 100_000) -> None:
         self.store = store
         self.ttl = ttl
         self.max_entries = max_entries
+        # secret -> (time a miss is forgotten; known keys: 0.0, kept until a refresh drops them)
         self._cache: dict[str, tuple[float, KeyRecord | None]] = {}
+        self._loading: dict[str, asyncio.Future[None]] = {}
 
     def lookup(self, secret: str) -> KeyRecord | None:
-        now = time.monotonic()
+        """The key with this secret, or None. From memory unless `missing(secret)`; then it is
+        read here, blocking (tests and tools; the relay loads first)."""
         hit = self._cache.get(secret)
-        if hit is not None and hit[0] > now:
+        if hit is not None and (hit[1] is not None or hit[0] > time.monotonic()):
             return hit[1]
-        record = self.store.key_by_secret(secret) if len(secret) <= 256 else None
+        return self._put(secret, self._fetch(secret))
+
+    def missing(self, secret: str) -> bool:
+        """Whether `lookup(secret)` would read the store."""
+        hit = self._cache.get(secret)
+        return hit is None or (hit[1] is None and hit[0] <= time.monotonic())
+
+    async def load(self, secret: str) -> None:
+        """Read one secret's key into the cache in a worker thread (concurrent loads of the same
+        secret share one read)."""
+        pending = self._loading.get(secret)
+        if pending is None:
+            pending = self._loading[secret] = asyncio.ensure_future(self._load(secret))
+        await asyncio.shield(pending)  # a caller that goes away does not cancel the others'
+
+    async def _load(self, secret: str) -> None:
+        try:
+            self._put(secret, await asyncio.to_thread(self._fetch, secret))
+        finally:
+            del self._loading[secret]
+
+    def _fetch(self, secret: str) -> KeyRecord | None:
+        return self.store.key_by_secret(secret) if len(secret) <= MAX_SECRET else None
+
+    def _put(self, secret: str, record: KeyRecord | None) -> KeyRecord | None:
         if len(self._cache) >= self.max_entries:
             self._cache.clear()
-        self._cache[secret] = (now + self.ttl, record)
+        self._cache[secret] = (0.0 if record else time.monotonic() + self.ttl, record)
         return record
+
+    async def refresh(self) -> None:
+        """Re-read every known key in one batch (in a thread) and forget expired misses."""
+        now = time.monotonic()
+        for secret in [s for s, (until, r) in self._cache.items() if r is None and until <= now]:
+            del self._cache[secret]
+        known = [secret for secret, (_, record) in self._cache.items() if record is not None]
+        if not known:
+            return
+        found = await asyncio.to_thread(self.store.keys_by_secret, known)
+        for secret in known:
+            if secret in self._cache:
+                self._put(secret, found.get(secret))
+
+    async def run(self) -> None:
+        """`refresh` every `ttl` seconds until cancelled (a failed read keeps the keys known)."""
+        while True:
+            await asyncio.sleep(self.ttl)
+            try:
+                await self.refresh()
+            except Exception:
+                log.exception("could not refresh the key cache")
 
     def clear(self) -> None:
         self._cache.clear()
@@ -53,6 +113,7 @@ class UsageCounter:
         self._counts[key_id] = (n + 1, time.time())
 
     def flush(self) -> None:
+        """Write the counts so far (blocking; `run` calls it in a worker thread)."""
         counts, self._counts = self._counts, {}
         try:
             self.store.add_usage(counts)
@@ -64,7 +125,7 @@ class UsageCounter:
         try:
             while True:
                 await asyncio.sleep(interval)
-                self.flush()
+                await asyncio.to_thread(self.flush)
         finally:
             with contextlib.suppress(Exception):
-                self.flush()
+                await asyncio.to_thread(self.flush)

@@ -183,6 +183,8 @@ class ClientSocket:
             return await self._refuse(4002, "Invalid auth message")
         wanted = frame.get("clientId")
         wanted = wanted if isinstance(wanted, str) and wanted else None
+        if self.state.keys.missing(token):
+            await self.state.keys.load(token)  # read in a thread, then cached
         try:
             key = core.admit(self.state, token, None, wanted)
             if not isinstance(key, KeyRecord):

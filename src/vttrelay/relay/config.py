@@ -13,6 +13,7 @@ from pathlib import Path
 
 DATA_DIR_ENV = "VTTRELAY_DATA_DIR"
 REDIS_URL_ENV = "VTTRELAY_REDIS_URL"  # `vttrelay serve --redis`'s default
+DATABASE_ENV = "VTTRELAY_DATABASE_URL"  # `--database`'s default
 DB_FILE = "relay.db"
 
 
@@ -43,6 +44,9 @@ class RelayConfig:
     host: str = "127.0.0.1"
     port: int = 3010
     data_dir: Path = field(default_factory=default_data_dir)
+    # The relay store: a `postgresql://user:password@host:port/dbname` URL that every instance
+    # shares, or a SQLite file's path; "" is `relay.db` in data_dir (store_target)
+    database: str = ""
     # World WebSocket (/relay)
     auth_timeout: float = 10.0  # seconds to receive the auth frame
     ping_interval: float = 20.0  # WS ping frames to worlds
@@ -77,8 +81,9 @@ class RelayConfig:
     pair_request_ttl: float = 600.0  # seconds a pair request waits for a decision
     key_request_ttl: float = 600.0  # seconds a key request waits for a decision
     probe_rate_limit: int = 60  # GET /api/clients/{id}/active per IP per minute; 0 disables
-    token_check_interval: float = 30.0  # re-check live worlds' tokens (revocations elsewhere)
-    key_cache_ttl: float = 5.0  # seconds a key lookup (hit or miss) is trusted
+    # Revocations made elsewhere (another instance, the CLI) take effect here within these:
+    token_check_interval: float = 5.0  # re-check the live worlds' connection tokens
+    key_cache_ttl: float = 5.0  # re-read the known API keys; forget unknown secrets
     usage_flush_interval: float = 5.0  # seconds between usage-counter flushes
     # Event streams (used by streams.py)
     keepalive_interval: float = 15.0
@@ -107,8 +112,13 @@ class RelayConfig:
 
     @property
     def db_path(self) -> Path:
-        """The relay's SQLite database."""
+        """The relay's SQLite database when no other `database` is set."""
         return Path(self.data_dir) / DB_FILE
+
+    @property
+    def store_target(self) -> str | Path:
+        """What `RelayStore(...)` opens: the `database` URL or path, else `db_path`."""
+        return self.database or self.db_path
 
     @property
     def effective_pong_timeout(self) -> float:

@@ -25,6 +25,7 @@ Two per-IP limits, both answered `429` with the reference's text:
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 from collections.abc import Awaitable, Callable
@@ -221,7 +222,9 @@ async def h_pair_request(request: web.Request, route: Route, state: RelayState) 
     _check_rate(request, state)
     ask = parse_pair_ask(await _body(request))
     ttl = state.config.pair_request_ttl
-    made = approvals.create_pair_request(state.store, ask, request.remote or "", ttl)
+    made = await asyncio.to_thread(
+        approvals.create_pair_request, state.store, ask, request.remote or "", ttl
+    )
     kind = "upgrade" if ask.upgrade_only else "pair"
     log.info(
         "%s request %s from world %r (%s): approve with `vttrelay pair approve %s`",
@@ -241,7 +244,9 @@ async def h_pair_request(request: web.Request, route: Route, state: RelayState) 
 
 async def h_pair_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
     check_misses(request, state)
-    status, body = approvals.pair_status(state.store, request.match_info["code"])
+    status, body = await asyncio.to_thread(
+        approvals.pair_status, state.store, request.match_info["code"]
+    )
     if status == 404:
         count_miss(request, state)
     return sorted_json(body, status)
@@ -251,7 +256,9 @@ async def h_key_request(request: web.Request, route: Route, state: RelayState) -
     _check_rate(request, state)
     ask = parse_key_ask(await _body(request))
     ttl = state.config.key_request_ttl
-    made = approvals.create_key_request(state.store, ask, request.remote or "", ttl)
+    made = await asyncio.to_thread(
+        approvals.create_key_request, state.store, ask, request.remote or "", ttl
+    )
     log.info(
         "API key request %s from app %r (%s) for %s: approve with `vttrelay keys approve %s`",
         made.code, ask.app_name, made.peer, ",".join(ask.scopes), made.code,
@@ -269,7 +276,9 @@ async def h_key_request(request: web.Request, route: Route, state: RelayState) -
 
 async def h_key_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
     check_misses(request, state)
-    status, body = approvals.key_status(state.store, request.match_info["code"])
+    status, body = await asyncio.to_thread(
+        approvals.key_status, state.store, request.match_info["code"]
+    )
     if status == 404:
         count_miss(request, state)
     return sorted_json(body, status)
@@ -282,7 +291,7 @@ async def h_key_exchange(request: web.Request, route: Route, state: RelayState) 
         raise error(400, "Code is required")
     if len(code) > MAX_TEXT:
         raise error(404, "Invalid exchange code")
-    status, body = approvals.exchange_key(state.store, code)
+    status, body = await asyncio.to_thread(approvals.exchange_key, state.store, code)
     return sorted_json(body, status)
 
 

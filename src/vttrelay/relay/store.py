@@ -255,16 +255,17 @@ class RelayStore:
         row = self.db.one("SELECT * FROM api_keys WHERE key_hash = ?", (sha256_hex(secret),))
         return _key_row(row) if row else None
 
-    def keys_by_hash(self, hashes: Iterable[str]) -> dict[str, KeyRecord]:
-        """The stored keys among these secrets' hashes (`sha256_hex`), by hash: one query per
-        500 (the key cache's refresh)."""
-        wanted = list(dict.fromkeys(hashes))
+    def keys_by_secret(self, wanted: Iterable[str]) -> dict[str, KeyRecord]:
+        """The keys of these secrets that exist, by secret: one query per 500 secrets (the key
+        cache's refresh)."""
+        by_hash = {sha256_hex(secret): secret for secret in wanted}
+        hashes = list(by_hash)
         found: dict[str, KeyRecord] = {}
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i : i + 500]
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i : i + 500]
             marks = ",".join("?" * len(chunk))
             for row in self.db.all(f"SELECT * FROM api_keys WHERE key_hash IN ({marks})", chunk):
-                found[row["key_hash"]] = _key_row(row)
+                found[by_hash[row["key_hash"]]] = _key_row(row)
         return found
 
     def get_key(self, key_id: str) -> KeyRecord | None:

@@ -389,7 +389,7 @@ class WorldGateway:
             await refuse(Close.AUTH_PROTOCOL, "Invalid auth message")
             return None
         try:
-            record = self.store.token_by_secret(token)
+            record = await asyncio.to_thread(self.store.token_by_secret, token)
         except Exception:
             # Transient (e.g. the database is locked): never 1008/4002, the module would
             # forget its token. 1011 makes it reconnect with backoff.
@@ -442,9 +442,14 @@ class WorldGateway:
             shown,
         )
         try:
-            world.returning = _connected_before(self.store.known_client(client_id))
-            self.store.remember_client(
-                client_id, record.account, _stored_metadata(metadata), record.name
+            known = await asyncio.to_thread(self.store.known_client, client_id)
+            world.returning = _connected_before(known)
+            await asyncio.to_thread(
+                self.store.remember_client,
+                client_id,
+                record.account,
+                _stored_metadata(metadata),
+                record.name,
             )
         except Exception:
             log.exception("could not record world %s", client_id)

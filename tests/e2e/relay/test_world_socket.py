@@ -321,7 +321,7 @@ async def test_defaults_are_the_reference_relays() -> None:
     assert config.max_frame_bytes >= 64 * 1024 * 1024
     assert config.rate_per_minute == 300 and config.max_body_bytes == 250 * 1024 * 1024
     assert (config.pair_rate_limit, config.probe_rate_limit) == (10, 60)
-    assert config.token_check_interval == 30.0
+    assert config.token_check_interval == 5.0  # revoked elsewhere: closed within seconds
 
 
 async def test_one_log_line_per_connect_disconnect_and_request(

@@ -117,7 +117,7 @@ class LocalDirectory:
     async def check_tokens(self, store: Store) -> int:
         """Close worlds whose token was revoked (e.g. from another process): 4002."""
         worlds = [w for w in self if not w.closed]
-        live = store.live_token_ids({w.token_id for w in worlds})
+        live = await asyncio.to_thread(store.live_token_ids, {w.token_id for w in worlds})
         revoked = [w for w in worlds if w.token_id not in live]
         for world in revoked:
             log.info("world %s: connection token revoked", world.client_id)
