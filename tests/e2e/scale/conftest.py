@@ -2,15 +2,17 @@
 
 - `cluster` -> `async make(n=2, **RelayConfig overrides) -> list[RelayServer]`: `n` in-process
   relays (tests/conftest.py's `RelayServer`, so `.state` can be inspected) on free ports, over the
-  test's `redis_server` and one shared store (SQLite in one data dir); stopped at teardown.
-- `relay_processes` -> `async start(n=2, *serve_args, redis_url=None, data_dir=None)
-  -> list[RelayProcess]`: `n` `vttrelay serve --no-world` PROCESSES on free ports of 127.0.0.1,
-  sharing `redis_url` (default: the test's `redis_server`) and the store in `data_dir` (default
-  one tmp dir); `serve_args` are added to every command line. Each returns once it answers
-  /api/health. A `RelayProcess` has the calls of a `RelayServer` (`.key()`, `.token()`,
-  `.call()`, `.world()`; keys and tokens are minted in the shared store), `.url`, `.ws_url`,
-  `.pid`, `.instance_id`, `.log` (its stderr so far), `.kill()` (SIGKILL by pid) and
-  `await .stop()` (SIGTERM by pid, then wait); every process is stopped at teardown.
+  test's `redis_server` and one shared store (SQLite in one data dir, or the PostgreSQL database
+  `database=postgres_url` names); stopped at teardown.
+- `relay_processes` -> `async start(n=2, *serve_args, redis_url=None, data_dir=None,
+  database=None) -> list[RelayProcess]`: `n` `vttrelay serve --no-world` PROCESSES on free ports
+  of 127.0.0.1, sharing `redis_url` (default: the test's `redis_server`) and the store in
+  `data_dir` (default one tmp dir), or the PostgreSQL `database` URL (`--database`);
+  `serve_args` are added to every command line. Each returns once it answers /api/health.
+  A `RelayProcess` has the calls of a `RelayServer` (`.key()`, `.token()`, `.call()`,
+  `.world()`; keys and tokens are minted in the shared store), `.url`, `.ws_url`, `.pid`,
+  `.instance_id`, `.log` (its stderr so far), `.kill()` (SIGKILL by pid) and `await .stop()`
+  (SIGTERM by pid, then wait); every process is stopped at teardown.
 - `balancer` -> `async make(nodes) -> Balancer`: a TCP load balancer in front of relay nodes, as
   an operator would put one: each new connection goes to the first node that accepts it (a dead
   one refuses), bytes are copied both ways, and when either side closes the other is closed.
@@ -124,11 +126,17 @@ async def relay_processes(
     sessions: list[aiohttp.ClientSession] = []
 
     async def start(
-        n: int = 2, *serve_args: str, redis_url: str | None = None, data_dir: Path | None = None
+        n: int = 2,
+        *serve_args: str,
+        redis_url: str | None = None,
+        data_dir: Path | None = None,
+        database: str | None = None,
     ) -> list[RelayProcess]:
         data = data_dir or tmp_path / "shared"
         data.mkdir(parents=True, exist_ok=True)
-        store = RelayStore(data / "relay.db")  # made before the processes: one migration
+        store = RelayStore(database or data / "relay.db")  # before the processes: one migration
+        if database:
+            serve_args = ("--database", database, *serve_args)
         stores.append(store)
         batch: list[RelayProcess] = []
         for _ in range(n):
