@@ -99,16 +99,22 @@ async def test_revocations_reach_every_instance_within_seconds(
     waited = await asyncio.gather(refused_within(a, key, 3.0), refused_within(b, key, 3.0))
     assert max(waited) < 3.0
 
-    # A world connected on A; its token revoked through B (the module's self-unpair).
+    # A world connected on A: its token revoked in the database (the CLI) is closed by A's
+    # token check; one unpaired through B (the module's self-unpair) is closed too.
     token = a.token(client_id="w-doomed")
     doomed = world_double(a.ws_url, "w-doomed", token)
     await doomed.connect()
-    got = await b.call("POST", "/api/self-unpair", json={"token": token})
-    assert got.json() == {"success": True, "message": "Connection token revoked"}
+    token_id = next(t.id for t in b.store.list_tokens() if t.client_id == "w-doomed")
+    code, _, err = await vttrelay("tokens", "revoke", token_id, "--database", postgres_url)
+    assert code == 0, err
     started = time.monotonic()
     assert await asyncio.wait_for(doomed.wait_closed(), 5) == Close.AUTH_PROTOCOL
     assert doomed.close_reason == "Connection token revoked"
     assert time.monotonic() - started < 3.0
+    unpaired = await a.world("w-unpaired")
+    got = await b.call("POST", "/api/self-unpair", json={"token": unpaired.token})
+    assert got.json() == {"success": True, "message": "Connection token revoked"}
+    assert await asyncio.wait_for(unpaired.wait_closed(), 5) == Close.AUTH_PROTOCOL
     await eventually(lambda: a.state.registry.get("w-doomed") is None)
     again = world_double(b.ws_url, "w-doomed", token)
     try:
