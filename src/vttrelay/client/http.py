@@ -31,7 +31,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncGenerator, Generator, Mapping
-from typing import Any
+from typing import Any, Final
 
 import httpx
 from httpx_sse import ServerSentEvent, aconnect_sse, connect_sse
@@ -208,7 +208,7 @@ class Client(SyncGroups):
                         _result(source.response)
                     opened = True
                     for sse in source.iter_sse():
-                        if sse.event != "connected":
+                        if sse.event not in _NOT_PROGRESS:
                             failures = 0
                         last_id = sse.id or last_id
                         yield _event(sse)
@@ -238,6 +238,11 @@ class Client(SyncGroups):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# Events that do not show a stream works: a relay that answers only these and closes the stream
+# is not retried forever.
+_NOT_PROGRESS: Final = frozenset({"connected", "error", "gap"})
 
 
 class _StreamEnded(Exception):
@@ -320,7 +325,7 @@ class AsyncClient(AsyncGroups):
                         _result(source.response)
                     opened = True
                     async for sse in source.aiter_sse():
-                        if sse.event != "connected":
+                        if sse.event not in _NOT_PROGRESS:
                             failures = 0
                         last_id = sse.id or last_id
                         yield _event(sse)

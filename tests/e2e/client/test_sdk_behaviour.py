@@ -22,7 +22,7 @@ from vttrelay.client import (
     VttRelayError,
     WorldUnavailable,
 )
-from vttrelay.client.types import ChatEventData, ChatMessage, Gap, conforms
+from vttrelay.client.types import ChatEventData, ChatMessage, Gap, StreamError, conforms
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
 
 from ..conftest import CLIENT_ID
@@ -246,3 +246,21 @@ async def test_a_stream_outlives_a_relay_restart_and_reconnects_with_last_event_
     assert after.event == "chat-create"
     assert after.data["content"] == "after the restart"  # type: ignore[typeddict-item]
     assert asked[0] is None and asked[-1] == before.id  # the reopened stream asked to resume
+
+
+async def test_a_stream_the_relay_keeps_refusing_ends_after_its_reconnects(
+    relay_factory: Any, start_world: Any
+) -> None:
+    relay = await relay_factory(max_streams_per_channel=1)
+    await start_world(relay)
+    key = relay.key(ALL_SCOPES, rate_per_minute=0)
+    async with AsyncClient(relay.url, key) as sdk:
+        holding = sdk.streams.chat(client_id=CLIENT_ID)
+        assert (await _next(holding)).event == "connected"
+        refused = sdk.streams.chat(client_id=CLIENT_ID, reconnects=1)
+        seen = [event async for event in refused]  # ends: no retry loop without progress
+        await holding.aclose()
+    errors = [e for e in seen if e.event == "error"]
+    assert len(errors) == 2  # the first try and one reconnect
+    assert errors[0].data == {"error": "Too many SSE connections"}
+    assert conforms(errors[0].data, StreamError) == []
