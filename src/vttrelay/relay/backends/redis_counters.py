@@ -27,6 +27,7 @@ from redis.asyncio import Redis
 
 from vttrelay import protocol
 from vttrelay.relay.backends.base import CountListener
+from vttrelay.relay.backends.redis_client import open_redis
 from vttrelay.relay.backends.redis_pubsub import Subscriptions
 
 log = logging.getLogger("vttrelay.relay.redis_counters")
@@ -239,7 +240,7 @@ class RedisCounters:
     # Life ---------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self._redis = Redis.from_url(self.url)
+        self._redis = open_redis(self.url, self.instance_id)
         self._bucket = self._redis.register_script(BUCKET)
         self._subscriptions = Subscriptions(self._redis, self._changed)
         self._tasks = [

@@ -38,6 +38,7 @@ from redis.asyncio import Redis
 from redis.exceptions import NoScriptError
 
 from vttrelay.relay.backends.base import EventSink
+from vttrelay.relay.backends.redis_client import open_redis
 from vttrelay.relay.backends.redis_pubsub import Subscriptions
 from vttrelay.relay.events import LoggedEvent, Resume, StreamEvent, plan_resume
 
@@ -327,7 +328,7 @@ class RedisEventLog:
                 log.warning("could not refresh event history: %r", exc)
 
     async def start(self) -> None:
-        self._redis = Redis.from_url(self.url)
+        self._redis = open_redis(self.url, self.instance_id)
         self._subscriptions = Subscriptions(self._redis, self._received)
         self._append_sha = await self._redis.script_load(APPEND)
         self._snapshot = self._redis.register_script(SNAPSHOT)
