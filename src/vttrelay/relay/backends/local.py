@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from vttrelay.protocol import Close
 from vttrelay.relay.backends.base import Backends, CountListener, EventSink, Store
@@ -29,12 +29,52 @@ if TYPE_CHECKING:
 log = logging.getLogger("vttrelay.relay")
 
 
+class Indexed(Protocol):
+    client_id: str
+    account: str
+
+
+W = TypeVar("W", bound=Indexed)
+
+
+class WorldIndex(Generic[W]):
+    """Worlds by client id, and by account (so `for_account` does not scan every world)."""
+
+    __slots__ = ("by_id", "by_account")
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, W] = {}
+        self.by_account: dict[str, dict[str, W]] = {}
+
+    def put(self, world: W) -> W | None:
+        """Index `world` under its id; returns the world it replaces, if any."""
+        previous = self.pop(world.client_id)
+        self.by_id[world.client_id] = world
+        self.by_account.setdefault(world.account, {})[world.client_id] = world
+        return previous
+
+    def pop(self, client_id: str) -> W | None:
+        world = self.by_id.pop(client_id, None)
+        if world is not None:
+            of_account = self.by_account.get(world.account)
+            if of_account is not None:
+                of_account.pop(client_id, None)
+                if not of_account:
+                    del self.by_account[world.account]
+        return world
+
+    def of_account(self, account: str) -> list[W]:
+        found = self.by_account.get(account)
+        return list(found.values()) if found else []
+
+
 class LocalDirectory:
     """The live worlds of this relay, by client id and by account; its listeners."""
 
     def __init__(self, instance_id: str = "") -> None:
         self.instance_id = instance_id
-        self._by_id: dict[str, WorldConnection] = {}
+        self._index: WorldIndex[WorldConnection] = WorldIndex()
+        self._by_id = self._index.by_id  # read directly by `get`: the hot path
         self._listeners: list[WorldListener] = []
 
     def add_listener(self, listener: WorldListener) -> None:
@@ -48,7 +88,7 @@ class LocalDirectory:
         return self._by_id.get(client_id)
 
     def for_account(self, account: str) -> list[Any]:
-        return [w for w in self._by_id.values() if w.account == account]
+        return self._index.of_account(account)
 
     def __iter__(self) -> Iterator[WorldConnection]:
         return iter(list(self._by_id.values()))
@@ -78,8 +118,7 @@ class LocalDirectory:
     def take(self, world: WorldConnection) -> None:
         """Register `world`, closing a socket it replaces (1000, no `world_disconnected`: the
         new connection's `world_connected` follows, so streams of the id live on)."""
-        existing = self._by_id.get(world.client_id)
-        self._by_id[world.client_id] = world
+        existing = self._index.put(world)
         if existing is not None and existing is not world:
             log.info("world %s replaced by a reconnect from %s", world.client_id, world.peer_host)
             asyncio.ensure_future(existing.close(Close.NORMAL, "Replaced by reconnect"))
@@ -94,7 +133,7 @@ class LocalDirectory:
     def release(self, world: WorldConnection) -> bool:
         """Remove `world` if it is still the registered one for its id."""
         if self._by_id.get(world.client_id) is world:
-            del self._by_id[world.client_id]
+            self._index.pop(world.client_id)
             return True
         return False
 

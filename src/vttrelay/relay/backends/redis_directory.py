@@ -48,7 +48,7 @@ from redis.exceptions import RedisError
 
 from vttrelay.protocol import Close
 from vttrelay.relay.backends.base import BackendUnavailable
-from vttrelay.relay.backends.local import LocalDirectory
+from vttrelay.relay.backends.local import LocalDirectory, WorldIndex
 from vttrelay.relay.backends.redis_client import open_redis
 from vttrelay.relay.worlds import Reply, WorldGone, now_ms
 
@@ -213,7 +213,8 @@ class RedisDirectory(LocalDirectory):
         self.instances_key = prefix + "instances"
         self.dir_channel = prefix + "dir"
         self.channel = self.channel_of(instance_id)
-        self._remote: dict[str, RemoteWorld] = {}
+        self._remote_index: WorldIndex[RemoteWorld] = WorldIndex()
+        self._remote = self._remote_index.by_id  # read directly by `get`
         self._conn: dict[str, str] = {}  # client id -> conn of this instance's socket
         self._live: list[str] = [instance_id]
         self._pending: dict[str, tuple[asyncio.Future[Reply], RemoteWorld]] = {}  # by rid
@@ -239,10 +240,7 @@ class RedisDirectory(LocalDirectory):
         return world if world is not None else self._remote.get(client_id)
 
     def for_account(self, account: str) -> list[Any]:
-        return [
-            *(w for w in self._by_id.values() if w.account == account),
-            *(w for w in self._remote.values() if w.account == account),
-        ]
+        return [*self._index.of_account(account), *self._remote_index.of_account(account)]
 
     def instances(self) -> list[str]:
         return list(self._live)
@@ -300,7 +298,7 @@ class RedisDirectory(LocalDirectory):
             return False
         world.instance_id = None
         self._conn[world.client_id] = conn
-        self._remote.pop(world.client_id, None)
+        self._remote_index.pop(world.client_id)
         self.take(world)
         return True
 
@@ -354,7 +352,7 @@ class RedisDirectory(LocalDirectory):
         local = self._by_id.get(client_id)
         if local is not None:
             # the same host reconnected through another instance: its claim replaced ours
-            self._by_id.pop(client_id, None)
+            self._index.pop(client_id)
             self._conn.pop(client_id, None)
             log.info("world %s replaced by a reconnect on %s", client_id, instance)
             asyncio.ensure_future(local.close(Close.NORMAL, "Replaced by reconnect"))
@@ -364,7 +362,7 @@ class RedisDirectory(LocalDirectory):
         else:
             if found is not None:
                 self._drop_remote(found)
-            self._remote[client_id] = RemoteWorld(self, client_id, entry)
+            self._remote_index.put(RemoteWorld(self, client_id, entry))
 
     def _on_change(self, change: dict[str, Any]) -> None:
         """A message on the `dir` channel: a world up or down, or a token to close."""
@@ -385,7 +383,7 @@ class RedisDirectory(LocalDirectory):
     def _drop_remote(self, world: RemoteWorld) -> None:
         world.closed = True
         if self._remote.get(world.client_id) is world:
-            del self._remote[world.client_id]
+            self._remote_index.pop(world.client_id)
 
     async def resync(self) -> None:
         """Rebuild the mirror from the `worlds` hash (start-up, after a lost subscription, and
@@ -415,7 +413,7 @@ class RedisDirectory(LocalDirectory):
             RECLAIM, 2, self.worlds_key, self.dir_channel, client_id, conn, self._entry(world, conn)
         )
         if not kept and self._conn.get(client_id) == conn:
-            self._by_id.pop(client_id, None)
+            self._index.pop(client_id)
             self._conn.pop(client_id, None)
             log.info("world %s: held elsewhere now; closing this socket", client_id)
             asyncio.ensure_future(world.close(Close.NORMAL, "Replaced by reconnect"))
