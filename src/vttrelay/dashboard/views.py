@@ -20,11 +20,14 @@ Every change is a POST carrying the session's CSRF token (form field `csrf` or h
 `X-CSRF-Token`); a viewer acts only on its own account unless it is the operator. Sessions are
 HttpOnly cookies with SameSite=Lax (a pairUrl opened from the tabletop's page is a top-level
 cross-site navigation: Lax keeps the visitor signed in there, CSRF tokens guard the changes).
+Store reads and writes run in worker threads (`asyncio.to_thread`), as everywhere in the relay:
+the store may be a PostgreSQL server, and the event loop never waits on it.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -240,24 +243,25 @@ class Dashboard:
             try:
                 return await handler(request)
             except Refused as exc:
-                return self.error_page(request, exc.status, exc.message)
+                return await self.error_page(request, exc.status, exc.message)
             except RelayError as exc:
-                return self.error_page(request, exc.status, exc.message)
+                return await self.error_page(request, exc.status, exc.message)
 
         return wrapped
 
-    def error_page(self, request: web.Request, status: int, message: str) -> web.Response:
-        viewer = self.viewer(request)
+    async def error_page(self, request: web.Request, status: int, message: str) -> web.Response:
+        viewer = await self.viewer(request)
         return self.render(request, "error.html", viewer, status, code=status, error=message)
 
     # Who is looking --------------------------------------------------------------------------
 
-    def viewer(self, request: web.Request) -> Viewer | None:
-        return session_viewer(self.state.store, request.cookies.get(COOKIE))
+    async def viewer(self, request: web.Request) -> Viewer | None:
+        cookie = request.cookies.get(COOKIE)
+        return await asyncio.to_thread(session_viewer, self.state.store, cookie)
 
-    def signed_in(self, request: web.Request) -> Viewer:
+    async def signed_in(self, request: web.Request) -> Viewer:
         """The viewer, or a redirect to the sign-in form that comes back here afterwards."""
-        viewer = self.viewer(request)
+        viewer = await self.viewer(request)
         if viewer is None:
             path = request.path_qs if request.method == "GET" else "/dashboard/worlds"
             raise web.HTTPSeeOther(
@@ -267,7 +271,7 @@ class Dashboard:
 
     async def form(self, request: web.Request) -> tuple[Viewer, dict[str, str]]:
         """A change's viewer and form fields, after the session and CSRF checks."""
-        viewer = self.viewer(request)
+        viewer = await self.viewer(request)
         if viewer is None:
             raise Refused(401, "You are not signed in (or your session has ended).")
         if (request.content_length or 0) > MAX_FORM_BYTES:
@@ -296,7 +300,7 @@ class Dashboard:
         return self.render(
             request,
             "signin.html",
-            self.viewer(request),
+            await self.viewer(request),
             token=request.query.get("token", ""),
             next=safe_next(request.query.get("next")),
         )
@@ -312,7 +316,9 @@ class Dashboard:
         token = str(data.get("token") or "").strip()
         if "token=" in token:  # a whole link was pasted
             token = token.split("token=", 1)[1].split("&", 1)[0]
-        opened = redeem_signin_token(self.state.store, token, config.session_ttl)
+        opened = await asyncio.to_thread(
+            redeem_signin_token, self.state.store, token, config.session_ttl
+        )
         if opened is None:
             raise Refused(401, BAD_LINK)
         secret, viewer = opened
@@ -331,7 +337,7 @@ class Dashboard:
 
     async def signout(self, request: web.Request) -> web.StreamResponse:
         await self.form(request)
-        end_session(self.state.store, request.cookies.get(COOKIE, ""))
+        await asyncio.to_thread(end_session, self.state.store, request.cookies.get(COOKIE, ""))
         response = self.redirect("/dashboard/signin?msg=signed-out")
         response.del_cookie(COOKIE, path=self.base or "/")
         return response
@@ -341,7 +347,7 @@ class Dashboard:
 
     # Worlds ----------------------------------------------------------------------------------
 
-    def world_rows(self, viewer: Viewer) -> list[WorldRow]:
+    async def world_rows(self, viewer: Viewer) -> list[WorldRow]:
         state = self.state
         hub = state.streams.hub
         rows: list[WorldRow] = []
@@ -371,7 +377,7 @@ class Dashboard:
                     online=True,
                 )
             )
-        for known in state.store.known_clients(viewer.account):
+        for known in await asyncio.to_thread(state.store.known_clients, viewer.account):
             if known.client_id in live:
                 continue
             meta = known.metadata
@@ -393,25 +399,30 @@ class Dashboard:
         return rows
 
     async def worlds(self, request: web.Request) -> web.StreamResponse:
-        viewer = self.signed_in(request)
-        rows = self.world_rows(viewer)
+        viewer = await self.signed_in(request)
+        rows = await self.world_rows(viewer)
         if request.query.get("part") == "live":
             return self.render(request, "worlds_table.html", viewer, worlds=rows)
         store = self.state.store
+        pair_requests: list[approvals.PairRequest] = []
+        key_requests: list[approvals.KeyRequest] = []
+        if viewer.operator:
+            pair_requests = await asyncio.to_thread(approvals.pair_requests, store)
+            key_requests = await asyncio.to_thread(approvals.key_requests, store)
         return self.render(
             request,
             "worlds.html",
             viewer,
             active="worlds",
             worlds=rows,
-            pair_requests=approvals.pair_requests(store) if viewer.operator else [],
-            key_requests=approvals.key_requests(store) if viewer.operator else [],
+            pair_requests=pair_requests,
+            key_requests=key_requests,
         )
 
-    def _world_account(self, viewer: Viewer, client_id: str) -> str:
+    async def _world_account(self, viewer: Viewer, client_id: str) -> str:
         """The account of a world the viewer may manage (live or known), else 404."""
         world = self.state.registry.get(client_id)
-        known = self.state.store.known_client(client_id)
+        known = await asyncio.to_thread(self.state.store.known_client, client_id)
         account = world.account if world else known.account if known else None
         if account is None or not viewer.sees(account):
             raise Refused(404, "No such world")
@@ -420,7 +431,7 @@ class Dashboard:
     async def disconnect(self, request: web.Request) -> web.StreamResponse:
         viewer, _ = await self.form(request)
         client_id = request.match_info["client_id"]
-        self._world_account(viewer, client_id)
+        await self._world_account(viewer, client_id)
         world = self.state.registry.get(client_id)
         if world is None:
             raise Refused(404, "This world is not connected")
@@ -433,13 +444,12 @@ class Dashboard:
     async def revoke_world(self, request: web.Request) -> web.StreamResponse:
         viewer, _ = await self.form(request)
         client_id = request.match_info["client_id"]
-        account = self._world_account(viewer, client_id)
+        account = await self._world_account(viewer, client_id)
         store, registry = self.state.store, self.state.registry
-        tokens = [
-            t for t in store.list_tokens(account) if t.client_id == client_id and not t.revoked_at
-        ]
+        listed = await asyncio.to_thread(store.list_tokens, account)
+        tokens = [t for t in listed if t.client_id == client_id and not t.revoked_at]
         for token in tokens:
-            store.revoke_token_id(token.id)
+            await asyncio.to_thread(store.revoke_token_id, token.id)
             await registry.close_token(token.id, Close.AUTH_PROTOCOL, "Connection token revoked")
         log.info("dashboard (%s): revoked %d token(s) of %s", viewer.label, len(tokens), client_id)
         return self.redirect("/dashboard/worlds?msg=revoked-world")
@@ -447,7 +457,7 @@ class Dashboard:
     async def mint_code(self, request: web.Request) -> web.StreamResponse:
         viewer, fields = await self.form(request)
         account = self.account_for(viewer, fields.get("account"))
-        code = self.state.store.create_pairing_code(account)
+        code = await asyncio.to_thread(self.state.store.create_pairing_code, account)
         return self.render(
             request, "pairing_code.html", viewer, active="worlds", code=code, account=account
         )
@@ -456,8 +466,8 @@ class Dashboard:
 
     async def pair_page(self, request: web.Request) -> web.StreamResponse:
         code = request.match_info["code"]
-        found = approvals.get_pair_request(self.state.store, code)
-        viewer = self.viewer(request)
+        found = await asyncio.to_thread(approvals.get_pair_request, self.state.store, code)
+        viewer = await self.viewer(request)
         if found is None:
             pairing.count_miss(request, self.state)
             raise Refused(404, "Pair request not found: no pair request has this code.")
@@ -491,8 +501,9 @@ class Dashboard:
         )
 
     async def key_page(self, request: web.Request) -> web.StreamResponse:
-        found = approvals.get_key_request(self.state.store, request.match_info["code"])
-        viewer = self.viewer(request)
+        code = request.match_info["code"]
+        found = await asyncio.to_thread(approvals.get_key_request, self.state.store, code)
+        viewer = await self.viewer(request)
         if found is None:
             pairing.count_miss(request, self.state)
             raise Refused(404, "Key request not found: no API key request has this code.")
@@ -530,10 +541,10 @@ class Dashboard:
         code = request.match_info["code"]
         if request.match_info["decision"] == "approve":
             account = self.account_for(viewer, fields.get("account"))
-            approvals.approve_pair_request(self.state.store, code, account)
+            await asyncio.to_thread(approvals.approve_pair_request, self.state.store, code, account)
             log.info("dashboard (%s): approved pair request %s", viewer.label, code)
             return self.redirect(f"/pair/{code}?msg=approved")
-        approvals.refuse_pair_request(self.state.store, code)
+        await asyncio.to_thread(approvals.refuse_pair_request, self.state.store, code)
         return self.redirect(f"/pair/{code}?msg=refused")
 
     async def decide_key(self, request: web.Request) -> web.StreamResponse:
@@ -544,7 +555,9 @@ class Dashboard:
             chosen = tuple(s for s in fields.get("scopes", "").split(",") if s)
             if not chosen:
                 raise Refused(400, "Choose at least one scope")
-            done = approvals.approve_key_request(self.state.store, code, account, scopes=chosen)
+            done = await asyncio.to_thread(
+                approvals.approve_key_request, self.state.store, code, account, scopes=chosen
+            )
             log.info("dashboard (%s): approved key request %s", viewer.label, code)
             if done.exchange_code is not None:  # the web flow: the app gets it by its callback
                 return self.render(
@@ -556,20 +569,20 @@ class Dashboard:
                     continue_url=with_query(done.request.ask.callback_url, code=done.exchange_code),
                 )
             return self.redirect(f"/approve/{code}?msg=approved")
-        approvals.refuse_key_request(self.state.store, code)
+        await asyncio.to_thread(approvals.refuse_key_request, self.state.store, code)
         return self.redirect(f"/approve/{code}?msg=refused")
 
     # Keys ------------------------------------------------------------------------------------
 
     async def keys(self, request: web.Request) -> web.StreamResponse:
-        viewer = self.signed_in(request)
-        return self.render_keys(request, viewer)
+        viewer = await self.signed_in(request)
+        return await self.render_keys(request, viewer)
 
-    def render_keys(
+    async def render_keys(
         self, request: web.Request, viewer: Viewer, status: int = 200, **context: Any
     ) -> web.Response:
         store = self.state.store
-        self.state.usage.flush()  # the counts shown include the last few seconds
+        await asyncio.to_thread(self.state.usage.flush)  # counts include the last seconds
         context.setdefault("form", {})
         context.setdefault("error", "")
         context.setdefault("created", None)
@@ -579,9 +592,9 @@ class Dashboard:
             viewer,
             status,
             active="keys",
-            keys=store.list_keys(viewer.account),
+            keys=await asyncio.to_thread(store.list_keys, viewer.account),
             groups=scope_info.scope_groups(),
-            worlds=self.world_rows(viewer),
+            worlds=await self.world_rows(viewer),
             default_rate=self.state.config.rate_per_minute,
             now=time.time(),
             **context,
@@ -590,14 +603,17 @@ class Dashboard:
     async def create_key(self, request: web.Request) -> web.StreamResponse:
         viewer, fields = await self.form(request)
         try:
-            made = self._key_fields(viewer, fields)
+            made = await self._key_fields(viewer, fields)
         except Refused as exc:
-            return self.render_keys(request, viewer, exc.status, form=fields, error=exc.message)
-        key_id, secret = self.state.store.create_key(**made)
+            return await self.render_keys(
+                request, viewer, exc.status, form=fields, error=exc.message
+            )
+        key_id, secret = await asyncio.to_thread(self.state.store.create_key, **made)
         log.info("dashboard (%s): created key %s", viewer.label, key_id)
-        return self.render_keys(request, viewer, created={"id": key_id, "secret": secret, **made})
+        created = {"id": key_id, "secret": secret, **made}
+        return await self.render_keys(request, viewer, created=created)
 
-    def _key_fields(self, viewer: Viewer, fields: dict[str, str]) -> dict[str, Any]:
+    async def _key_fields(self, viewer: Viewer, fields: dict[str, str]) -> dict[str, Any]:
         """The checked arguments of `RelayStore.create_key` from the key form."""
         account = self.account_for(viewer, fields.get("account"))
         chosen = [s for s in fields.get("scopes", "").split(",") if s]
@@ -608,7 +624,7 @@ class Dashboard:
                 raise Refused(400, f"Invalid scope: {scope}")
         worlds = [w for w in fields.get("worlds", "").split(",") if w]
         for client_id in worlds:
-            known = self.state.store.known_client(client_id)
+            known = await asyncio.to_thread(self.state.store.known_client, client_id)
             if known is None or known.account != account:
                 raise Refused(400, f"World {client_id} is not a world of account {account}")
         expires_at = None
@@ -642,10 +658,10 @@ class Dashboard:
 
     async def revoke_key(self, request: web.Request) -> web.StreamResponse:
         viewer, _ = await self.form(request)
-        key = self.state.store.get_key(request.match_info["key_id"])
+        key = await asyncio.to_thread(self.state.store.get_key, request.match_info["key_id"])
         if key is None or not viewer.sees(key.account):
             raise Refused(404, "No such key")
-        self.state.store.revoke_key(key.id)
+        await asyncio.to_thread(self.state.store.revoke_key, key.id)
         self.state.keys.clear()  # the revocation applies now, not after the cache's seconds
         log.info("dashboard (%s): revoked key %s", viewer.label, key.id)
         return self.redirect("/dashboard/keys?msg=revoked-key")
@@ -653,15 +669,15 @@ class Dashboard:
     # Live events and console -----------------------------------------------------------------
 
     async def events(self, request: web.Request) -> web.StreamResponse:
-        viewer = self.signed_in(request)
-        live = [w for w in self.world_rows(viewer) if w.online]
+        viewer = await self.signed_in(request)
+        live = [w for w in await self.world_rows(viewer) if w.online]
         return self.render(
             request, "events.html", viewer, active="events", worlds=live, streams=stream_routes()
         )
 
     async def console(self, request: web.Request) -> web.StreamResponse:
-        viewer = self.signed_in(request)
-        live = [w for w in self.world_rows(viewer) if w.online]
+        viewer = await self.signed_in(request)
+        live = [w for w in await self.world_rows(viewer) if w.online]
         return self.render(
             request, "console.html", viewer, active="console", worlds=live, routes=console_routes()
         )
