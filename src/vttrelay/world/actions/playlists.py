@@ -86,6 +86,12 @@ def find_sound(playlist: dict[str, Any], params: dict[str, Any]) -> dict[str, An
     return found
 
 
+def _controlled(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
+    """The playlist the params name, for a GM (only a GM controls playlists)."""
+    assert_gm(ctx, "control playlists")
+    return find_playlist(ctx, params)
+
+
 def _save(ctx: ActionContext, playlist: dict[str, Any]) -> dict[str, Any]:
     ctx.tx.put("Playlist", playlist)
     return {"data": {"playlist": playlist_to_api(playlist)}}
@@ -100,8 +106,7 @@ def get_playlists(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
 @action("playlist-play")
 def playlist_play(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     """Play one sound of a playlist, or the playlist (as its mode says)."""
-    assert_gm(ctx, "control playlists")
-    playlist = find_playlist(ctx, params)
+    playlist = _controlled(ctx, params)
     sound = find_sound(playlist, params)
     if sound is not None:
         rules.play_sound(playlist, sound)
@@ -113,8 +118,7 @@ def playlist_play(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
 @action("playlist-stop")
 def playlist_stop(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     """Stop every sound of a playlist."""
-    assert_gm(ctx, "control playlists")
-    playlist = find_playlist(ctx, params)
+    playlist = _controlled(ctx, params)
     rules.stop_all(playlist)
     return _save(ctx, playlist)
 
@@ -122,8 +126,7 @@ def playlist_stop(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
 @action("playlist-next")
 def playlist_next(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     """Skip to the playlist's next sound."""
-    assert_gm(ctx, "control playlists")
-    playlist = find_playlist(ctx, params)
+    playlist = _controlled(ctx, params)
     rules.play_next(playlist)
     return _save(ctx, playlist)
 
@@ -132,8 +135,7 @@ def playlist_next(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
 def playlist_volume(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     """Set one sound's volume, or the playlist's own (kept on the Playlist document; the
     serialized playlist has no volume field, as in the module)."""
-    assert_gm(ctx, "control playlists")
-    playlist = find_playlist(ctx, params)
+    playlist = _controlled(ctx, params)
     sound = find_sound(playlist, params)
     volume = params.get("volume")
     if not rules.valid_volume(volume):
