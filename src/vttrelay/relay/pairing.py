@@ -37,13 +37,14 @@ import orjson
 from aiohttp import web
 
 from vttrelay.relay import approvals
-from vttrelay.relay.approvals import KeyAsk, PairAsk
+from vttrelay.relay.approvals import Answer, KeyAsk, KeyRequest, PairAsk, PairRequest
 from vttrelay.relay.core import error
 from vttrelay.relay.ratelimit import peer_key
 from vttrelay.relay.routes import ALL_SCOPES, Route
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
+    from vttrelay.relay.store import RelayStore
 
 log = logging.getLogger("vttrelay.relay")
 
@@ -218,6 +219,27 @@ def parse_key_ask(body: dict[str, Any]) -> KeyAsk:
 LocalHandler = Callable[[web.Request, Route, "RelayState"], Awaitable[web.Response]]
 
 
+def _created(made: PairRequest | KeyRequest, ttl: float, **fields: Any) -> web.Response:
+    """The 201 answer to a new request: its code and expiry, and the kind's own fields."""
+    return sorted_json(
+        {"code": made.code, "expiresAt": rfc3339(made.expires_at), "expiresIn": int(ttl), **fields},
+        status=201,
+    )
+
+
+async def _status(
+    request: web.Request, state: RelayState, read: Callable[[RelayStore, str], Answer]
+) -> web.Response:
+    """A status poll: the answer of `read` (approvals.pair_status or key_status) for the path's
+    code, off the event loop; an unknown code counts as a miss against the asker (guessing codes
+    is throttled)."""
+    check_misses(request, state)
+    status, body = await asyncio.to_thread(read, state.store, request.match_info["code"])
+    if status == 404:
+        count_miss(request, state)
+    return sorted_json(body, status)
+
+
 async def h_pair_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
     _check_rate(request, state)
     ask = parse_pair_ask(await _body(request))
@@ -230,26 +252,16 @@ async def h_pair_request(request: web.Request, route: Route, state: RelayState) 
         "%s request %s from world %r (%s): approve with `vttrelay pair approve %s`",
         kind, made.code, ask.world, made.peer, made.code,
     )  # fmt: skip
-    return sorted_json(
-        {
-            "code": made.code,
-            "expiresAt": rfc3339(made.expires_at),
-            "expiresIn": int(ttl),
-            "pairUrl": f"{public_base(request, state.config.base_path)}/pair/{made.code}",
-            "upgradeOnly": ask.upgrade_only,
-        },
-        status=201,
+    return _created(
+        made,
+        ttl,
+        pairUrl=f"{public_base(request, state.config.base_path)}/pair/{made.code}",
+        upgradeOnly=ask.upgrade_only,
     )
 
 
 async def h_pair_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    check_misses(request, state)
-    status, body = await asyncio.to_thread(
-        approvals.pair_status, state.store, request.match_info["code"]
-    )
-    if status == 404:
-        count_miss(request, state)
-    return sorted_json(body, status)
+    return await _status(request, state, approvals.pair_status)
 
 
 async def h_key_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
@@ -263,25 +275,15 @@ async def h_key_request(request: web.Request, route: Route, state: RelayState) -
         "API key request %s from app %r (%s) for %s: approve with `vttrelay keys approve %s`",
         made.code, ask.app_name, made.peer, ",".join(ask.scopes), made.code,
     )  # fmt: skip
-    return sorted_json(
-        {
-            "approvalUrl": f"{public_base(request, state.config.base_path)}/approve/{made.code}",
-            "code": made.code,
-            "expiresAt": rfc3339(made.expires_at),
-            "expiresIn": int(ttl),
-        },
-        status=201,
+    return _created(
+        made,
+        ttl,
+        approvalUrl=f"{public_base(request, state.config.base_path)}/approve/{made.code}",
     )
 
 
 async def h_key_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    check_misses(request, state)
-    status, body = await asyncio.to_thread(
-        approvals.key_status, state.store, request.match_info["code"]
-    )
-    if status == 404:
-        count_miss(request, state)
-    return sorted_json(body, status)
+    return await _status(request, state, approvals.key_status)
 
 
 async def h_key_exchange(request: web.Request, route: Route, state: RelayState) -> web.Response:
