@@ -22,6 +22,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -387,28 +388,36 @@ def cmd_tokens_revoke(args: argparse.Namespace) -> int:
     else:
         _err(
             f"Revoked connection token {args.token_id} (world {token.client_id}); a running relay "
-            "closes its socket (4002 Connection token revoked) at its next token check (30 s)."
+            "closes its socket (4002 Connection token revoked) at its next token check (5 s)."
         )
     return 0
 
 
-def mint_serve_key(store: RelayStore) -> str:
-    """A fresh key for `serve` (SERVE_SCOPES); revokes the last one."""
-    previous = store.get_setting(SERVE_KEY_SETTING)
+def serve_scope(config: RelayConfig) -> str:
+    """What tells this `serve` apart from the others on its store: "" for its own data dir's
+    file; on a `--database` several instances share, " @host:port", so that one instance's
+    start-up does not revoke the key and embedded-world token another one printed."""
+    return f" @{socket.gethostname()}:{config.port}" if config.database else ""
+
+
+def mint_serve_key(store: RelayStore, config: RelayConfig) -> str:
+    """A fresh key for `serve` (SERVE_SCOPES); revokes the last one of this instance."""
+    scope = serve_scope(config)
+    previous = store.get_setting(SERVE_KEY_SETTING + scope)
     if previous:
         store.revoke_key(previous)
-    key_id, secret = store.create_key(DEFAULT_ACCOUNT, SERVE_SCOPES, name="serve")
-    store.set_setting(SERVE_KEY_SETTING, key_id)
+    key_id, secret = store.create_key(DEFAULT_ACCOUNT, SERVE_SCOPES, name="serve" + scope)
+    store.set_setting(SERVE_KEY_SETTING + scope, key_id)
     return secret
 
 
 def reserve_embedded_id(store: RelayStore, config: RelayConfig) -> str:
-    """A fresh connection token for the embedded world (the last one is revoked); its id becomes
-    the only token that may connect as EMBEDDED_CLIENT_ID (`RelayConfig.reserved_client_ids`)."""
-    store.revoke_tokens_named(DEFAULT_ACCOUNT, EMBEDDED_TOKEN_NAME)
-    token = store.create_connection_token(
-        DEFAULT_ACCOUNT, EMBEDDED_CLIENT_ID, name=EMBEDDED_TOKEN_NAME
-    )
+    """A fresh connection token for the embedded world (this instance's last one is revoked);
+    its id becomes the only token that may connect as EMBEDDED_CLIENT_ID here
+    (`RelayConfig.reserved_client_ids`)."""
+    name = EMBEDDED_TOKEN_NAME + serve_scope(config)
+    store.revoke_tokens_named(DEFAULT_ACCOUNT, name)
+    token = store.create_connection_token(DEFAULT_ACCOUNT, EMBEDDED_CLIENT_ID, name=name)
     record = store.token_by_secret(token)
     assert record is not None
     config.reserved_client_ids[EMBEDDED_CLIENT_ID] = record.id
@@ -437,7 +446,7 @@ def prepare(store: RelayStore, config: RelayConfig, with_world: bool) -> Prepare
     from vttrelay.dashboard.sessions import issue_signin_token
 
     signin = issue_signin_token(store, None, config.signin_token_ttl)
-    return Prepared(mint_serve_key(store), token, signin)
+    return Prepared(mint_serve_key(store, config), token, signin)
 
 
 async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | None = None) -> None:

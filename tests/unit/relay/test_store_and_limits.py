@@ -3,11 +3,14 @@ store test runs against both: the `store_target` fixture), token buckets, the ke
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from pathlib import Path
 
+from vttrelay.cli import mint_serve_key, prepare
 from vttrelay.relay.auth import KeyCache, UsageCounter
+from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import retry_after
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.store import PAIRING_ALPHABET, PairingError, RelayStore, sha256_hex
@@ -230,4 +233,23 @@ def test_a_failed_transaction_changes_nothing(store_target: Path | str) -> None:
     with store.transaction() as db:  # the connection is usable again
         db.execute("INSERT INTO settings (key, value) VALUES (?, ?)", ("whole", "100%"))
     assert store.get_setting("whole") == "100%"
+    store.close()
+
+
+def test_serve_instances_on_one_database_keep_each_others_key(store_target: Path | str) -> None:
+    """`serve` revokes the key it printed last time, not the one another instance sharing the
+    database printed (on its own SQLite file the key has no instance part)."""
+    store = RelayStore(store_target)
+    shared = str(store_target)
+    one = RelayConfig(port=3010, database=shared)
+    two = RelayConfig(port=3011, database=shared)
+    first, second = prepare(store, one, False), prepare(store, two, False)
+    assert store.key_by_secret(first.api_key).enabled  # type: ignore[union-attr]
+    restarted = prepare(store, one, False)
+    assert not store.key_by_secret(first.api_key).enabled  # type: ignore[union-attr]
+    assert store.key_by_secret(second.api_key).enabled  # type: ignore[union-attr]
+    assert store.key_by_secret(restarted.api_key).enabled  # type: ignore[union-attr]
+    alone = RelayConfig(port=3012)
+    assert mint_serve_key(store, alone) != mint_serve_key(store, alone)
+    assert {k.name for k in store.list_keys()} >= {"serve", f"serve @{socket.gethostname()}:3010"}
     store.close()
