@@ -95,8 +95,9 @@ def test_callback_url_gets_the_exchange_code() -> None:
     )
 
 
-def test_signin_tokens_work_once_and_sessions_end(tmp_path: Path) -> None:
-    store = RelayStore(tmp_path / "relay.db")
+def test_signin_tokens_work_once_and_sessions_end(store_target: Path | str) -> None:
+    """On the relay store, SQLite and PostgreSQL."""
+    store = RelayStore(store_target)
     try:
         token = issue_signin_token(store, "alice", ttl=60, now=1000.0)
         assert redeem_signin_token(store, token, now=1061.0) is None  # expired
