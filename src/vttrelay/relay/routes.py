@@ -145,16 +145,19 @@ ACTOR_NAME = _p("actorName", "string", description="Actor name (case-insensitive
 ITEM_UUID = _p("itemUuid", "string", description="Item uuid, `Actor.<id>.Item.<id>`.")
 ITEM_NAME = _p("itemName", "string", description="Item name (case-insensitive).")
 
+ABILITY = _p("ability", "string", True, description="One of str, dex, con, int, wis, cha.")
+ADVANTAGE = _p("advantage", "boolean", description="Roll with advantage.")
+CREATE_CHAT_MESSAGE = _p(
+    "createChatMessage",
+    "boolean",
+    default=True,
+    description="Post the roll to chat (default true).",
+)
 ROLL_OPTIONS = (
-    _p("advantage", "boolean", description="Roll with advantage."),
+    ADVANTAGE,
     _p("disadvantage", "boolean", description="Roll with disadvantage."),
     _p("bonus", "string", description="Extra bonus formula, e.g. `1d4` or `+2`."),
-    _p(
-        "createChatMessage",
-        "boolean",
-        default=True,
-        description="Post the roll to chat (default true).",
-    ),
+    CREATE_CHAT_MESSAGE,
 )
 
 USE_PARAMS = (
@@ -166,6 +169,24 @@ USE_PARAMS = (
 )
 
 
+def _forward(
+    method: str, path: str, action: str, summary: str, group: str, *params: Param, **fields: Any
+) -> Route:
+    """A route the relay forwards to the world as `action`: the world's `clientId` and the
+    acting `userId` first, then the route's own parameters; `fields` are the other Route fields.
+    The per-group factories below (`_dnd5e`, `_scene`, ...) fill in their group's defaults."""
+    return Route(
+        method,
+        path,
+        "forward",
+        summary,
+        group,
+        action=action,
+        params=(CLIENT_ID, USER_ID, *params),
+        **fields,
+    )
+
+
 def _dnd5e(
     method: str,
     name: str,
@@ -174,15 +195,14 @@ def _dnd5e(
     action: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> Route:
-    return Route(
-        method=method,
-        path=f"/dnd5e/{name}",
-        mode="forward",
-        summary=summary,
-        group="DnD5e",
+    return _forward(
+        method,
+        f"/dnd5e/{name}",
+        action or name,
+        summary,
+        "DnD5e",
+        *params,
         scope="dnd5e",
-        params=(CLIENT_ID, USER_ID, *params),
-        action=action or name,
         timeout=timeout,
         system="dnd5e",
     )
@@ -255,7 +275,7 @@ DND5E_ROUTES: Final = (
         "ability-save",
         "Roll an ability saving throw.",
         ACTOR_UUID_REQ,
-        _p("ability", "string", True, description="One of str, dex, con, int, wis, cha."),
+        ABILITY,
         *ROLL_OPTIONS,
     ),
     _dnd5e(
@@ -263,7 +283,7 @@ DND5E_ROUTES: Final = (
         "ability-check",
         "Roll an ability check.",
         ACTOR_UUID_REQ,
-        _p("ability", "string", True, description="One of str, dex, con, int, wis, cha."),
+        ABILITY,
         *ROLL_OPTIONS,
     ),
     _dnd5e(
@@ -271,13 +291,8 @@ DND5E_ROUTES: Final = (
         "death-save",
         "Roll a death saving throw.",
         ACTOR_UUID_REQ,
-        _p("advantage", "boolean", description="Roll with advantage."),
-        _p(
-            "createChatMessage",
-            "boolean",
-            default=True,
-            description="Post the roll to chat (default true).",
-        ),
+        ADVANTAGE,
+        CREATE_CHAT_MESSAGE,
     ),
     _dnd5e(
         "POST",
@@ -679,16 +694,8 @@ ENCOUNTER_ID = Param(
 
 
 def _encounter(path: str, summary: str, *params: Param, action: str | None = None) -> Route:
-    return Route(
-        "POST",
-        path,
-        "forward",
-        summary,
-        "Encounters",
-        scope="encounter:manage",
-        action=action or path.lstrip("/"),
-        params=(CLIENT_ID, USER_ID, *params),
-    )
+    action = action or path.lstrip("/")
+    return _forward("POST", path, action, summary, "Encounters", *params, scope="encounter:manage")
 
 
 ENCOUNTER_ROUTES: Final = (
@@ -758,16 +765,15 @@ def _scene(
     timeout: float = DEFAULT_TIMEOUT,
     require_any: tuple[str, ...] = (),
 ) -> Route:
-    return Route(
+    return _forward(
         method,
         path,
-        "forward",
+        action,
         summary,
         "Scenes",
+        *params,
         scope=scope,
-        action=action,
         timeout=timeout,
-        params=(CLIENT_ID, USER_ID, *params),
         require_any=require_any,
     )
 
@@ -897,15 +903,14 @@ def _entity(
     *params: Param,
     guards: tuple[Guard, ...] = (),
 ) -> Route:
-    return Route(
+    return _forward(
         method,
         path,
-        "forward",
+        action,
         summary,
         "Entities",
+        *params,
         scope=scope,
-        action=action,
-        params=(CLIENT_ID, USER_ID, *params),
         guards=guards,
         forbidden_patterns=FORBIDDEN_SCRIPT_PATTERNS if guards else (),
     )
@@ -1220,6 +1225,9 @@ STREAM_ROUTES: Final = (
 )
 
 
+WORLD_ID_B = Param("worldId", "string", B, required=True, description="The world's id.")
+
+
 def _local(
     method: str,
     path: str,
@@ -1268,7 +1276,7 @@ RELAY_ROUTES: Final = (
         "Auth",
         params=(
             Param("code", "string", B, required=True, description="6-character code."),
-            Param("worldId", "string", B, required=True, description="The world's id."),
+            WORLD_ID_B,
             Param("worldTitle", "string", B, description="The world's title."),
             Param(
                 "existingClientId", "string", B, description="Keep this client id when re-pairing."
@@ -1337,16 +1345,15 @@ def _canvas(
     timeout: float = DEFAULT_TIMEOUT,
     document_types: dict[str, str] | None = None,
 ) -> Route:
-    return Route(
+    return _forward(
         method,
         path,
-        "forward",
+        action,
         summary,
         "Canvas",
+        *params,
         scope=scope,
-        action=action,
         timeout=timeout,
-        params=(CLIENT_ID, USER_ID, *params),
         document_types=document_types,
     )
 
@@ -1420,7 +1427,7 @@ CANVAS_ROUTES: Final = (
         _p("name", "string", description="Token name (case-insensitive)."),
         _p("waypoints", "array", description="[{x, y}, ...] visited first."),
         _p("animate", "boolean", description="Animate the move (default true)."),
-        _p("sceneId", "string", description="Scene id (default: the active scene)."),
+        SCENE_ID_BQ,
     ),
     _canvas(
         "GET",
@@ -1436,7 +1443,7 @@ CANVAS_ROUTES: Final = (
         _p("targetY", "number", description="Target y (pixels)."),
         _p("targetUuid", "string", description="Target token uuid."),
         _p("targetName", "string", description="Target token name."),
-        _p("sceneId", "string", description="Scene id (default: the active scene)."),
+        SCENE_ID_BQ,
     ),
 )
 
@@ -1449,16 +1456,7 @@ SOUND_NAME = _p("soundName", "string", description="Name of a sound (case-insens
 
 
 def _playlist(method: str, path: str, action: str, summary: str, *params: Param) -> Route:
-    return Route(
-        method,
-        path,
-        "forward",
-        summary,
-        "Playlists",
-        scope="playlist:control",
-        action=action,
-        params=(CLIENT_ID, USER_ID, *params),
-    )
+    return _forward(method, path, action, summary, "Playlists", *params, scope="playlist:control")
 
 
 PLAYLIST_ROUTES: Final = (
@@ -1515,6 +1513,11 @@ PLAYLIST_ROUTES: Final = (
 
 # Users (endpoints-beyond-seed §7) ------------------------------------------------------------
 
+USER_SELECTORS = (
+    Param("id", "string", Q, description="User id."),
+    Param("name", "string", Q, description="User name (case-insensitive)."),
+)
+
 USER_ROUTES: Final = (
     Route(
         "GET",
@@ -1537,8 +1540,7 @@ USER_ROUTES: Final = (
         params=(
             CLIENT_ID,
             USER_ID,
-            Param("id", "string", Q, description="User id."),
-            Param("name", "string", Q, description="User name (case-insensitive)."),
+            *USER_SELECTORS,
         ),
         require_any=("id", "name"),
     ),
@@ -1598,8 +1600,7 @@ USER_ROUTES: Final = (
         params=(
             CLIENT_ID,
             USER_ID,
-            Param("id", "string", Q, description="User id."),
-            Param("name", "string", Q, description="User name (case-insensitive)."),
+            *USER_SELECTORS,
         ),
         require_any=("id", "name"),
     ),
@@ -1627,7 +1628,7 @@ PAIRING_ROUTES: Final = (
         handler="pair_request",
         extra={"responses": {"201": "Created: code, pairUrl.", "400": "Bad body.", "429": LIMITED}},
         params=(
-            Param("worldId", "string", B, required=True, description="The world's id."),
+            WORLD_ID_B,
             *(Param(name, "string", B, description=f"The world's {name}.") for name in _TEXT_B),
             Param("clientId", "string", B, description="The paired world's id (upgrade)."),
             Param("requestedRemoteScopes", "array", B, description="Cross-world scopes asked."),
