@@ -3,10 +3,13 @@ store test runs against both: the `store_target` fixture), token buckets, the ke
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from vttrelay.cli import mint_serve_key, prepare
 from vttrelay.relay.auth import KeyCache, UsageCounter
@@ -252,4 +255,47 @@ def test_serve_instances_on_one_database_keep_each_others_key(store_target: Path
     alone = RelayConfig(port=3012)
     assert mint_serve_key(store, alone) != mint_serve_key(store, alone)
     assert {k.name for k in store.list_keys()} >= {"serve", f"serve @{socket.gethostname()}:3010"}
+    store.close()
+
+
+async def test_key_cache_reads_off_the_event_loop_and_refreshes(
+    store_target: Path | str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A secret not seen yet is read in a worker thread (the loop keeps running; concurrent
+    loads share one read); known keys are re-read in one batch by `refresh`, so a revocation
+    made elsewhere is seen; an unknown secret is remembered as a miss for `ttl`."""
+    store = RelayStore(store_target)
+    cache = KeyCache(store, ttl=0.2)
+    key_id, secret = store.create_key("a", ["dnd5e"])
+    reads: list[str] = []
+    real = store.key_by_secret
+
+    def slow(wanted: str) -> object:
+        reads.append(wanted)
+        time.sleep(0.2)  # a database across a slow network
+        return real(wanted)
+
+    monkeypatch.setattr(store, "key_by_secret", slow)
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    beat = asyncio.ensure_future(ticker())
+    assert cache.missing(secret)
+    await asyncio.gather(cache.load(secret), cache.load(secret))
+    beat.cancel()
+    assert reads == [secret] and ticks >= 10  # one read, and the loop ran meanwhile
+    assert not cache.missing(secret) and cache.lookup(secret).enabled  # type: ignore[union-attr]
+    assert store.revoke_key(key_id)
+    assert cache.lookup(secret).enabled  # type: ignore[union-attr]  # until the next refresh
+    await cache.refresh()
+    assert not cache.lookup(secret).enabled  # type: ignore[union-attr]
+    await cache.load("unknown")
+    assert not cache.missing("unknown") and cache.lookup("unknown") is None
+    await asyncio.sleep(0.25)
+    assert cache.missing("unknown")
     store.close()
