@@ -14,7 +14,8 @@ Fixtures (pytest-asyncio, function scope):
   **query) -> WorldDouble` (mints a token and connects an authenticated world double).
 - `redis_server` -> `RedisServer`: a real `redis-server` (the Debian package) on a free port of
   127.0.0.1 with its files in a tmp dir, stopped by pid at teardown; `.url` (`redis://...`),
-  `.port`, `.pid`, `.stop()`. `start_redis_server(directory)` starts one outside a fixture.
+  `.port`, `.pid`, `.stop()`. `start_redis_server(directory, port=None)` starts one outside a
+  fixture (with `port`, again where a stopped one was).
 - `world_double` -> the `WorldDouble` class (`world_double.Refused` is `WorldRefused`).
 - `postgres` (session) -> `PostgresServer`: a real PostgreSQL (Debian's package) initialised in a
   temporary directory (as the `postgres` user when the tests run as root), listening on a free
@@ -470,14 +471,14 @@ def _redis_answers(port: int) -> bool:
         return False
 
 
-def start_redis_server(directory: Path) -> RedisServer:
-    """Start `redis-server` on a free port of 127.0.0.1, its files in `directory`, no
-    persistence; returns once it answers PING."""
+def start_redis_server(directory: Path, port: int | None = None) -> RedisServer:
+    """Start `redis-server` on a free port of 127.0.0.1 (or `port`: a restart), its files in
+    `directory`, no persistence; returns once it answers PING."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise RuntimeError("redis-server is not installed (Debian: apt-get install redis-server)")
     directory.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = port or free_port()
     process = subprocess.Popen(
         [
             binary,

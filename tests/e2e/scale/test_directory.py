@@ -17,7 +17,7 @@ from vttrelay.protocol import Close
 from vttrelay.relay.core import TIMED_OUT, WORLD_GONE
 from vttrelay.relay.routes import ALL_SCOPES, ROUTES
 
-from ...conftest import WorldDouble
+from ...conftest import WorldDouble, start_redis_server
 from ..conftest import eventually
 from ..relay.test_isolation import _valid as valid_call
 
@@ -283,3 +283,26 @@ async def test_many_calls_at_once_through_another_instance_each_get_their_reply(
     )
     assert [(x.status, x.json()["q"]) for x in answers] == [(200, f"q{i}") for i in range(200)]
     assert b.state.registry._pending == {}  # nothing left waiting
+
+
+async def test_instances_find_each_other_again_after_redis_restarts(
+    cluster: Any, redis_server: Any
+) -> None:
+    a, b = await cluster(2)
+    world = await a.world("w1")
+    await eventually(lambda: b.state.registry.get("w1") is not None)
+    redis_server.stop()  # everything in it is lost: no persistence
+    restarted = start_redis_server(redis_server.directory, redis_server.port)
+    try:
+        # the subscriptions come back, the claims are put back, calls cross again
+        await eventually(lambda: b.state.registry.get("w1") is not None, timeout=10)
+        deadline = time.monotonic() + 10
+        while (got := await b.call("GET", INFO, key=a.key())).status != 200:
+            assert time.monotonic() < deadline, got.body
+            await asyncio.sleep(0.1)
+        assert world.received[-1]["type"] == "world-info"
+        with redis.Redis.from_url(restarted.url) as client:
+            await eventually(lambda: client.hexists("vttrelay:worlds", "w1"), timeout=10)
+            await eventually(lambda: client.zcard("vttrelay:instances") == 2, timeout=5)
+    finally:
+        restarted.stop()
