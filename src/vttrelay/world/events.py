@@ -12,7 +12,9 @@ Typed streams are rows of `STREAM_RULES`, keyed by (top-level collection, docume
 actor stream (`update`, `item-add/-remove/-update`, `effect-add/-remove`) and the scene stream
 (`token-create/-update/-delete`, `scene-activate`) and the combat stream (`start`, `turn`,
 `combatant-add/-remove`, `end`, plus the combatStart/combatRound/combatTurn hooks). A new stream
-is new rows. Chat events are
+is new rows. An unlinked token's delta changing is also its synthetic actor changing: those
+actor events (`updateActor`, `createActiveEffect`, the actor stream under the token actor uuid)
+are walked from the synthetic actor before and after (`token_actor_changes`). Chat events are
 emitted by `ActionContext.create_chat_message` and the chat actions themselves. Nothing is
 computed for channels without subscribers.
 """
@@ -25,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from vttrelay.world import documents
 from vttrelay.world.rules import combat as combat_rules
-from vttrelay.world.store import Change
+from vttrelay.world.rules import deltas
+from vttrelay.world.store import Change, Tx
 
 if TYPE_CHECKING:
     from vttrelay.world.context import ActionContext
@@ -133,6 +136,40 @@ def document_events(change: Change) -> Iterator[DocEvent]:
         yield from _walk_update(name, change.before, change.after, change)
 
 
+@dataclass(frozen=True)
+class TokenActorChange(Change):
+    """An unlinked token's synthetic actor changed (through its token's delta)."""
+
+    actor_uuid: str = ""
+
+
+def token_actor_changes(tx: Tx, change: Change) -> list[TokenActorChange]:
+    """The synthetic actor changes of a scene update: one per unlinked token whose delta changed,
+    its actor built from the world actor with the delta before and after."""
+    if change.collection != "Scene" or change.before is None or change.after is None:
+        return []
+    before = {t.get("_id"): t for t in change.before.get("tokens") or () if isinstance(t, dict)}
+    out = []
+    for token in change.after.get("tokens") or ():
+        old = before.get(token.get("_id")) if isinstance(token, dict) else None
+        if old is None or token.get("actorLink") or old.get("delta") == token.get("delta"):
+            continue
+        actor_id = token.get("actorId")
+        base = tx.get("Actor", actor_id) if isinstance(actor_id, str) else None
+        if base is None:
+            continue
+        out.append(
+            TokenActorChange(
+                "Actor",
+                base["_id"],
+                deltas.synthetic_actor(base, old.get("delta")),
+                deltas.synthetic_actor(base, token.get("delta")),
+                actor_uuid=documents.token_actor_uuid(change.doc_id, token["_id"], base["_id"]),
+            )
+        )
+    return out
+
+
 # Typed streams -----------------------------------------------------------------------------------
 
 
@@ -140,7 +177,12 @@ def _actor(event_type: str, **fields: Callable[[DocEvent], Any]) -> StreamRule:
     """An actor-event rule: `{actorUuid, eventType, **fields}` for one event."""
 
     def payloads(ev: DocEvent) -> list[dict[str, Any]]:
-        head = {"actorUuid": documents.actor_uuid(ev.change.doc_id), "eventType": event_type}
+        uuid = (
+            ev.change.actor_uuid
+            if isinstance(ev.change, TokenActorChange)
+            else documents.actor_uuid(ev.change.doc_id)
+        )
+        head = {"actorUuid": uuid, "eventType": event_type}
         return [{**head, **{k: get(ev) for k, get in fields.items()}}]
 
     return StreamRule("actor-event", payloads)
@@ -332,7 +374,8 @@ def collect_document_events(ctx: ActionContext, changes: Callable[[], list[Chang
     if not (wanted or hooks):
         return
     user_id, now = ctx.acting_user_id, ctx.now_ms()
-    for change in changes():
+    every = [c for change in changes() for c in (change, *token_actor_changes(ctx.tx, change))]
+    for change in every:
         for ev in document_events(change):
             for rule in STREAM_RULES.get((change.collection, ev.document_name), {}).get(
                 ev.kind, ()

@@ -56,7 +56,7 @@ async def test_effects_expire_as_the_combat_advances(
     bless = await _add(api, ELARA, "Bless", rounds=1)
     await _add(api, ELARA, "Mage Armor", rounds=10)
     await _add(api, ELARA, "Inspired")  # no duration: stays
-    await _add(api, GOBLIN_TOKEN, "Shield", turns=1)
+    shield = await _add(api, GOBLIN_TOKEN, "Shield", turns=1)
     status, body = await api("GET", "/effects", uuid=ELARA)
     started = body["data"]["effects"][0]["duration"]
     assert (started["startRound"], started["startTurn"], started["rounds"]) == (1, 0, 1)
@@ -75,8 +75,10 @@ async def test_effects_expire_as_the_combat_advances(
     await api("POST", "/next-round")
     assert await _names(api, ELARA) == ["Mage Armor", "Inspired"]
 
-    deleted = await hooks.event()
-    assert deleted.name == "deleteActiveEffect" and deleted.data["args"][0]["_id"] == bless
+    token_shield, world_bless = await hooks.events(2)  # the token's own actor's effect too
+    assert [token_shield.name, world_bless.name] == ["deleteActiveEffect"] * 2
+    assert token_shield.data["args"][0]["_id"] == shield
+    assert world_bless.data["args"][0]["_id"] == bless
     while (event := await actor.event()).name != "actor-effect-remove":
         pass
     assert event.data["effectId"] == bless

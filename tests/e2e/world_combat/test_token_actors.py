@@ -1,14 +1,18 @@
 """Unlinked tokens end to end: each goblin token of the demo "Goblin Ambush" scene has its own
 synthetic actor (the world goblin plus the token's delta). Reads through a token or a token
 actor uuid see it; kills, HP changes, updates and conditions through them change only that
-token, never the world actor or the other goblin; the combat tracker's defeated check reads it.
+token, never the world actor or the other goblin; the combat tracker's defeated check reads it;
+its changes reach the hooks and the actor stream under the token actor uuid.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld
+
+from ..conftest import CLIENT_ID, eventually
 
 AMBUSH = "sceneAmbush00001"
 GOBLIN = "Actor.goblinNpc0000001"
@@ -108,3 +112,44 @@ async def test_each_unlinked_token_has_its_own_actor(api: Any, world: EmbeddedWo
     status, body = await api("DELETE", "/delete", uuid=ACTOR_2)
     assert status == 400 and "delete the token instead" in body["error"]
     assert await _hp(api, ACTOR_2) == 5
+
+
+async def test_a_token_actors_changes_reach_the_actor_stream_and_hooks(
+    relay: Any, world: EmbeddedWorld, api: Any, sse: Any
+) -> None:
+    key = relay.key(ALL_SCOPES, rate_per_minute=0)
+    hooks = await sse(
+        relay,
+        "/hooks/subscribe",
+        key,
+        clientId=CLIENT_ID,
+        hooks="createActiveEffect,deleteActiveEffect,updateActor",
+    )
+    stream = await sse(relay, "/actor/subscribe", key, clientId=CLIENT_ID, actorUuid=ACTOR_1)
+    for each in (hooks, stream):
+        assert (await each.event()).name == "connected"
+    await eventually(lambda: world.world.subscriptions.get("hooks") == 1)
+    await eventually(lambda: world.world.subscriptions.get("actor-events") == 1)
+
+    status, body = await api("POST", "/effects", {"uuid": GOBLIN_1, "statusId": "prone"})
+    assert status == 200, body
+    effect_id = body["data"]["effect"]["id"]
+    await api(
+        "POST", "/decrease", {"attribute": "system.attributes.hp.value", "amount": 2}, uuid=ACTOR_1
+    )
+    await api("DELETE", "/effects", {"uuid": GOBLIN_1, "effectId": effect_id})
+    created, updated, deleted = await hooks.events(3)
+    assert created.name == "createActiveEffect" and created.data["args"][0]["_id"] == effect_id
+    assert updated.name == "updateActor"
+    assert updated.data["args"][1] == {
+        "system": {"attributes": {"hp": {"value": 5}}},
+        "_id": "goblinNpc0000001",
+    }
+    assert deleted.name == "deleteActiveEffect" and deleted.data["args"][0]["_id"] == effect_id
+    add, update, remove = await stream.events(3)
+    assert [e.name for e in (add, update, remove)] == [
+        "actor-effect-add",
+        "actor-update",
+        "actor-effect-remove",
+    ]
+    assert all(e.data["actorUuid"] == ACTOR_1 for e in (add, update, remove))
