@@ -29,6 +29,8 @@ Fixtures (pytest-asyncio, function scope):
 - `await start_serve(data_dir, port, *serve_args, **subprocess_options)` -> `(process, lines)`:
   `vttrelay serve` as a real process, once it printed its `Try: ` line; `await stop_process(proc)`
   stops any subprocess a test started (SIGTERM, then SIGKILL).
+- `await assert_duplicate_from_other_host(relay, client_id)`: a second world with a held id,
+  from another host, gets 4004 before auth-success.
 
 `WorldDouble` (also usable on its own: `WorldDouble(ws_url, client_id, token, ...)`, then
 `await double.connect()`): connects to /relay with `id` and the module's metadata query, sends
@@ -68,6 +70,7 @@ import psycopg
 import pytest
 from aiohttp import web
 
+from vttrelay.protocol import Close
 from vttrelay.relay.app import STATE, RelayState, create_app
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.listener import RelaySite, make_runner
@@ -290,6 +293,21 @@ class RelayCalls:
         self.worlds.append(double)
         await double.connect()
         return double
+
+
+async def assert_duplicate_from_other_host(relay: Any, client_id: str) -> None:
+    """A world connecting from another host (127.0.0.2) to `relay` (anything with `ws_url` and
+    `token()`) as `client_id`, which a live socket already holds, is closed 4004 before any
+    auth-success: the very first thing it receives is the close frame."""
+    connector = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+    async with aiohttp.ClientSession(connector=connector) as session:
+        token = relay.token(client_id=client_id)
+        other = WorldDouble(relay.ws_url, client_id, token, session=session)
+        ws = await other.open_socket()
+        await ws.send_str(orjson.dumps({"type": "auth", "token": other.token}).decode())
+        msg = await ws.receive(timeout=5)
+        assert msg.type == aiohttp.WSMsgType.CLOSE
+        assert (ws.close_code, msg.extra) == (Close.DUPLICATE, "Client ID already connected")
 
 
 @dataclass

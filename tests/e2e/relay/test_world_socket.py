@@ -16,6 +16,7 @@ from vttrelay.protocol import PERMANENT_CLOSE_CODES, Close
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.worlds import MISSING_ID, TOKEN_IN_URL
 
+from ...conftest import assert_duplicate_from_other_host
 from ..conftest import eventually
 
 
@@ -135,16 +136,7 @@ async def test_other_host_duplicate_gets_4004_before_auth_success(
     relay: Any, world_double: Any
 ) -> None:
     first = await relay.world("dup")
-    connector = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
-    async with aiohttp.ClientSession(connector=connector) as session:
-        token = relay.token(client_id="dup")
-        other = world_double(relay.ws_url, "dup", token, session=session)
-        ws = await other.open_socket()
-        await ws.send_str(orjson.dumps({"type": "auth", "token": other.token}).decode())
-        msg = await ws.receive(timeout=5)
-        # No auth-success first: the very first thing is the close frame.
-        assert msg.type == aiohttp.WSMsgType.CLOSE
-        assert (ws.close_code, msg.extra) == (Close.DUPLICATE, "Client ID already connected")
+    await assert_duplicate_from_other_host(relay, "dup")
     assert relay.state.registry.get("dup") is not None
     assert not first.closed.is_set()
 

@@ -8,7 +8,6 @@ import asyncio
 import time
 from typing import Any
 
-import aiohttp
 import orjson
 import pytest
 import redis
@@ -17,7 +16,7 @@ from vttrelay.protocol import Close
 from vttrelay.relay.core import TIMED_OUT, WORLD_GONE
 from vttrelay.relay.routes import ALL_SCOPES, ROUTES
 
-from ...conftest import WorldDouble, start_redis_server
+from ...conftest import WorldDouble, assert_duplicate_from_other_host, start_redis_server
 from ..conftest import eventually
 from ..relay.test_isolation import _valid as valid_call
 
@@ -153,14 +152,7 @@ async def test_one_world_id_one_holder_over_the_cluster(cluster: Any, world_doub
     first = await a.world("dup")
     await eventually(lambda: b.state.registry.get("dup") is not None)
     # another host: refused before auth-success, on the other instance too
-    connector = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
-    async with aiohttp.ClientSession(connector=connector) as session:
-        other = world_double(b.ws_url, "dup", b.token(client_id="dup"), session=session)
-        ws = await other.open_socket()
-        await ws.send_str(orjson.dumps({"type": "auth", "token": other.token}).decode())
-        msg = await ws.receive(timeout=5)
-        assert msg.type == aiohttp.WSMsgType.CLOSE
-        assert (ws.close_code, msg.extra) == (Close.DUPLICATE, "Client ID already connected")
+    await assert_duplicate_from_other_host(b, "dup")
     # another account: refused too
     with pytest.raises(world_double.Refused) as refused:
         await b.world("dup", account="alice")

@@ -12,13 +12,12 @@ import time
 from typing import Any
 
 import aiohttp
-import orjson
 import redis
 
 from vttrelay.protocol import Close
 from vttrelay.relay.core import WORLD_GONE
 
-from ...conftest import echo_handler, free_port
+from ...conftest import assert_duplicate_from_other_host, echo_handler, free_port
 
 INFO = "/world-info"
 TTL = 1.0  # --heartbeat-ttl: an instance silent this long is dead
@@ -84,14 +83,7 @@ async def test_a_killed_instance_fails_calls_to_its_worlds_and_releases_them(
 async def test_duplicate_rule_between_processes(relay_processes: Any, world_double: Any) -> None:
     a, b = await relay_processes(2)
     first = await a.world("dup")
-    connector = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
-    async with aiohttp.ClientSession(connector=connector) as session:
-        other = world_double(b.ws_url, "dup", b.token(client_id="dup"), session=session)
-        ws = await other.open_socket()
-        await ws.send_str(orjson.dumps({"type": "auth", "token": other.token}).decode())
-        msg = await ws.receive(timeout=5)
-        assert msg.type == aiohttp.WSMsgType.CLOSE
-        assert (ws.close_code, msg.extra) == (Close.DUPLICATE, "Client ID already connected")
+    await assert_duplicate_from_other_host(b, "dup")
     await b.world("dup")  # the same host: replaces A's socket
     assert await first.wait_closed() == Close.NORMAL
     key = a.key()
