@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import jinja2
@@ -52,6 +52,7 @@ from vttrelay.dashboard.sessions import (
 )
 from vttrelay.protocol import Close
 from vttrelay.relay import approvals, pairing
+from vttrelay.relay.approvals import KeyRequest, PairRequest
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.routes import ALL_SCOPES, MISSING, ROUTES, STREAM_ROUTES, Route
@@ -59,8 +60,10 @@ from vttrelay.relay.worlds import WorldConnection
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
+    from vttrelay.relay.store import RelayStore
 
 log = logging.getLogger("vttrelay.dashboard")
+Asked = TypeVar("Asked", PairRequest, KeyRequest)
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -464,13 +467,43 @@ class Dashboard:
 
     # Pair and key requests -------------------------------------------------------------------
 
-    async def pair_page(self, request: web.Request) -> web.StreamResponse:
-        code = request.match_info["code"]
-        found = await asyncio.to_thread(approvals.get_pair_request, self.state.store, code)
-        viewer = await self.viewer(request)
+    async def asked(
+        self, request: web.Request, get: Callable[[RelayStore, str], Asked | None], missing: str
+    ) -> Asked:
+        """The pair or key request of the path's code (`get` reads it); an unknown code counts
+        as a miss against the asker, as on the status endpoints, and answers 404 `missing`."""
+        found = await asyncio.to_thread(get, self.state.store, request.match_info["code"])
         if found is None:
             pairing.count_miss(request, self.state)
-            raise Refused(404, "Pair request not found: no pair request has this code.")
+            raise Refused(404, missing)
+        return found
+
+    def request_page(
+        self,
+        request: web.Request,
+        viewer: Viewer | None,
+        found: PairRequest | KeyRequest,
+        details: list[tuple[str, str]],
+        **context: Any,
+    ) -> web.Response:
+        """The approval page of a request: its non-empty details, its state and `context`."""
+        return self.render(
+            request,
+            "request.html",
+            viewer,
+            code=found.code,
+            details=[(k, v) for k, v in details if v],
+            state=found.state(),
+            **context,
+        )
+
+    async def pair_page(self, request: web.Request) -> web.StreamResponse:
+        viewer = await self.viewer(request)
+        found = await self.asked(
+            request,
+            approvals.get_pair_request,
+            "Pair request not found: no pair request has this code.",
+        )
         ask = found.ask
         system = f"{ask.system_title or ask.system_id} v{ask.system_version}".strip()
         details = [
@@ -485,28 +518,26 @@ class Dashboard:
             ("Expires", pairing.rfc3339(found.expires_at)),
         ]
         title = "Upgrade World Permissions" if ask.upgrade_only else "Pair Foundry World"
-        return self.render(
+        return self.request_page(
             request,
-            "request.html",
             viewer,
+            found,
+            details,
             title=title,
             kind="pair request",
             command="vttrelay pair",
-            code=found.code,
-            details=[(k, v) for k, v in details if v],
-            state=found.state(),
             action=f"/dashboard/pair/{found.code}",
             next=f"/pair/{found.code}",
             scopes=(),
         )
 
     async def key_page(self, request: web.Request) -> web.StreamResponse:
-        code = request.match_info["code"]
-        found = await asyncio.to_thread(approvals.get_key_request, self.state.store, code)
         viewer = await self.viewer(request)
-        if found is None:
-            pairing.count_miss(request, self.state)
-            raise Refused(404, "Key request not found: no API key request has this code.")
+        found = await self.asked(
+            request,
+            approvals.get_key_request,
+            "Key request not found: no API key request has this code.",
+        )
         ask = found.ask
         limit = ask.suggested_monthly_limit
         details = [
@@ -521,16 +552,14 @@ class Dashboard:
             ("From", found.peer),
             ("Expires", pairing.rfc3339(found.expires_at)),
         ]
-        return self.render(
+        return self.request_page(
             request,
-            "request.html",
             viewer,
+            found,
+            details,
             title="Approve API Key Request",
             kind="key request",
             command="vttrelay keys",
-            code=found.code,
-            details=[(k, v) for k, v in details if v],
-            state=found.state(),
             action=f"/dashboard/approve/{found.code}",
             next=f"/approve/{found.code}",
             scopes=ask.scopes,
