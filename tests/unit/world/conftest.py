@@ -1,19 +1,41 @@
 """Fixtures for the world's in-process tests: the seeded demo world in a real SQLite file in a
 tmp dir, with a settable clock and scripted dice, its events collected in `world.sent`; and
 `call`, which sends it one request frame as the relay would; `get_actor` and `chat` read what
-it stored, `edited_actor` changes an actor directly."""
+it stored, `edited_actor` changes an actor directly. `older_world_file` writes a store file as an
+older version left it, for the migrations' tests."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
+from yoyo import get_backend, read_migrations
 
 from vttrelay.world.dice import Dice, ScriptedRandom
+from vttrelay.world.store import MIGRATIONS_DIR
 from vttrelay.world.world import World
+
+
+def older_world_file(path: Path, before: str, docs: Iterable[tuple[str, dict[str, Any]]]) -> None:
+    """Write a world store file at `path` migrated only up to migration `before` (e.g. "0004"),
+    holding `docs` (collection, document) as stored then: the next `WorldStore(path)` applies the
+    later migrations, whose backfills a test then checks."""
+    backend = get_backend(f"sqlite:///{path}")
+    older = read_migrations(str(MIGRATIONS_DIR)).filter(lambda m: m.id < before)
+    with backend.lock():
+        backend.apply_migrations(backend.to_apply(older))
+    backend.connection.close()
+    with sqlite3.connect(path) as conn:
+        conn.executemany(
+            "INSERT INTO documents (collection, id, data) VALUES (?, ?, ?)",
+            [(c, d["_id"], orjson.dumps(d)) for c, d in docs],
+        )
+    conn.close()
 
 
 class Clock:

@@ -6,20 +6,18 @@ deletes, and fills the index of a database written before it existed."""
 from __future__ import annotations
 
 import random
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from yoyo import get_backend, read_migrations
 
 from vttrelay.world import documents, store
 from vttrelay.world.rules import chat as chat_rules
-from vttrelay.world.store import MIGRATIONS_DIR, Tx, WorldStore
+from vttrelay.world.store import Tx, WorldStore
 from vttrelay.world.world import World
 
-from ..conftest import call
+from ..conftest import call, older_world_file
 
 GM, ARIA, BEN = "gmUser0000000001", "playerAria000001", "playerBen0000001"
 ASSISTANT, TRUSTED = "assistantGM00001", "trustedPlayer001"  # added by `_add_users`
@@ -297,19 +295,9 @@ def test_the_index_follows_writes_and_discarded_transactions(tmp_path: Path) -> 
 
 def test_migration_fills_the_index_of_an_older_database(tmp_path: Path) -> None:
     path = tmp_path / "w.db"
-    backend = get_backend(f"sqlite:///{path}")
-    older = read_migrations(str(MIGRATIONS_DIR)).filter(lambda m: m.id < "0003")
-    with backend.lock():
-        backend.apply_migrations(backend.to_apply(older))
     rng = random.Random(11)
     docs = [_random_message(rng, n) for n in range(300)]
-    backend.connection.close()
-    with sqlite3.connect(path) as conn:
-        conn.executemany(
-            "INSERT INTO documents (collection, id, data) VALUES ('ChatMessage', ?, ?)",
-            [(doc["_id"], orjson.dumps(doc)) for doc in docs],
-        )
-    conn.close()
+    older_world_file(path, "0003", [("ChatMessage", doc) for doc in docs])
     db = WorldStore(path)  # applies 0003
     with db.transaction() as tx:
         for viewer in (None, ARIA, BEN):

@@ -16,7 +16,9 @@ import pytest
 from yoyo import get_backend, read_migrations
 
 from vttrelay.world.documents import find_by_name
-from vttrelay.world.store import MIGRATIONS_DIR, WorldStore
+from vttrelay.world.store import WorldStore
+
+from ..conftest import older_world_file
 
 
 def test_put_get_all_and_insertion_order(tmp_path: Path) -> None:
@@ -200,8 +202,6 @@ def test_search_index_follows_committed_writes_only(tmp_path: Path) -> None:
 
 def test_search_index_migration_indexes_an_existing_world(tmp_path: Path) -> None:
     """A world file made before the index (only migration 0001) gets its documents indexed."""
-    import orjson
-    from yoyo import get_backend, read_migrations
 
     from vttrelay.world.store import MIGRATIONS_DIR
 
@@ -283,11 +283,6 @@ def test_active_documents_are_those_of_all_that_are_active(tmp_path: Path) -> No
 
 def test_migration_0004_flags_the_active_documents_of_an_older_file(tmp_path: Path) -> None:
     path = tmp_path / "w.db"
-    backend = get_backend(f"sqlite:///{path}")
-    older = read_migrations(str(MIGRATIONS_DIR)).filter(lambda m: m.id < "0004")
-    with backend.lock():
-        backend.apply_migrations(backend.to_apply(older))
-    backend.connection.close()
     docs: list[tuple[str, dict[str, Any]]] = [
         ("Scene", {"_id": "s1", "active": False}),
         ("Scene", {"_id": "s2", "active": True}),
@@ -295,12 +290,7 @@ def test_migration_0004_flags_the_active_documents_of_an_older_file(tmp_path: Pa
         ("Combat", {"_id": "c2"}),
         ("Actor", {"_id": "a1", "active": True}),
     ]
-    with sqlite3.connect(path) as conn:
-        conn.executemany(
-            "INSERT INTO documents (collection, id, data) VALUES (?, ?, ?)",
-            [(c, d["_id"], orjson.dumps(d)) for c, d in docs],
-        )
-    conn.close()
+    older_world_file(path, "0004", docs)
     store = WorldStore(path)  # applies 0004
     with store.transaction() as tx:
         assert [d["_id"] for d in tx.active("Scene")] == ["s2"]
@@ -341,23 +331,13 @@ def test_named_documents_are_those_find_by_name_finds(tmp_path: Path) -> None:
 
 def test_migration_0005_indexes_the_names_of_an_older_file(tmp_path: Path) -> None:
     path = tmp_path / "w.db"
-    backend = get_backend(f"sqlite:///{path}")
-    older = read_migrations(str(MIGRATIONS_DIR)).filter(lambda m: m.id < "0005")
-    with backend.lock():
-        backend.apply_migrations(backend.to_apply(older))
-    backend.connection.close()
     docs: list[tuple[str, dict[str, Any]]] = [
         ("Actor", {"_id": "a1", "name": "Straße"}),
         ("Actor", {"_id": "a2", "name": "Other"}),
         ("User", {"_id": "u1", "name": "GM"}),
         ("Item", {"_id": "i1", "name": "Strasse"}),
     ]
-    with sqlite3.connect(path) as conn:
-        conn.executemany(
-            "INSERT INTO documents (collection, id, data) VALUES (?, ?, ?)",
-            [(c, d["_id"], orjson.dumps(d)) for c, d in docs],
-        )
-    conn.close()
+    older_world_file(path, "0005", docs)
     store = WorldStore(path)  # applies 0005
     with store.transaction() as tx:
         assert [d["_id"] for d in tx.named("Actor", "STRASSE")] == ["a1"]
