@@ -15,14 +15,11 @@ from vttrelay.relay.routes import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_LENGTH,
     MAX_SAFE_INTEGER,
-    ROUTES,
     Param,
     Route,
 )
 
-
-def route(method: str, path: str) -> Route:
-    return next(r for r in ROUTES if (r.method, r.path) == (method, path))
+from .conftest import route
 
 
 def refused(param: Param, value: Any) -> tuple[int, str]:

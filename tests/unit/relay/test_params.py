@@ -14,12 +14,9 @@ from vttrelay.relay.params import (
     parse_body,
     require_any_message,
 )
-from vttrelay.relay.routes import ROUTES, Param, Route
+from vttrelay.relay.routes import ROUTES, Param
 
-
-def route(method: str, path: str) -> Route:
-    return next(r for r in ROUTES if (r.method, r.path) == (method, path))
-
+from .conftest import route
 
 SKILL = route("POST", "/dnd5e/skill-check")
 DETAILS = route("GET", "/dnd5e/get-actor-details")
