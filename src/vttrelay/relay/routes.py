@@ -3,6 +3,8 @@
 Everything else is derived from this table: the aiohttp handlers (`app.py`), parameter extraction
 and the exact error messages (`params.py`), scope checks and the frame sent to the
 world (`core.py`) and the OpenAPI document (`openapi.py`). Adding an endpoint is adding one entry.
+An entry the world answers is made with `_forward(method, path, action, summary, group, *params,
+**fields)`, which puts the `clientId` and `userId` every world call takes before its own params.
 
 Sources follow wire-protocol §4.2: each parameter lists where it may come from, in order; the first
 source with a non-null, non-empty value wins. GET bodies are never read.
@@ -386,80 +388,63 @@ DND5E_ROUTES: Final = (
 
 
 CHAT_ROUTES: Final = (
-    Route(
+    _forward(
         "GET",
         "/chat",
-        "forward",
+        "chat-messages",
         "List chat messages, newest first.",
         "Chat",
-        scope="chat:read",
-        action="chat-messages",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param(
-                "limit",
-                "number",
-                Q,
-                default=10,
-                minimum=0,
-                maximum=CHAT_PAGE_MAX,
-                description="At most this many (default 10).",
-            ),
-            Param("offset", "number", Q, default=0, minimum=0, description="Messages to skip."),
-            Param("chatType", "number", Q, description="0 OOC, 1 IC, 2 emote, 3 whisper, 4 roll."),
-            Param("speaker", "string", Q, description="Speaker name or actor id."),
+        Param(
+            "limit",
+            "number",
+            Q,
+            default=10,
+            minimum=0,
+            maximum=CHAT_PAGE_MAX,
+            description="At most this many (default 10).",
         ),
+        Param("offset", "number", Q, default=0, minimum=0, description="Messages to skip."),
+        Param("chatType", "number", Q, description="0 OOC, 1 IC, 2 emote, 3 whisper, 4 roll."),
+        Param("speaker", "string", Q, description="Speaker name or actor id."),
+        scope="chat:read",
     ),
-    Route(
+    _forward(
         "POST",
         "/chat",
-        "forward",
+        "chat-send",
         "Send a chat message.",
         "Chat",
-        scope="chat:write",
-        action="chat-send",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param(
-                "content",
-                "string",
-                B,
-                required=True,
-                max_length=CHAT_CONTENT_MAX,
-                description="Message text (HTML).",
-            ),
-            Param("whisper", "array", B, max_bytes=65_536, description="User ids to whisper to."),
-            Param("speaker", "string", B, description="Actor id or uuid speaking."),
-            Param("alias", "string", B, description="Display name of the speaker."),
-            Param("chatType", "number", B, description="0 OOC, 1 IC, 2 emote, 3 whisper, 4 roll."),
-            Param("flavor", "string", B, max_length=FLAVOR_MAX, description="Flavor text."),
+        Param(
+            "content",
+            "string",
+            B,
+            required=True,
+            max_length=CHAT_CONTENT_MAX,
+            description="Message text (HTML).",
         ),
+        Param("whisper", "array", B, max_bytes=65_536, description="User ids to whisper to."),
+        Param("speaker", "string", B, description="Actor id or uuid speaking."),
+        Param("alias", "string", B, description="Display name of the speaker."),
+        Param("chatType", "number", B, description="0 OOC, 1 IC, 2 emote, 3 whisper, 4 roll."),
+        Param("flavor", "string", B, max_length=FLAVOR_MAX, description="Flavor text."),
+        scope="chat:write",
     ),
-    Route(
+    _forward(
         "DELETE",
         "/chat/{messageId}",
-        "forward",
+        "chat-delete",
         "Delete one chat message (its author or a GM).",
         "Chat",
+        Param("messageId", "string", P, required=True, description="Message id."),
         scope="chat:write",
-        action="chat-delete",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param("messageId", "string", P, required=True, description="Message id."),
-        ),
     ),
-    Route(
+    _forward(
         "DELETE",
         "/chat",
-        "forward",
+        "chat-flush",
         "Delete all chat history (GM only).",
         "Chat",
         scope="chat:write",
-        action="chat-flush",
-        params=(CLIENT_ID, USER_ID),
     ),
 )
 
@@ -492,132 +477,104 @@ FORBIDDEN_SCRIPT_PATTERNS: Final = (
 )
 
 UTILITY_ROUTES: Final = (
-    Route(
+    _forward(
         "POST",
         "/select",
-        "forward",
+        "select",
         "Select tokens on the active scene (GM only).",
         "Utility",
+        Param("uuids", "array", B, description="Token uuids to select."),
+        Param("name", None, B, description="Token name to select."),
+        Param("data", "object", B, description="Attribute path -> value pairs to match."),
+        Param("overwrite", "boolean", B, description="Replace the current selection."),
+        Param("all", "boolean", B, description="Select every token on the scene."),
         scope="entity:read",
-        action="select",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param("uuids", "array", B, description="Token uuids to select."),
-            Param("name", None, B, description="Token name to select."),
-            Param("data", "object", B, description="Attribute path -> value pairs to match."),
-            Param("overwrite", "boolean", B, description="Replace the current selection."),
-            Param("all", "boolean", B, description="Select every token on the scene."),
-        ),
         require_any=("uuids", "name", "data", "all"),
     ),
-    Route(
+    _forward(
         "GET",
         "/selected",
-        "forward",
+        "selected",
         "The selected tokens and their actors (GM only).",
         "Utility",
         scope="entity:read",
-        action="selected",
-        params=(CLIENT_ID, USER_ID),
     ),
-    Route(
+    _forward(
         "GET",
         "/players",
-        "forward",
+        "players",
         "The world's users: the valid userId values.",
         "Utility",
         scope="entity:read",
-        action="players",
-        params=(CLIENT_ID, USER_ID),
     ),
-    Route(
+    _forward(
         "GET",
         "/world-info",
-        "forward",
+        "world-info",
         "World, system, modules, users and active scene.",
         "Utility",
         scope="world:info",
-        action="world-info",
-        params=(CLIENT_ID, USER_ID),
     ),
-    Route(
+    _forward(
         "POST",
         "/execute-js",
-        "forward",
+        "execute-js",
         "Run a script in the world (off unless the world enables it).",
         "Utility",
-        scope="execute-js",
-        action="execute-js",
-        timeout=SCRIPT_TIMEOUT,
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param(
-                "script",
-                None,
-                B,
-                max_length=SCRIPT_MAX,
-                description="JavaScript: the body of an async function.",
-            ),
+        Param(
+            "script",
+            None,
+            B,
+            max_length=SCRIPT_MAX,
+            description="JavaScript: the body of an async function.",
         ),
+        scope="execute-js",
+        timeout=SCRIPT_TIMEOUT,
         forbidden_patterns=FORBIDDEN_SCRIPT_PATTERNS,
     ),
 )
 
 ROLL_ROUTES: Final = (
-    Route(
+    _forward(
         "POST",
         "/roll",
-        "forward",
+        "roll",
         "Roll a dice formula, optionally posting it to chat.",
         "Rolls",
-        scope="roll:execute",
-        action="roll",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param(
-                "formula",
-                "string",
-                B,
-                required=True,
-                description="Dice formula, e.g. `2d20kh + 5`.",
-            ),
-            Param("flavor", None, B, description="Flavor text (default empty)."),
-            Param(
-                "createChatMessage",
-                "boolean",
-                B,
-                description="Post the roll to chat (default false).",
-            ),
-            Param("speaker", None, B, description="Token or actor uuid speaking."),
-            Param("whisper", "array", B, description="User ids: a private roll for them."),
+        Param(
+            "formula",
+            "string",
+            B,
+            required=True,
+            description="Dice formula, e.g. `2d20kh + 5`.",
         ),
+        Param("flavor", None, B, description="Flavor text (default empty)."),
+        Param(
+            "createChatMessage",
+            "boolean",
+            B,
+            description="Post the roll to chat (default false).",
+        ),
+        Param("speaker", None, B, description="Token or actor uuid speaking."),
+        Param("whisper", "array", B, description="User ids: a private roll for them."),
+        scope="roll:execute",
     ),
-    Route(
+    _forward(
         "GET",
         "/rolls",
-        "forward",
+        "rolls",
         "The recent rolls, newest first (at most 20).",
         "Rolls",
+        Param("limit", "number", Q, description="At most this many (default and cap 20)."),
         scope="roll:read",
-        action="rolls",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param("limit", "number", Q, description="At most this many (default and cap 20)."),
-        ),
     ),
-    Route(
+    _forward(
         "GET",
         "/lastroll",
-        "forward",
+        "last-roll",
         "The most recent roll, or null.",
         "Rolls",
         scope="roll:read",
-        action="last-roll",
-        params=(CLIENT_ID, USER_ID),
     ),
 )
 
@@ -629,57 +586,44 @@ EFFECT_UUID = Param(
     description="Actor or token uuid (or anything with an actor).",
 )
 EFFECT_ROUTES: Final = (
-    Route(
+    _forward(
         "GET",
         "/effects/list",
-        "forward",
+        "get-status-effects",
         "The system's status conditions (id, name, icon).",
         "Effects",
         scope="effects:read",
-        action="get-status-effects",
-        params=(CLIENT_ID, USER_ID),
     ),
-    Route(
+    _forward(
         "GET",
         "/effects",
-        "forward",
+        "get-effects",
         "The active effects on an actor.",
         "Effects",
+        EFFECT_UUID,
         scope="effects:read",
-        action="get-effects",
-        params=(CLIENT_ID, USER_ID, EFFECT_UUID),
     ),
-    Route(
+    _forward(
         "POST",
         "/effects",
-        "forward",
+        "add-effect",
         "Add a status condition or a custom effect to an actor.",
         "Effects",
+        EFFECT_UUID,
+        Param("statusId", None, BQ, description="A status id from /effects/list; wins."),
+        Param("effectData", "object", BQ, description="ActiveEffect data: name, changes..."),
         scope="effects:write",
-        action="add-effect",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            EFFECT_UUID,
-            Param("statusId", None, BQ, description="A status id from /effects/list; wins."),
-            Param("effectData", "object", BQ, description="ActiveEffect data: name, changes..."),
-        ),
     ),
-    Route(
+    _forward(
         "DELETE",
         "/effects",
-        "forward",
+        "remove-effect",
         "Remove an effect by id, or the first one carrying a status.",
         "Effects",
+        EFFECT_UUID,
+        Param("effectId", None, BQ, description="Id of the effect to remove."),
+        Param("statusId", None, BQ, description="Remove the effect with this status; wins."),
         scope="effects:write",
-        action="remove-effect",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            EFFECT_UUID,
-            Param("effectId", None, BQ, description="Id of the effect to remove."),
-            Param("statusId", None, BQ, description="Remove the effect with this status; wins."),
-        ),
     ),
 )
 
@@ -699,15 +643,13 @@ def _encounter(path: str, summary: str, *params: Param, action: str | None = Non
 
 
 ENCOUNTER_ROUTES: Final = (
-    Route(
+    _forward(
         "GET",
         "/encounters",
-        "forward",
+        "encounters",
         "Every encounter (combat) of the world, with its combatants in turn order.",
         "Encounters",
         scope="encounter:read",
-        action="encounters",
-        params=(CLIENT_ID, USER_ID),
     ),
     _encounter(
         "/start-encounter",
@@ -1020,29 +962,24 @@ ENTITY_ROUTES: Final = (
         ENTITY_UUID,
         ENTITY_SELECTED,
     ),
-    Route(
+    _forward(
         "GET",
         "/search",
-        "forward",
+        "search",
         "Search the world's documents by name and filters.",
         "Search",
-        scope="search",
-        action="search",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param("query", "string", Q, description="Text to find in names."),
-            Param(
-                "filter",
-                None,
-                Q,
-                description="`Actor`, or `key:value` pairs: `documentType:Item,subType:weapon`.",
-            ),
-            Param("excludeCompendiums", "boolean", Q, description="World documents only."),
-            Param("limit", "number", Q, description="At most this many (default 200, max 500)."),
-            Param("minified", "boolean", Q, description="Only uuid, id, name, img, documentType."),
-            Param("ownedByUserId", None, Q, description="Only documents this user owns."),
+        Param("query", "string", Q, description="Text to find in names."),
+        Param(
+            "filter",
+            None,
+            Q,
+            description="`Actor`, or `key:value` pairs: `documentType:Item,subType:weapon`.",
         ),
+        Param("excludeCompendiums", "boolean", Q, description="World documents only."),
+        Param("limit", "number", Q, description="At most this many (default 200, max 500)."),
+        Param("minified", "boolean", Q, description="Only uuid, id, name, img, documentType."),
+        Param("ownedByUserId", None, Q, description="Only documents this user owns."),
+        scope="search",
         require_any=("query", "filter"),
         require_any_error="'query' or 'filter' is required",
     ),
@@ -1050,86 +987,64 @@ ENTITY_ROUTES: Final = (
 
 
 STRUCTURE_ROUTES: Final = (
-    Route(
+    _forward(
         "GET",
         "/structure",
-        "forward",
+        "structure",
         "Folders, documents and compendium packs of the world.",
         "Structure",
-        scope="structure:read",
-        action="structure",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param(
-                "includeEntityData", "boolean", Q, description="Whole documents, not references."
-            ),
-            Param(
-                "path",
-                None,
-                Q,
-                description="`Folder.<id>` or `Compendium.<pack id>`; the root when absent.",
-            ),
-            Param("recursive", "boolean", Q, description="Nest sub-folders."),
-            Param("recursiveDepth", "number", Q, description="How deep to nest (default 5)."),
-            Param(
-                "types",
-                None,
-                Q,
-                description="Comma-separated document types, e.g. `Actor,Item` (default all).",
-            ),
+        Param("includeEntityData", "boolean", Q, description="Whole documents, not references."),
+        Param(
+            "path",
+            None,
+            Q,
+            description="`Folder.<id>` or `Compendium.<pack id>`; the root when absent.",
         ),
+        Param("recursive", "boolean", Q, description="Nest sub-folders."),
+        Param("recursiveDepth", "number", Q, description="How deep to nest (default 5)."),
+        Param(
+            "types",
+            None,
+            Q,
+            description="Comma-separated document types, e.g. `Actor,Item` (default all).",
+        ),
+        scope="structure:read",
     ),
-    Route(
+    _forward(
         "GET",
         "/get-folder",
-        "forward",
+        "get-folder",
         "A folder by exact name, with its contents.",
         "Structure",
+        Param("name", "string", BQ, required=True, description="Folder name (exact)."),
         scope="structure:read",
-        action="get-folder",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param("name", "string", BQ, required=True, description="Folder name (exact)."),
-        ),
     ),
-    Route(
+    _forward(
         "POST",
         "/create-folder",
-        "forward",
+        "create-folder",
         "Create a folder (GM only).",
         "Structure",
-        scope="structure:write",
-        action="create-folder",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param("name", "string", BQ, required=True, description="Folder name."),
-            Param(
-                "folderType",
-                "string",
-                BQ,
-                required=True,
-                description="Scene, Actor, Item, JournalEntry, RollTable, Cards, Macro, Playlist.",
-            ),
-            Param("parentFolderId", None, BQ, description="Id of the parent folder."),
+        Param("name", "string", BQ, required=True, description="Folder name."),
+        Param(
+            "folderType",
+            "string",
+            BQ,
+            required=True,
+            description="Scene, Actor, Item, JournalEntry, RollTable, Cards, Macro, Playlist.",
         ),
+        Param("parentFolderId", None, BQ, description="Id of the parent folder."),
+        scope="structure:write",
     ),
-    Route(
+    _forward(
         "DELETE",
         "/delete-folder",
-        "forward",
+        "delete-folder",
         "Delete a folder; with deleteAll, its sub-folders and documents too (GM only).",
         "Structure",
+        Param("folderId", "string", BQ, required=True, description="Folder id."),
+        Param("deleteAll", "boolean", BQ, description="Also delete what it holds."),
         scope="structure:write",
-        action="delete-folder",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param("folderId", "string", BQ, required=True, description="Folder id."),
-            Param("deleteAll", "boolean", BQ, description="Also delete what it holds."),
-        ),
     ),
     Route(
         "GET",
@@ -1144,30 +1059,23 @@ STRUCTURE_ROUTES: Final = (
 )
 
 MACRO_ROUTES: Final = (
-    Route(
+    _forward(
         "GET",
         "/macros",
-        "forward",
+        "macros",
         "The world's macros (what the user may see).",
         "Macros",
         scope="macro:list",
-        action="macros",
-        params=(CLIENT_ID, USER_ID),
     ),
-    Route(
+    _forward(
         "POST",
         "/macro/{uuid}/execute",
-        "forward",
+        "macro-execute",
         "Execute a macro (off unless the world enables allowMacroExecute).",
         "Macros",
+        Param("uuid", "string", P, required=True, description="Macro uuid, `Macro.<id>`."),
+        Param("args", "object", B, description="Arguments the macro sees as `args`."),
         scope="macro:execute",
-        action="macro-execute",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param("uuid", "string", P, required=True, description="Macro uuid, `Macro.<id>`."),
-            Param("args", "object", B, description="Arguments the macro sees as `args`."),
-        ),
     ),
 )
 
@@ -1519,89 +1427,67 @@ USER_SELECTORS = (
 )
 
 USER_ROUTES: Final = (
-    Route(
+    _forward(
         "GET",
         "/users",
-        "forward",
+        "get-users",
         "Every user of the world.",
         "Users",
         scope="user:read",
-        action="get-users",
-        params=(CLIENT_ID, USER_ID),
     ),
-    Route(
+    _forward(
         "GET",
         "/user",
-        "forward",
+        "get-user",
         "One user, by id or name.",
         "Users",
+        *USER_SELECTORS,
         scope="user:read",
-        action="get-user",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            *USER_SELECTORS,
-        ),
         require_any=("id", "name"),
     ),
-    Route(
+    _forward(
         "POST",
         "/user",
-        "forward",
+        "create-user",
         "Create a user (GM only with userId).",
         "Users",
-        scope="user:write",
-        action="create-user",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param("name", "string", B, required=True, description="The new user's name."),
-            Param(
-                "role",
-                "number",
-                B,
-                default=1,
-                description="0 none, 1 player, 2 trusted, 3 assistant GM, 4 GM (default 1).",
-            ),
-            Param("password", "string", B, description="Password."),
+        Param("name", "string", B, required=True, description="The new user's name."),
+        Param(
+            "role",
+            "number",
+            B,
+            default=1,
+            description="0 none, 1 player, 2 trusted, 3 assistant GM, 4 GM (default 1).",
         ),
+        Param("password", "string", B, description="Password."),
+        scope="user:write",
     ),
-    Route(
+    _forward(
         "PUT",
         "/user",
-        "forward",
+        "update-user",
         "Update a user (GM only with userId).",
         "Users",
-        scope="user:write",
-        action="update-user",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param(
-                "data",
-                "object",
-                B,
-                required=True,
-                description="Changes: name, role, password, color, avatar, character.",
-            ),
-            Param("id", "string", BQ, description="Id of the user to change."),
-            Param("name", "string", BQ, description="Name of the user to change."),
+        Param(
+            "data",
+            "object",
+            B,
+            required=True,
+            description="Changes: name, role, password, color, avatar, character.",
         ),
+        Param("id", "string", BQ, description="Id of the user to change."),
+        Param("name", "string", BQ, description="Name of the user to change."),
+        scope="user:write",
         require_any=("id", "name"),
     ),
-    Route(
+    _forward(
         "DELETE",
         "/user",
-        "forward",
+        "delete-user",
         "Delete a user (GM only with userId).",
         "Users",
+        *USER_SELECTORS,
         scope="user:write",
-        action="delete-user",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            *USER_SELECTORS,
-        ),
         require_any=("id", "name"),
     ),
 )
@@ -1754,19 +1640,14 @@ ROUTES: Final[tuple[Route, ...]] = (
 # older folder and compendium listing, whose REST route is answered by the relay as deprecated
 # (endpoints-beyond-seed §4.5).
 WS_ONLY_ROUTES: Final[tuple[Route, ...]] = (
-    Route(
+    _forward(
         "GET",
         "",
-        "forward",
+        "contents",
         "A folder's documents or a compendium's index entries (WebSocket only).",
         "Structure",
+        Param("path", None, B, description="`Folder.<id>` or `Compendium.<pack id>`."),
         scope="structure:read",
-        action="contents",
-        params=(
-            CLIENT_ID,
-            USER_ID,
-            Param("path", None, B, description="`Folder.<id>` or `Compendium.<pack id>`."),
-        ),
     ),
 )
 
