@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
@@ -23,6 +23,8 @@ from redis.asyncio.client import PubSub
 log = logging.getLogger("vttrelay.relay.redis")
 
 OnMessage = Callable[[str, bytes], Awaitable[None]]
+CONFIRM_TIMEOUT: Final = 2.0  # seconds to wait for a subscription's confirmation, then again
+CONFIRM_ATTEMPTS: Final = 3
 
 
 class Subscriptions:
@@ -53,7 +55,17 @@ class Subscriptions:
                 raise
             if self._reader is None or self._reader.done():
                 self._reader = asyncio.ensure_future(self._read(self._pubsub))
-        await asyncio.shield(confirmed)
+        for _ in range(CONFIRM_ATTEMPTS):
+            try:
+                await asyncio.wait_for(asyncio.shield(confirmed), CONFIRM_TIMEOUT)
+                return
+            except TimeoutError:  # no confirmation: ask again (Redis confirms every SUBSCRIBE)
+                if name not in self.names or self._pubsub is None:
+                    return
+                log.warning("no confirmation of the subscription to %s: subscribing again", name)
+                async with self._lock:
+                    await self._pubsub.subscribe(name)
+        raise ConnectionError(f"Redis did not confirm the subscription to {name}")
 
     def unlisten(self, name: str) -> None:
         """Stop following `name` (the UNSUBSCRIBE is sent in the background)."""
@@ -70,9 +82,10 @@ class Subscriptions:
                 await self._pubsub.unsubscribe(name)
 
     async def _read(self, pubsub: PubSub) -> None:
-        while pubsub.subscribed or self.names:
+        """Until closed: a blocking read (no read timeout that could cut a message in two)."""
+        while True:
             try:
-                message = await pubsub.get_message(timeout=1.0)
+                message = await pubsub.get_message(timeout=None)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the connection dropped: redis-py reconnects, resubscribes
