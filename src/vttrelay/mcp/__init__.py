@@ -7,4 +7,5 @@
   plus resources and event subscriptions; every tool calls the relay through `vttrelay.client`.
 - `stdio.py`: `vttrelay mcp`, the server over stdio for desktop agents.
 - `aiohttp_asgi.py`: `/mcp` on the relay, the SDK's streamable HTTP transport bridged into aiohttp.
+- `lazy.py`: `/mcp` registered on the relay, the server above loaded on its first request.
 """

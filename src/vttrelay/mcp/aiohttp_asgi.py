@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import AsyncIterator
 from typing import Any
 
 from aiohttp import web
@@ -46,12 +45,9 @@ from vttrelay.relay.core import error, key_problem
 from vttrelay.relay.forward import API_KEY_HEADER
 from vttrelay.relay.store import KeyRecord
 
-MCP_PATH = "/mcp"
 DISCONNECT_POLL = 1.0
 KEY_SCOPE = "vttrelay.key"  # the KeyRecord, in the ASGI scope
 BASE_SCOPE = "vttrelay.base_url"  # where the tools reach this relay, in the ASGI scope
-MANAGER: web.AppKey[StreamableHTTPSessionManager] = web.AppKey("mcp_manager")
-CLIENTS: web.AppKey[dict[str, AsyncClient]] = web.AppKey("mcp_clients")
 
 
 def request_secret(request: web.Request) -> str | None:
@@ -173,61 +169,56 @@ class HttpCallers:
         return Caller(client, key.name or key.id, tuple(key.scopes))
 
 
-def install(app: web.Application, keys: Any) -> None:
-    """Serve `/mcp` (POST, GET, DELETE) on the relay application. `keys` is the relay's
-    `KeyCache`."""
-    clients: dict[str, AsyncClient] = {}
-    manager = StreamableHTTPSessionManager(app=build_server(HttpCallers(clients)))
-    app[MANAGER] = manager
-    app[CLIENTS] = clients
+class McpEndpoint:
+    """The MCP server behind `/mcp`: the SDK's session manager, run in a task of its own (its
+    anyio task group must be entered and left by the same task), and the relay clients of the
+    tools. Built and started by `vttrelay.mcp.lazy` on the first `/mcp` request; `stop()` at the
+    relay's shutdown, before aiohttp waits for open requests: that ends every session, so a
+    client's open GET stream doesn't hold the relay's exit."""
 
-    async def handle(request: web.Request) -> web.StreamResponse:
-        secret = request_secret(request)
-        if not secret:
-            raise error(401, "API key is required")
-        key = keys.lookup(secret)
-        problem = key_problem(key)
-        if problem or key is None:
-            raise error(401, problem or "Invalid API key")
-        return await asgi_bridge(request, manager.handle_request, asgi_scope(request, key, secret))
-
-    for method in ("POST", "GET", "DELETE"):
-        app.router.add_route(method, MCP_PATH, handle)
-    running = _ManagerTask(manager)
-    app.cleanup_ctx.append(running.lifetime)
-    app.on_shutdown.append(running.shutdown)
-
-
-class _ManagerTask:
-    """The session manager run for the application's lifetime in a task of its own: its anyio
-    task group must be entered and left by the same task, and aiohttp's startup and cleanup may
-    run in different ones. It stops at shutdown, before aiohttp waits for open requests: that
-    ends every session, so a client's open GET stream doesn't hold the relay's exit."""
-
-    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
-        self.manager = manager
-        self.stop = asyncio.Event()
+    def __init__(self, keys: Any) -> None:
+        self.keys = keys  # the relay's KeyCache
+        self.clients: dict[str, AsyncClient] = {}
+        self.manager = StreamableHTTPSessionManager(app=build_server(HttpCallers(self.clients)))
+        self.stopping = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
     async def _run(self, up: asyncio.Event) -> None:
         async with self.manager.run():
             up.set()
-            await self.stop.wait()
+            await self.stopping.wait()
 
-    async def lifetime(self, app: web.Application) -> AsyncIterator[None]:
+    async def start(self) -> None:
+        """Run the session manager; returns once it accepts requests (raises what stopped it)."""
         up = asyncio.Event()
         self.task = asyncio.create_task(self._run(up))
         waiter = asyncio.create_task(up.wait())
         await asyncio.wait([self.task, waiter], return_when=asyncio.FIRST_COMPLETED)
         waiter.cancel()
         if self.task.done():
-            self.task.result()  # raise what stopped it
-        yield
-        await self.shutdown(app)
-        for client in app[CLIENTS].values():
-            await client.aclose()
+            self.task.result()
 
-    async def shutdown(self, app: web.Application) -> None:
-        self.stop.set()
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """One `/mcp` request (POST, GET or DELETE): 401 without a valid key, else the SDK's."""
+        secret = request_secret(request)
+        if not secret:
+            raise error(401, "API key is required")
+        key = self.keys.lookup(secret)
+        problem = key_problem(key)
+        if problem or key is None:
+            raise error(401, problem or "Invalid API key")
+        scope = asgi_scope(request, key, secret)
+        return await asgi_bridge(request, self.manager.handle_request, scope)
+
+    async def stop(self) -> None:
+        """End every session and the manager's task (idempotent)."""
+        self.stopping.set()
         if self.task is not None:
             await asyncio.shield(self.task)
+
+    async def close(self) -> None:
+        """After `stop()`: close the tools' relay clients."""
+        await self.stop()
+        for client in self.clients.values():
+            await client.aclose()
+        self.clients.clear()

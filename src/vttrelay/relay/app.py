@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry
 
 from vttrelay import __version__, protocol
 from vttrelay.dashboard import views as dashboard
-from vttrelay.mcp import aiohttp_asgi as mcp_http
+from vttrelay.mcp import lazy as mcp_http
 from vttrelay.protocol import Close
 from vttrelay.relay import openapi, pairing
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
