@@ -7,7 +7,7 @@ path. Redis holds the truth (keys under `prefix`, default `vttrelay:`):
 - `instances` (sorted set): instance id -> its last heartbeat (Redis server time, ms). An
   instance beats every `check_interval` s; one silent for `heartbeat_ttl` s is dead.
 - `worlds` (hash): client id -> the holder's entry (JSON: instance, conn, account, host,
-  systemId, tokenName, metadata, users). `conn` tells one connection from the next.
+  systemId, tokenName, tokenId, metadata, users). `conn` tells one connection from the next.
 - `dir` (pub/sub channel): `up` (an entry claimed or changed) and `down` (released), so every
   mirror follows; each instance also re-reads the whole hash every `resync_interval` s. And
   `close-token`: a connection token was revoked here (self-unpair), every instance closes its
@@ -175,6 +175,7 @@ class RemoteWorld:
         self.peer_host = str(entry.get("host") or "")
         self.system_id = str(entry.get("systemId") or "")
         self.token_name = str(entry.get("tokenName") or "")
+        self.token_id = str(entry.get("tokenId") or "")
         metadata = entry.get("metadata")
         self.metadata: dict[str, Any] = metadata if isinstance(metadata, dict) else {}
         users = entry.get("users")
@@ -256,6 +257,7 @@ class RedisDirectory(LocalDirectory):
                 "host": world.peer_host,
                 "systemId": world.system_id,
                 "tokenName": world.token_name,
+                "tokenId": world.token_id,
                 "metadata": world.metadata,
                 "users": world.users,
             }
@@ -298,7 +300,7 @@ class RedisDirectory(LocalDirectory):
             return False
         world.instance_id = None
         self._conn[world.client_id] = conn
-        self._remote_index.pop(world.client_id)
+        self._remote_index.pop(world.client_id)  # a reconnect replaced it: no disconnect
         self.take(world)
         return True
 
@@ -360,8 +362,8 @@ class RedisDirectory(LocalDirectory):
         if found is not None and found.conn == entry.get("conn"):
             found.refresh(entry)
         else:
-            if found is not None:
-                self._drop_remote(found)
+            if found is not None:  # a reconnect replaced it: its streams live on
+                self._drop_remote(found, gone=False)
             self._remote_index.put(RemoteWorld(self, client_id, entry))
 
     def _on_change(self, change: dict[str, Any]) -> None:
@@ -380,10 +382,18 @@ class RedisDirectory(LocalDirectory):
         if found is not None and found.conn == conn:
             self._drop_remote(found)
 
-    def _drop_remote(self, world: RemoteWorld) -> None:
+    def _drop_remote(self, world: RemoteWorld, gone: bool = True) -> None:
+        """Forget a world held elsewhere. `gone` (it disconnected, or its instance died, not
+        replaced by a reconnect): the listeners hear `world_disconnected`, as on one process, so
+        the SSE streams of it end here too. They hear it `check_interval` s later: its last
+        events travel on other connections (the event log's), and a stream ends after what the
+        world sent before it left, as on one process."""
         world.closed = True
         if self._remote.get(world.client_id) is world:
             self._remote_index.pop(world.client_id)
+            if gone:
+                loop = asyncio.get_running_loop()
+                loop.call_later(self.check_interval, self.notify, "world_disconnected", world)
 
     async def resync(self) -> None:
         """Rebuild the mirror from the `worlds` hash (start-up, after a lost subscription, and
