@@ -149,6 +149,7 @@ class WorldRow:
     rpm: int
     subscribers: dict[str, int]
     online: bool
+    instance: str = ""  # the relay instance holding a live world, when it is not this one
 
 
 def json_data(value: Any) -> Markup:
@@ -366,11 +367,17 @@ class Dashboard:
         hub = state.streams.hub
         rows: list[WorldRow] = []
         live: set[str] = set()
-        for world in sorted(state.registry, key=lambda w: w.client_id):
-            if not viewer.sees(world.account):
-                continue
+        known_clients = await asyncio.to_thread(state.store.known_clients, viewer.account)
+        if viewer.account is not None:
+            accounts = {viewer.account}
+        else:  # every account with a live world here, or one that ever connected anywhere
+            accounts = {w.account for w in state.registry} | {k.account for k in known_clients}
+        # the directory's listing, as /clients: this instance's worlds and the others'
+        found = [w for account in accounts for w in state.registry.for_account(account)]
+        for world in sorted(found, key=lambda w: w.client_id):
             live.add(world.client_id)
             meta = world.metadata
+            here = world if isinstance(world, WorldConnection) else None
             since = (meta.get("connectedSince") or 0) / 1000
             rows.append(
                 WorldRow(
@@ -381,17 +388,18 @@ class Dashboard:
                     foundry=str(meta.get("foundryVersion") or ""),
                     since=_iso(since),
                     since_ago=_ago(since),
-                    origin=str(meta.get("ipAddress") or world.peer_host or ""),
-                    rpm=world.requests_per_minute(),
+                    origin=str(meta.get("ipAddress") or getattr(world, "peer_host", "") or ""),
+                    rpm=here.requests_per_minute() if here else 0,
                     subscribers={
                         ch: n
                         for ch in protocol.CHANNELS
-                        if (n := hub.count(world.client_id, ch)) > 0
+                        if here and (n := hub.count(world.client_id, ch)) > 0
                     },
                     online=True,
+                    instance="" if here else str(world.instance_id or ""),
                 )
             )
-        for known in await asyncio.to_thread(state.store.known_clients, viewer.account):
+        for known in known_clients:
             if known.client_id in live:
                 continue
             meta = known.metadata
@@ -449,10 +457,17 @@ class Dashboard:
         world = self.state.registry.get(client_id)
         if world is None:
             raise Refused(404, "This world is not connected")
-        if not isinstance(world, WorldConnection):  # scaled out: its socket is elsewhere
-            raise Refused(409, "This world is connected to another relay instance")
         log.info("dashboard (%s): disconnecting world %s", viewer.label, client_id)
-        await world.close(Close.NORMAL, "Disconnected from the dashboard")
+        if isinstance(world, WorldConnection):
+            await world.close(Close.NORMAL, "Disconnected from the dashboard")
+        else:  # scaled out, its socket is on another instance: the directory's close-token
+            # message reaches it (a token connects only as its one client id)
+            token_id = getattr(world, "token_id", "")
+            if not token_id:
+                raise Refused(409, "This world is connected to another relay instance")
+            await self.state.registry.close_token(
+                token_id, Close.NORMAL, "Disconnected from the dashboard"
+            )
         return self.redirect("/dashboard/worlds?msg=disconnected")
 
     async def revoke_world(self, request: web.Request) -> web.StreamResponse:
