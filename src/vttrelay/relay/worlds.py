@@ -417,6 +417,15 @@ class WorldGateway:
             metadata["publicUrl"] = public_url
         metadata["connectedSince"] = metadata["lastSeen"] = now_ms()
         world = WorldConnection(ws, client_id, record.account, metadata, record, host)
+        # Whether it connected before is read now: between the claim and `world_connected` there
+        # must be no await but auth-success, or a subscriber arriving meanwhile has its count told
+        # to the world and then again by `world_connected`.
+        try:
+            known = await asyncio.to_thread(self.store.known_client, client_id)
+            world.returning = _connected_before(known)
+        except Exception:
+            log.exception("could not look up world %s", client_id)
+            world.returning = True  # unknown: assume it may be sending
         # The duplicate-id rule, cluster-wide (backends.WorldDirectory.claim): the same host and
         # account replace the holder; anyone else is refused before auth-success.
         try:
@@ -441,9 +450,8 @@ class WorldGateway:
             world.system_id or "?",
             shown,
         )
+        self.registry.notify("world_connected", world)
         try:
-            known = await asyncio.to_thread(self.store.known_client, client_id)
-            world.returning = _connected_before(known)
             await asyncio.to_thread(
                 self.store.remember_client,
                 client_id,
@@ -453,8 +461,6 @@ class WorldGateway:
             )
         except Exception:
             log.exception("could not record world %s", client_id)
-            world.returning = True  # unknown: assume it may be sending
-        self.registry.notify("world_connected", world)
         return world
 
     async def _serve(self, world: WorldConnection) -> None:
