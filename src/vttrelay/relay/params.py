@@ -63,8 +63,10 @@ def _lookup(
 ) -> tuple[Any, bool]:
     """(value, from_query) of the first source that has one, or (MISSING, False). Within a
     source the parameter's own name comes first, then its aliases in order."""
+    # one name (most parameters): no tuple unpacking per call
+    names = (param.name, *param.aliases) if param.aliases else (param.name,)
     for source in param.sources:
-        for name in (param.name, *param.aliases):
+        for name in names:
             if source == "body":
                 value = body.get(name)
                 if value is not None:
