@@ -200,6 +200,9 @@ class Subscriber:
     # why the hub dropped it: "gone", "world-gone", "fell-behind", "refused" or "shutdown"
     reason: str | None = None
     done: bool = False  # its consumer has returned
+    # the newest event id its replay covered: a shared log's snapshot can run ahead of the
+    # events still on their way to this instance, which must not be delivered twice (0: none)
+    covered: int = 0
     abort_timer: asyncio.TimerHandle | None = field(default=None, repr=False)
 
     def encode(self, logged: LoggedEvent) -> bytes:
@@ -310,6 +313,7 @@ class EventHub:
         matches = sub.filter.matches
         resume.replay = [e for e in resume.replay if matches(e.event)]
         resume.replay.extend(e for e in live if e.seq > newest and matches(e.event))
+        sub.covered = max(newest, live[-1].seq) if live else newest
         return resume
 
     def unsubscribe(self, sub: Subscriber, reason: str = "gone") -> bool:
@@ -497,6 +501,10 @@ class EventHub:
             return
         overflowed: list[Subscriber] = []
         for sub in subs:
+            if sub.covered:
+                if logged.seq <= sub.covered:
+                    continue  # already in its replay
+                sub.covered = 0  # caught up: the log's order holds from here on
             if not sub.filter.matches(event):
                 continue
             if sub.direct is not None and not sub.mailbox and sub.direct(logged):
