@@ -1,4 +1,5 @@
-"""The one way the shared backends open a Redis client: `open_redis(url, instance_id)`.
+"""The one way the shared backends open a Redis client: `open_redis(url, instance_id)`, and
+stop their background tasks: `stop_tasks(tasks)`.
 
 The client counts its round trips to Redis for `/metrics` (`vttrelay_redis_round_trips_total`
 of that instance): each command is one, and so is each pipeline (counted when it is made; the
@@ -8,6 +9,9 @@ not round trips and are not counted.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Iterable
 from typing import Any
 
 from redis.asyncio import Redis
@@ -43,3 +47,13 @@ def open_redis(url: str, instance_id: str) -> Redis:
     assert isinstance(client, CountingRedis)
     client.round_trips = redis_round_trips(instance_id)
     return client
+
+
+async def stop_tasks(tasks: Iterable[asyncio.Future[Any]]) -> None:
+    """Cancel a backend's background tasks and wait for each to end, whatever it raised."""
+    tasks = list(tasks)
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

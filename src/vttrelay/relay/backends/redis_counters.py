@@ -27,7 +27,7 @@ from redis.asyncio import Redis
 
 from vttrelay import protocol
 from vttrelay.relay.backends.base import CountListener
-from vttrelay.relay.backends.redis_client import open_redis
+from vttrelay.relay.backends.redis_client import open_redis, stop_tasks
 from vttrelay.relay.backends.redis_pubsub import Subscriptions
 
 log = logging.getLogger("vttrelay.relay.redis_counters")
@@ -256,11 +256,7 @@ class RedisCounters:
         if self._writes:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._settle(), timeout=1.0)
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await stop_tasks(self._tasks)
         self._tasks = []
         if self._subscriptions is not None:
             await self._subscriptions.close()

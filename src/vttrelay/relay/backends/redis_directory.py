@@ -49,7 +49,7 @@ from redis.exceptions import RedisError
 from vttrelay.protocol import Close
 from vttrelay.relay.backends.base import BackendUnavailable
 from vttrelay.relay.backends.local import LocalDirectory, WorldIndex
-from vttrelay.relay.backends.redis_client import open_redis
+from vttrelay.relay.backends.redis_client import open_redis, stop_tasks
 from vttrelay.relay.worlds import Reply, WorldGone, now_ms
 
 if TYPE_CHECKING:
@@ -628,11 +628,7 @@ class RedisDirectory(LocalDirectory):
 
     async def stop(self) -> None:
         """Leave the cluster: release every id this instance holds, stop beating."""
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await stop_tasks(self._tasks)
         if self._serving:
             await asyncio.gather(*self._serving, return_exceptions=True)
         if self._redis is not None:

@@ -38,7 +38,7 @@ from redis.asyncio import Redis
 from redis.exceptions import NoScriptError
 
 from vttrelay.relay.backends.base import EventSink
-from vttrelay.relay.backends.redis_client import open_redis
+from vttrelay.relay.backends.redis_client import open_redis, stop_tasks
 from vttrelay.relay.backends.redis_pubsub import Subscriptions
 from vttrelay.relay.events import LoggedEvent, Resume, StreamEvent, plan_resume
 
@@ -339,11 +339,7 @@ class RedisEventLog:
         if self._unwritten:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.flush(), timeout=1.0)
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await stop_tasks(self._tasks)
         self._tasks = []
         if self._subscriptions is not None:
             await self._subscriptions.close()
