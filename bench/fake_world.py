@@ -5,9 +5,10 @@ Each world connects exactly like the module (wire-protocol §2: `id` and metadat
 with the recorded reply of `bench/replies.py`, echoing the requestId. It also emits chat events on
 command, each carrying its emission time, so a subscriber can measure fan-out latency.
 
-Run: `python -m bench.fake_world --url http://127.0.0.1:PORT --worlds-file worlds.json`
-where the file is a JSON list of `{"clientId": ..., "token": ...}`. The process prints one line
-per event on stdout and reads commands on stdin (one per line); EOF on stdin stops it:
+Run: `python -m bench.fake_world --url http://127.0.0.1:PORT --worlds-file worlds.json
+[--replies small|actor|recorded]` where the file is a JSON list of
+`{"clientId": ..., "token": ...}`. The process prints one line per event on stdout and reads
+commands on stdin (one per line); EOF on stdin stops it:
 
 - stdout `READY <n>` once every world is authenticated, or `ERROR <text>` and exit status 1.
 - `emit <n> <interval_ms> [world]` -> emits n `chat-event` frames from world index `world`
@@ -31,7 +32,7 @@ from urllib.parse import urlencode
 import aiohttp
 import orjson
 
-from bench.replies import chat_message, reply_parts
+from bench.replies import REPLY_SETS, chat_message, reply_parts
 from vttrelay import protocol
 
 CONNECT_CONCURRENCY = 50
@@ -56,11 +57,12 @@ class FakeWorlds:
     worlds: list[World] = field(default_factory=list)
     answered: int = 0
     parts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    replies: str = "recorded"  # the reply set (bench.replies.REPLY_SETS)
 
     def reply(self, action: str, request_id: Any) -> str:
         parts = self.parts.get(action)
         if parts is None:
-            parts = self.parts[action] = reply_parts(action)
+            parts = self.parts[action] = reply_parts(action, self.replies)
         return parts[0] + orjson.dumps(request_id).decode() + parts[1]
 
 
@@ -192,8 +194,8 @@ async def command_loop(fake: FakeWorlds) -> None:
             say(f"ERROR bad command {raw.decode().strip()!r}: {exc}")
 
 
-async def run(base: str, worlds: list[dict[str, str]]) -> int:
-    fake = FakeWorlds()
+async def run(base: str, worlds: list[dict[str, str]], replies: str = "recorded") -> int:
+    fake = FakeWorlds(replies=replies)
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as session:
         gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
@@ -222,14 +224,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", required=True, help="relay base URL, http://127.0.0.1:PORT")
     parser.add_argument("--worlds-file", required=True, help="JSON list of {clientId, token}")
+    parser.add_argument(
+        "--replies", choices=REPLY_SETS, default="recorded", help="the reply set (replies.py)"
+    )
     args = parser.parse_args(argv)
     with open(args.worlds_file, "rb") as fh:
         worlds = orjson.loads(fh.read())
     try:
         import uvloop
     except ImportError:
-        return asyncio.run(run(args.url, worlds))
-    return uvloop.run(run(args.url, worlds))
+        return asyncio.run(run(args.url, worlds, args.replies))
+    return uvloop.run(run(args.url, worlds, args.replies))
 
 
 if __name__ == "__main__":

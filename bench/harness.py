@@ -44,6 +44,7 @@ class Stack:
     instances: int = 1  # relay processes over one Redis (more than 1: scaled out)
     workers: int = 1  # worker processes of the (first) relay, `--workers`
     target: int = 0  # the relay the load goes to (the fake world connects to relay 0)
+    replies: str = "recorded"  # the fake world's reply set (bench.replies.REPLY_SETS)
     relay: Child | None = None  # relay 0
     relays: list[Child] = field(default_factory=list)
     redis: Child | None = None
@@ -145,7 +146,13 @@ class Stack:
         self.world = await start(
             "fake world",
             python_argv(
-                "bench.fake_world", "--url", self.world_url, "--worlds-file", str(worlds_file)
+                "bench.fake_world",
+                "--url",
+                self.world_url,
+                "--worlds-file",
+                str(worlds_file),
+                "--replies",
+                self.replies,
             ),
             cpu=self.load_cpu,
             log_path=self.workdir / "fake_world.log",

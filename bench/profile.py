@@ -1,7 +1,7 @@
 """Profile the relay under load with py-spy: where does a forwarded request spend its CPU?
 
-Run: `python -m bench.profile [--scenario forwarded|floor|worlds|subscribe] [--seconds 8]
-[--connections 20] [--pin] [--log-level INFO] [--top 25] [--raw out.txt]`.
+Run: `python -m bench.profile [--scenario forwarded|forwarded-22k|floor|worlds|subscribe]
+[--seconds 8] [--connections 20] [--pin] [--log-level INFO] [--top 25] [--raw out.txt]`.
 
 It starts the same relay and fake world as `python -m bench`, warms up for a second, then records
 the relay with `py-spy record --format raw` while wrk runs the scenario's mix (or, for
@@ -78,9 +78,13 @@ async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="vttrelay-profile-") as tmp:
         workdir = Path(tmp)
         out = args.raw or workdir / "profile.txt"
-        worlds = scenarios.MANY_WORLDS if args.scenario == "worlds" else 1
+        spec = scenarios.LOAD_SCENARIOS.get(args.scenario)
+        worlds = spec.worlds if spec is not None else 1
+        replies = spec.replies if spec is not None else "recorded"
         relay_args = ("--log-level", args.log_level)
-        async with Stack(workdir, worlds=worlds, pin=args.pin, relay_args=relay_args) as stack:
+        async with Stack(
+            workdir, worlds=worlds, pin=args.pin, relay_args=relay_args, replies=replies
+        ) as stack:
             assert stack.relay is not None
             if args.scenario == "subscribe":
                 spy = await record(stack.relay, args.seconds, out, stack.load_cpu, True)
@@ -115,7 +119,7 @@ async def run(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__)
     parser.add_argument(
-        "--scenario", choices=("forwarded", "floor", "worlds", "subscribe"), default="forwarded"
+        "--scenario", choices=(*scenarios.LOAD_SCENARIOS, "subscribe"), default="forwarded"
     )
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--connections", type=int, default=20)

@@ -296,19 +296,52 @@ for _path in sorted(RECORDED_DIR.glob("*.json")):
 # neighbour: an error reply (HTTP 400 through the relay), so a bad mix shows up as non-2xx.
 UNKNOWN_ERROR: Final = "Unknown action"
 
+# Reply sets (`python -m bench.fake_world --replies`), issue 15: its first target is measured
+# with small replies (every reply under 600 bytes: what the hop costs, not the copying of large
+# bodies), its second with the recorded 22 KB get-actor-details reply; `recorded` is every
+# reply as recorded (what the forwarded mix measured before issue 15: /get's is 52 KB).
+REPLY_SETS: Final = ("small", "actor", "recorded")
+BIG_ACTIONS: Final = ("get-actor-details", "entity", "search", "chat-messages")
+
+
+def _small(action: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The reply of one of BIG_ACTIONS cut to its shape: the same keys, short lists."""
+    if action == "get-actor-details":
+        details: dict[str, list[Any]] = {"items": [], "features": [], "spells": []}
+        return {**body, "data": {**body["data"], **details}}
+    if action == "entity":
+        kept = ("_id", "name", "type", "img", "folder", "sort", "ownership", "flags")
+        return {**body, "data": {key: body["data"][key] for key in kept}}
+    if action == "search":
+        return {**body, "results": body["results"][:1]}
+    if action == "chat-messages":
+        return {**body, "data": {**body["data"], "messages": body["data"]["messages"][:1]}}
+    return body
+
+
+def reply_body(action: str, replies: str = "recorded") -> dict[str, Any]:
+    """The keys of `action`'s reply other than `type` and `requestId`, in reply set `replies`."""
+    if replies not in REPLY_SETS:
+        raise ValueError(f"unknown reply set {replies!r}: one of {', '.join(REPLY_SETS)}")
+    body = REPLIES.get(action, {"error": UNKNOWN_ERROR})
+    if replies == "small" or (replies == "actor" and action != "get-actor-details"):
+        return _small(action, body)
+    return body
+
+
 _SENTINEL: Final = "\x00RID\x00"
 
 
-def reply_parts(action: str) -> tuple[str, str]:
+def reply_parts(action: str, replies: str = "recorded") -> tuple[str, str]:
     """The reply text for `action` split around the requestId value (a JSON string)."""
-    body = REPLIES.get(action, {"error": UNKNOWN_ERROR})
+    body = reply_body(action, replies)
     text = orjson.dumps({"type": action + "-result", "requestId": _SENTINEL, **body}).decode()
     marker = orjson.dumps(_SENTINEL).decode()
     before, after = text.split(marker, 1)
     return before, after
 
 
-def build_reply(action: str, request_id: str) -> str:
+def build_reply(action: str, request_id: str, replies: str = "recorded") -> str:
     """The full reply text for one request (used where speed does not matter)."""
-    before, after = reply_parts(action)
+    before, after = reply_parts(action, replies)
     return before + orjson.dumps(request_id).decode() + after

@@ -74,3 +74,37 @@ def test_percentile_and_spread() -> None:
     assert (spread.median, spread.low, spread.high) == (2.0, 1.0, 3.0)
     assert stats.fmt_spread(spread, 1) == "2.0 (1.0-3.0)"
     assert stats.fmt_spread(stats.Spread.of([4.0, 4.0]), 0) == "4"
+
+
+def test_reply_sets_small_actor_and_recorded() -> None:
+    """`small` keeps every reply under 600 bytes with the recorded keys; `actor` adds only the
+    22 KB get-actor-details reply; `recorded` is every reply as recorded."""
+    actions = ("get-actor-details", "skill-check", "chat-messages", "entity", "search", "roll")
+    for action in actions:
+        small = replies.build_reply(action, "r1", "small")
+        frame = orjson.loads(small)
+        assert frame["requestId"] == "r1" and frame["type"] == action + "-result"
+        assert len(small) < 600, action
+        recorded = orjson.loads(replies.build_reply(action, "r1", "recorded"))
+        assert frame.keys() == recorded.keys()
+    assert len(replies.build_reply("get-actor-details", "r1", "actor")) > 20_000
+    assert len(replies.build_reply("entity", "r1", "actor")) < 600
+    assert len(replies.build_reply("entity", "r1", "recorded")) > 50_000
+    with pytest.raises(ValueError, match="unknown reply set"):
+        replies.reply_body("roll", "huge")
+
+
+def test_cost_line_is_the_ratio_of_cpu_per_request_at_20() -> None:
+    from bench.__main__ import cost_lines, targets
+    from bench.scenarios import Level, Run
+
+    def level(scenario: str, cpu_s: float) -> Level:
+        load = wrkload.LoadResult(1000, 1.0, 1.0, 4.0, 0, 0, 0)
+        return Level(scenario, 20, (Run(load, cpu_s, 0, 0),))
+
+    results = {"floor": [level("floor", 0.05)], "forwarded": [level("forwarded", 0.06)]}
+    assert cost_lines(results) == ["forwarded cost: 1.20× the floor"]
+    rows = {row[0]: row for row in targets(results)}
+    assert rows["forwarded relay CPU <= 1.25x the floor's at 20"][1:] == ["1.20x", "PASS"]
+    results["forwarded-22k"] = [level("forwarded-22k", 0.075)]
+    assert cost_lines(results)[1] == "forwarded cost with the 22 KB reply: 1.50× the floor"
