@@ -70,6 +70,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--quick", action="store_true", help="short runs and fewer idle subscribers (< 2 min)"
     )
+    parser.add_argument(
+        "--conns",
+        type=int,
+        action="append",
+        help="only this connection level of each load scenario (repeatable; default: all)",
+    )
     parser.add_argument("--json", type=Path, help="also write every measurement to this file")
     parser.add_argument(
         "--relay-log-level",
@@ -228,6 +234,7 @@ async def run(args: argparse.Namespace) -> int:
             duration=args.duration,
             pin=args.pin,
             relay_args=relay_args(args),
+            conns=tuple(args.conns or ()),
         )
         for name in chosen:
             t0 = time.monotonic()

@@ -1,6 +1,7 @@
 """Where a forwarded request's relay CPU goes, measured in one process (robust to a busy machine).
 
-Run: `python -m bench.hotpath [--requests 3000] [--top 30] [--mix common|forwarded]`.
+Run: `python -m bench.hotpath [--requests 3000] [--top 30] [--mix common|forwarded]
+[--replies small|actor|recorded]`.
 
 It provisions a data dir, starts `create_app` on 127.0.0.1 in this process, connects the bench's
 fake world over a real WebSocket in the same event loop, and sends the forwarded mix one request
@@ -28,6 +29,7 @@ from aiohttp.test_utils import TestServer
 from bench import mixes
 from bench.fake_world import FakeWorlds, connect_world, serve_world
 from bench.provision import provision
+from bench.replies import REPLY_SETS
 from vttrelay.relay.app import create_app
 from vttrelay.relay.config import RelayConfig
 
@@ -36,7 +38,9 @@ WARMUP = 300
 SERVER_FILES = ("vttrelay", "aiohttp/web_", "aiohttp/http_", "aiohttp/_websocket", "multidict")
 
 
-async def drive(requests: int, mix: str, profile: cProfile.Profile) -> tuple[float, float]:
+async def drive(
+    requests: int, mix: str, profile: cProfile.Profile, replies: str = "recorded"
+) -> tuple[float, float]:
     """Send `requests` forwarded requests; returns (process CPU s, wall s) for the profiled
     part."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -46,7 +50,7 @@ async def drive(requests: int, mix: str, profile: cProfile.Profile) -> tuple[flo
         server = TestServer(app, host="127.0.0.1")
         await server.start_server()
         base = str(server.make_url("")).rstrip("/")
-        fake = FakeWorlds()
+        fake = FakeWorlds(replies=replies)
         async with aiohttp.ClientSession() as session:
             cid, token = prov.worlds[0]
             world = await connect_world(session, base, cid, token)
@@ -103,11 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--mix", choices=("common", "forwarded"), default="common")
     parser.add_argument("--no-profile", action="store_true", help="only the CPU per request")
+    parser.add_argument(
+        "--replies", choices=REPLY_SETS, default="recorded", help="the fake world's reply set"
+    )
     args = parser.parse_args(argv)
     profile = cProfile.Profile()
     if args.no_profile:
         profile.enable = profile.disable = lambda: None  # type: ignore[method-assign]
-    cpu, wall = asyncio.run(drive(args.requests, args.mix, profile))
+    cpu, wall = asyncio.run(drive(args.requests, args.mix, profile, args.replies))
     print(
         f"{args.requests} requests ({args.mix} mix), client + world + relay in one process:"
         f" {cpu / args.requests * 1e3:.3f} ms CPU/request, {wall / args.requests * 1e3:.3f} ms"

@@ -37,6 +37,7 @@ class Options:
     rss_runs: int = 5
     rss_level: int = 200
     relay_args: tuple[str, ...] = ()  # extra arguments of bench.relay_server
+    conns: tuple[int, ...] = ()  # only these connection levels of each scenario (all: empty)
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,8 @@ async def run_level(opts: Options, scenario: str, connections: int) -> Level:
 
 
 async def load_scenario(opts: Options, scenario: str) -> list[Level]:
-    return [await run_level(opts, scenario, c) for c in LOAD_SCENARIOS[scenario].levels]
+    levels = [c for c in LOAD_SCENARIOS[scenario].levels if not opts.conns or c in opts.conns]
+    return [await run_level(opts, scenario, c) for c in levels]
 
 
 @dataclass(frozen=True)
