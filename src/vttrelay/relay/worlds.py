@@ -32,6 +32,7 @@ from aiohttp import WSMsgType, web
 from vttrelay import protocol
 from vttrelay.protocol import Close
 from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.frame_batch import FrameBatch, SocketClosed
 from vttrelay.relay.preauth import PreAuthBudget
 from vttrelay.relay.store import KnownClient, TokenRecord
 
@@ -143,8 +144,10 @@ class WorldConnection:
         metadata: dict[str, Any],
         token: TokenRecord,
         peer_host: str,
+        transport: asyncio.Transport | None,
     ) -> None:
         self.ws = ws
+        self.frames = FrameBatch(ws, transport)  # frames out, one write per loop iteration
         self.client_id = client_id
         self.account = account
         self.metadata = metadata
@@ -173,12 +176,17 @@ class WorldConnection:
         await self.send_bytes(orjson.dumps(frame))
 
     async def send_bytes(self, data: bytes) -> None:
-        if self.closed or self.ws.closed:
+        self.queue_frame(data)
+
+    def queue_frame(self, data: bytes) -> None:
+        """Queue one text frame for this loop iteration's write (`frame_batch.py`). Raises
+        WorldGone if the socket is closed or closing."""
+        if self.closed:
             raise WorldGone()
         try:
-            await self.ws.send_frame(data, WSMsgType.TEXT)
-        except (ConnectionError, RuntimeError) as exc:
-            raise WorldGone() from exc
+            self.frames.send(data)
+        except SocketClosed:
+            raise WorldGone() from None
 
     async def request(self, frame: dict[str, Any], timeout: float) -> Reply:
         """Send a request frame and return the frame that answers it (same `requestId`).
@@ -193,7 +201,7 @@ class WorldConnection:
         self.pending[request_id] = future
         timer = loop.call_later(timeout, _expire, future)
         try:
-            await self.send(frame)
+            self.queue_frame(orjson.dumps(frame))
             return await future
         finally:
             timer.cancel()
@@ -416,7 +424,9 @@ class WorldGateway:
         if public_url:
             metadata["publicUrl"] = public_url
         metadata["connectedSince"] = metadata["lastSeen"] = now_ms()
-        world = WorldConnection(ws, client_id, record.account, metadata, record, host)
+        world = WorldConnection(
+            ws, client_id, record.account, metadata, record, host, request.transport
+        )
         # Whether it connected before is read now: between the claim and `world_connected` there
         # must be no await but auth-success, or a subscriber arriving meanwhile has its count told
         # to the world and then again by `world_connected`.
