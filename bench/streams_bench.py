@@ -6,7 +6,12 @@ calls it. Idle subscribers are measured here: a fresh relay and fake world per r
 streams held throughout, the relay's RSS read, then 10,000 more `/chat/subscribe` streams opened
 by several `sse_hold` processes (one process cannot hold them all under the open-files limit),
 the relay's own subscriber count confirmed through the fake world (`event-subscription-update`),
-and the RSS read again. RSS per subscriber = the growth / 10,000.
+and the RSS read again. RSS per subscriber = the growth / 10,000. While the streams are held,
+wrk then runs `GET /api/health` (the floor's request, 20 connections) for `HEALTH_SECONDS`: a
+relay that holds 10,000 streams must still answer quickly (issue 15, target 5). The load lasts
+longer than one keep-alive interval (15 s), so it covers a whole round of keep-alive comments,
+the sweeps for gone clients (every second) and the checks of the streams' keys (every 5 s). The
+relay's RSS "in all" is the larger of its RSS with the streams held and after that load.
 """
 
 from __future__ import annotations
@@ -19,10 +24,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from bench import mixes
 from bench.harness import Stack
 from bench.procs import Child, python_argv, start
-from bench.scenarios import Options
+from bench.scenarios import Options, measured_run
 from bench.stats import Spread, fmt_spread, kib, mib, table
+from bench.wrkload import LoadResult
 from vttrelay import protocol
 
 FANOUT_SUBSCRIBERS = 1_000
@@ -35,6 +42,9 @@ WARM_SUBSCRIBERS = 100
 PER_HOLDER = 2_500
 SETTLE_SECONDS = 1.0
 HOLD_TIMEOUT = 180.0
+HEALTH_CONNECTIONS = 20  # as the floor's first level
+HEALTH_SECONDS = 16.0  # a keep-alive interval (15 s) and a bit
+HEALTH_SECONDS_QUICK = 5.0
 
 
 @dataclass(frozen=True)
@@ -46,10 +56,17 @@ class IdleRun:
     rss_before: int
     rss_after: int
     connect_s: float
+    health: LoadResult  # GET /api/health under wrk while the streams are held
+    rss_after_health: int
 
     @property
     def per_subscriber_kib(self) -> float:
         return kib(self.rss_after - self.rss_before) / self.subscribers
+
+    @property
+    def rss_total(self) -> int:
+        """The relay's RSS in all while it holds the streams (with and without the load)."""
+        return max(self.rss_after, self.rss_after_health)
 
 
 @dataclass(frozen=True)
@@ -59,6 +76,14 @@ class IdleResult:
     @property
     def per_subscriber_kib(self) -> float:
         return Spread.of([r.per_subscriber_kib for r in self.runs]).median
+
+    @property
+    def rss_total(self) -> float:
+        return Spread.of([r.rss_total for r in self.runs]).median
+
+    @property
+    def health_p99_ms(self) -> float:
+        return Spread.of([r.health.p99_ms for r in self.runs]).median
 
 
 @dataclass(frozen=True)
@@ -110,11 +135,12 @@ async def subscriber_count(stack: Stack, want: int, timeout: float) -> int:
     return int(await stack.world.expect("SUBS", timeout + 5))
 
 
-async def idle_run(opts: Options, index: int, subscribers: int) -> IdleRun:
+async def idle_run(opts: Options, index: int, subscribers: int, health_s: float) -> IdleRun:
     workdir = opts.workdir / f"idle-{index}"
     holders: list[Child] = []
     async with Stack(workdir, worlds=1, pin=opts.pin, relay_args=opts.relay_args) as stack:
         assert stack.relay is not None
+        health_file = mixes.write(workdir / "health.txt", list(mixes.HEALTH))
         try:
             warm = await hold(stack, WARM_SUBSCRIBERS, "warm")
             holders.append(warm)
@@ -135,15 +161,20 @@ async def idle_run(opts: Options, index: int, subscribers: int) -> IdleRun:
             counted = await subscriber_count(stack, WARM_SUBSCRIBERS + subscribers, 30)
             await asyncio.sleep(SETTLE_SECONDS)
             after = stack.relay.rss_bytes()
+            health = (await measured_run(stack, health_file, HEALTH_CONNECTIONS, health_s)).load
+            after_health = stack.relay.rss_bytes()
         finally:
             for child in holders:
                 await child.stop()
-    return IdleRun(subscribers, counted - WARM_SUBSCRIBERS, before, after, connect_s)
+    return IdleRun(
+        subscribers, counted - WARM_SUBSCRIBERS, before, after, connect_s, health, after_health
+    )
 
 
 async def idle(opts: Options, quick: bool) -> IdleResult:
     count = IDLE_SUBSCRIBERS_QUICK if quick else IDLE_SUBSCRIBERS
-    return IdleResult(tuple([await idle_run(opts, i, count) for i in range(opts.runs)]))
+    health_s = HEALTH_SECONDS_QUICK if quick else HEALTH_SECONDS
+    return IdleResult(tuple([await idle_run(opts, i, count, health_s) for i in range(opts.runs)]))
 
 
 async def fanout(opts: Options, quick: bool) -> FanoutResult:
@@ -217,6 +248,11 @@ def render(result: StreamsResult) -> str:
                     "RSS before MiB",
                     "RSS after MiB",
                     "KiB per subscriber",
+                    "RSS in all MiB",
+                    f"health held: req/s at {HEALTH_CONNECTIONS}",
+                    "health p50 ms",
+                    "health p99 ms",
+                    "health errors",
                 ),
                 [
                     [
@@ -226,6 +262,16 @@ def render(result: StreamsResult) -> str:
                         fmt_spread(Spread.of([mib(r.rss_before) for r in idle_runs]), 1),
                         fmt_spread(Spread.of([mib(r.rss_after) for r in idle_runs]), 1),
                         fmt_spread(Spread.of([r.per_subscriber_kib for r in idle_runs]), 1),
+                        fmt_spread(Spread.of([mib(r.rss_total) for r in idle_runs]), 1),
+                        fmt_spread(Spread.of([r.health.rps for r in idle_runs]), 0),
+                        fmt_spread(Spread.of([r.health.p50_ms for r in idle_runs]), 2),
+                        fmt_spread(Spread.of([r.health.p99_ms for r in idle_runs]), 2),
+                        str(
+                            sum(
+                                r.health.non_2xx + r.health.timeouts + r.health.socket_errors
+                                for r in idle_runs
+                            )
+                        ),
                     ]
                 ],
             )
