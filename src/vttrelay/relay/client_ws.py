@@ -66,7 +66,6 @@ from vttrelay.relay.streams import (
     Mailbox,
     Subscriber,
     error_frame,
-    key_refused,
 )
 
 if TYPE_CHECKING:
@@ -440,7 +439,7 @@ class ClientSocket:
             self.outbox,
             key.id,
             on_overflow=self._overflow,
-            refused=lambda: key_refused(self.state, self.secret),
+            secret=self.secret,
             on_refused=self._refused,
         )
         return sub, last if valid else None

@@ -42,6 +42,28 @@ class FakeRegistry:
         return self.worlds.get(client_id)
 
 
+class FakeTransport:
+    """An SSE stream's connection: what was written, whether it is closing or backed up."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.closing = False
+        self.backlog = 0  # unsent bytes
+        self.aborted = False
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def get_write_buffer_size(self) -> int:
+        return self.backlog
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def abort(self) -> None:
+        self.aborted = self.closing = True
+
+
 def hub_with_world(**settings: Any) -> tuple[EventHub, FakeRegistry, FakeWorld]:
     registry = FakeRegistry()
     world = registry.worlds["w1"] = FakeWorld()
@@ -198,8 +220,8 @@ async def test_limit_per_key_world_channel_and_kind() -> None:
 
 async def test_slow_subscriber_is_cut_off_with_an_error_and_memory_stays_bounded() -> None:
     hub, _, world = hub_with_world(slow_close_grace=0.05)
-    aborted: list[bool] = []
-    slow = sub(queue=3, abort=lambda: aborted.append(True))
+    transport = FakeTransport()
+    slow = sub(queue=3, transport=transport)
     fast = sub(queue=100)
     await hub.subscribe(slow)
     await hub.subscribe(fast)
@@ -211,7 +233,7 @@ async def test_slow_subscriber_is_cut_off_with_an_error_and_memory_stays_bounded
     assert await slow.mailbox.next_batch(1) == []
     assert len(await fast.mailbox.next_batch(1) or []) == 10
     await asyncio.sleep(0.1)
-    assert aborted == [True]  # never finished: its connection is cut
+    assert transport.aborted  # never finished: its connection is cut
     await hub.flush()
     assert world.counts()[-1] == ("chat-events", 1)
     assert error_frame("sse", "x") == b'event: error\ndata: {"error":"x"}\n\n'
@@ -219,14 +241,14 @@ async def test_slow_subscriber_is_cut_off_with_an_error_and_memory_stays_bounded
 
 async def test_finished_consumer_is_not_aborted() -> None:
     hub, _, world = hub_with_world(slow_close_grace=0.05)
-    aborted: list[bool] = []
-    slow = sub(queue=1, abort=lambda: aborted.append(True))
+    transport = FakeTransport()
+    slow = sub(queue=1, transport=transport)
     await hub.subscribe(slow)
     hub.world_event(world, chat_frame(1))
     hub.world_event(world, chat_frame(2))
     hub.finished(slow)
     await asyncio.sleep(0.1)
-    assert aborted == []
+    assert not transport.aborted
 
 
 async def test_world_disconnect_ends_sse_streams_but_not_ws_or_a_replaced_world() -> None:
@@ -247,12 +269,12 @@ async def test_world_disconnect_ends_sse_streams_but_not_ws_or_a_replaced_world(
 
 async def test_sweeper_drops_clients_that_went_away() -> None:
     hub, _, world = hub_with_world(sweep_interval=0.01)
-    alive = [True]
-    s = sub(alive=lambda: alive[0])
+    transport = FakeTransport()
+    s = sub(transport=transport)
     await hub.subscribe(s)
     await asyncio.sleep(0.03)
     assert not s.dropped
-    alive[0] = False
+    transport.closing = True
     await asyncio.sleep(0.05)
     assert s.dropped and s.mailbox.closed
     await hub.close()
@@ -262,27 +284,29 @@ async def test_sweeper_drops_clients_that_went_away() -> None:
 
 async def test_direct_writes_keep_order_behind_queued_events() -> None:
     hub, _, world = hub_with_world()
-    wire: list[int] = []
-    open_socket = [True]
-
-    def direct(logged: Any) -> bool:
-        if open_socket[0]:
-            wire.append(logged.seq)
-        return open_socket[0]
-
-    s = sub(direct=direct)
+    transport = FakeTransport()
+    s = sub(transport=transport, direct=True, chunked=True)
     await hub.subscribe(s)
+
+    def wire() -> list[bytes]:  # the ids written, from their HTTP chunks
+        return [chunk.split(b"\r\n", 1)[1].split(b"\n", 1)[0] for chunk in transport.written]
+
     hub.world_event(world, chat_frame(1))
-    assert wire == [1] and len(s.mailbox) == 0  # straight to the socket
-    open_socket[0] = False  # the socket is backed up: events queue
+    assert wire() == [b"id: 1"] and len(s.mailbox) == 0  # straight to the socket
+    size, rest = transport.written[0].split(b"\r\n", 1)  # one HTTP chunk: size, frame, CRLF
+    assert int(size, 16) == len(rest) - 2 and rest.endswith(b"\n\n\r\n")
+    transport.backlog = 1 << 20  # the socket is backed up: events queue
     hub.world_event(world, chat_frame(2))
-    open_socket[0] = True
+    transport.backlog = 0
     hub.world_event(world, chat_frame(3))  # must not overtake event 2
-    assert wire == [1]
+    assert wire() == [b"id: 1"]
     queued = await s.mailbox.next_batch(1) or []
     assert [frame.split(b"\n", 1)[0] for frame in queued] == [b"id: 2", b"id: 3"]
     hub.world_event(world, chat_frame(4))  # queue drained: direct again
-    assert wire == [1, 4]
+    assert wire() == [b"id: 1", b"id: 4"]
+    transport.closing = True  # gone: queued for the handler, whose write then fails
+    hub.world_event(world, chat_frame(5))
+    assert wire() == [b"id: 1", b"id: 4"] and len(s.mailbox) == 1
 
 
 async def test_history_of_a_world_that_stays_away_is_forgotten() -> None:
@@ -403,3 +427,60 @@ def test_linger_comes_from_the_relay_config() -> None:
     assert settings_from(RelayConfig()).subscription_linger == 30.0
     assert settings_from(RelayConfig(subscription_linger=2.5)).subscription_linger == 2.5
     assert StreamSettings().subscription_linger == 30.0
+
+
+async def test_one_timer_sends_every_stream_its_keepalive_comment_each_interval() -> None:
+    hub, _, _ = hub_with_world(keepalive_interval=0.05)
+    quiet, backed_up, busy, plain = (FakeTransport() for _ in range(4))
+    streams = [
+        sub(transport=quiet, direct=True, chunked=True),
+        sub(transport=backed_up, direct=True, chunked=True),
+        sub(transport=busy, direct=True, chunked=True),
+        sub(transport=plain, direct=True),  # an HTTP/1.0 client: no chunks
+    ]
+    for s in streams:
+        await hub.subscribe(s)
+        hub.keepalives.add(s)
+    assert len(hub.keepalives) == 4
+    backed_up.backlog = 1 << 20
+    streams[2].mailbox.put(b"queued event")  # events waiting: no comment before them
+    await asyncio.sleep(0.03)
+    assert quiet.written == []  # not before the interval
+    await asyncio.sleep(0.05)
+    assert quiet.written == [b"d\r\n: keepalive\n\n\r\n"]
+    assert plain.written == [b": keepalive\n\n"]
+    assert backed_up.written == [] and streams[1].mailbox.items == [b": keepalive\n\n"]
+    assert busy.written == [] and streams[2].mailbox.items == [b"queued event"]
+    await asyncio.sleep(0.05)
+    assert len(quiet.written) == 2  # and again, one interval later
+    hub.finished(streams[0])  # a stream that ended leaves at its next turn
+    await asyncio.sleep(0.06)
+    assert len(quiet.written) == 2 and len(hub.keepalives) == 3
+    await hub.close()
+    assert len(hub.keepalives) == 0
+
+
+async def test_sweeper_checks_each_key_once_per_pass_and_refuses_its_streams() -> None:
+    checked: list[str] = []
+    revoked = {"old"}
+
+    def key_problem(secret: str) -> str | None:
+        checked.append(secret)
+        return "API key revoked" if secret in revoked else None
+
+    registry = FakeRegistry()
+    world = registry.worlds["w1"] = FakeWorld()
+    settings = StreamSettings(sweep_interval=0.01, key_check_interval=0.01)
+    hub = EventHub(registry, settings, key_problem=key_problem)
+    olds = [sub(secret="old", key_id=f"k{i}") for i in range(3)]
+    new = sub(secret="new")
+    for s in [*olds, new]:
+        await hub.subscribe(s)
+    await asyncio.sleep(0.05)
+    assert all(s.dropped and s.reason == "refused" for s in olds)
+    assert await olds[0].mailbox.next_batch(1) == [error_frame("sse", "API key revoked")]
+    assert not new.dropped
+    assert checked[:2] == ["old", "new"]  # one check per key in a pass, not per stream
+    await hub.close()
+    await hub.flush()
+    assert world.counts()[-1] == ("chat-events", 0)
