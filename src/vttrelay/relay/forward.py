@@ -60,6 +60,9 @@ async def read_body(request: web.Request, route: Route) -> bytes:
     if length is not None and length > limit:
         raise error(413, BODY_TOO_LARGE)
     if length is not None:
+        content = request.content
+        if content.is_eof():  # came whole with the headers (most calls): taken without an await
+            return content.read_nowait()
         return await request.read()
     chunks = []
     size = 0
