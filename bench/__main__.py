@@ -84,7 +84,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the relay's log level (INFO, as `vttrelay serve`: one line per request)",
     )
     parser.add_argument(
-        "--relay-backlog", type=int, help="the relay's listen backlog (default: serve()'s, 1024)"
+        "--relay-backlog", type=int, help="the relay's listen backlog (default: serve()'s, 4096)"
     )
     args = parser.parse_args(argv)
     if args.runs < 1:

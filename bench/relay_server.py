@@ -43,7 +43,7 @@ def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str, int]:
     parser.add_argument("--max-streams", type=int, default=BENCH_MAX_STREAMS)
     parser.add_argument("--log-level", default="INFO", help="as `vttrelay --log-level` (INFO)")
     parser.add_argument(
-        "--backlog", type=int, help="listen backlog (default: serve()'s LISTEN_BACKLOG, 1024)"
+        "--backlog", type=int, help="listen backlog (default: serve()'s LISTEN_BACKLOG, 4096)"
     )
     parser.add_argument("--redis", help="join the relay cluster on this Redis URL")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (needs --redis)")

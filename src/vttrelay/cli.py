@@ -58,8 +58,9 @@ SERVE_KEY_SETTING = "serve.key_id"
 EMBEDDED_TOKEN_NAME = "embedded world"
 EMBEDDED_CLIENT_ID = "vttrelay-demo"
 # Listen backlog: aiohttp's default (128) drops the SYNs of a burst of connects while the relay
-# is busy, and those clients stall a second or more (bench/RESULTS.md). Linux caps it at somaxconn.
-LISTEN_BACKLOG = 1024
+# is busy, and those clients stall a second or more (bench/RESULTS.md); at 1024, wrk opening 1,000
+# connections at once still overflowed it (414 dropped SYNs, p99 3.6 s). Linux caps it at somaxconn.
+LISTEN_BACKLOG = 4096
 # The demo key: the defaults plus what trying the demo world needs (rolls, effects, folders,
 # macros, chat, scripts).
 SERVE_SCOPES = (
