@@ -102,6 +102,20 @@ async def test_mailbox_batches_timeouts_and_close() -> None:
     assert await final.next_batch(None) == [b"end"]
 
 
+async def test_mailbox_arrival_and_take_as_the_sse_handler_reads_it() -> None:
+    box = Mailbox(5)
+    arrival = box.arrival()
+    assert arrival is not None and not arrival.done()
+    box.put(b"a")
+    box.put(b"b")
+    assert arrival.done() and box.arrival() is None  # something queued: no need to wait
+    assert box.take() == [b"a", b"b"] and box.take() == []
+    arrival = box.arrival()
+    box.close()
+    assert arrival is not None and arrival.done()
+    assert box.arrival() is None and box.take() == []  # closed and drained: the stream ends
+
+
 async def test_counts_are_announced_in_order_on_every_change() -> None:
     hub, _, world = hub_with_world(subscription_linger=0)  # no grace: 0 is told at once
     a, b = sub(), sub(kind="ws")
