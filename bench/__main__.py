@@ -196,6 +196,7 @@ def targets(results: dict[str, Any]) -> list[list[str]]:
             rows.append([f"RSS <= 200 MiB in all, {held}", f"{total:.1f} MiB", verdict(ok)])
             p99 = st.idle.health_p99_ms
             rows.append([f"health p99 <= 10 ms, {held} held", f"{p99:.2f} ms", verdict(p99 <= 10)])
+    rows.extend(scale.target_rows(results.get("workers", [])))
     return rows
 
 

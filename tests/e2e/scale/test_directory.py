@@ -1,6 +1,7 @@
 """The world directory over Redis, end to end: relays sharing one Redis and one store, a world
 on one instance, calls on another, with the bodies, statuses and timeouts of one process (real
-sockets, a real redis-server)."""
+sockets, a real redis-server). The hop runs over the direct link between the instances, and
+(`hop="redis"`) through Redis pub/sub, the way when no link can be opened."""
 
 from __future__ import annotations
 
@@ -23,6 +24,20 @@ from ..relay.test_isolation import _valid as valid_call
 FORWARD = [r for r in ROUTES if r.mode == "forward"]
 
 INFO = "/world-info"
+HOPS = ["link", "redis"]
+
+
+def hop_through(holder: Any, hop: str) -> None:
+    """Before its world connects: `redis`: the holder's entries name no direct link, so the
+    calls of other instances to its worlds are published on its channel."""
+    if hop == "redis":
+        holder.state.registry.link_address = ""
+
+
+def assert_hopped(caller: Any, holder: Any, hop: str) -> None:
+    """The caller opened a link to the holder (`link`), or none (`redis`)."""
+    expected = [holder.state.registry.link_address] if hop == "link" else []
+    assert caller.state.registry.links() == expected
 
 
 def without_request_id(body: dict[str, Any]) -> dict[str, Any]:
@@ -35,8 +50,10 @@ def without_request_id(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-async def test_a_world_on_one_instance_answers_calls_on_another(cluster: Any) -> None:
+@pytest.mark.parametrize("hop", HOPS)
+async def test_a_world_on_one_instance_answers_calls_on_another(cluster: Any, hop: str) -> None:
     a, b = await cluster(2)
+    hop_through(a, hop)
     world = await a.world("w1")
     await eventually(lambda: b.state.registry.get("w1") is not None)
     key = a.key()
@@ -54,10 +71,15 @@ async def test_a_world_on_one_instance_answers_calls_on_another(cluster: Any) ->
         )
         assert without_request_id(there.json()) == without_request_id(here.json())
     assert len(world.received) == 6  # every call reached the one world socket, on A
+    assert_hopped(b, a, hop)
 
 
-async def test_errors_timeouts_and_a_world_leaving_are_the_same_elsewhere(cluster: Any) -> None:
+@pytest.mark.parametrize("hop", HOPS)
+async def test_errors_timeouts_and_a_world_leaving_are_the_same_elsewhere(
+    cluster: Any, hop: str
+) -> None:
     a, b = await cluster(2, timeout_override=0.5)
+    hop_through(a, hop)
     leave = asyncio.Event()
 
     async def handler(frame: dict[str, Any]) -> Any:
@@ -75,6 +97,7 @@ async def test_errors_timeouts_and_a_world_leaving_are_the_same_elsewhere(cluste
         "POST", "/dnd5e/skill-check", key=key, json={"actorUuid": "A", "skill": "prc"}
     )
     assert failed.status == 400 and failed.json()["error"] == "Actor not found"
+    assert_hopped(b, a, hop)
     started = asyncio.get_running_loop().time()
     timed_out = await b.call("GET", INFO, key=key)
     took = asyncio.get_running_loop().time() - started
@@ -173,8 +196,10 @@ async def test_one_world_id_one_holder_over_the_cluster(cluster: Any, world_doub
     assert len(a.state.registry) == 0  # A's socket is gone and nothing of it is claimed
 
 
-async def test_large_frames_cross_instances_whole(cluster: Any) -> None:
+@pytest.mark.parametrize("hop", HOPS)
+async def test_large_frames_cross_instances_whole(cluster: Any, hop: str) -> None:
     a, b = await cluster(2)
+    hop_through(a, hop)
     big = "x" * 900_000  # past the pub/sub inline limit (512 KiB): goes through a stored key
 
     def handler(frame: dict[str, Any]) -> dict[str, Any]:
@@ -188,6 +213,7 @@ async def test_large_frames_cross_instances_whole(cluster: Any) -> None:
     data = answer.json()["data"]
     assert data[0] == big and data[1]["script"] == big
     assert (await b.call("GET", "/search", key=key, params={"query": "q"})).status == 200
+    assert_hopped(b, a, hop)
 
 
 async def test_claims_are_put_back_when_redis_loses_them(cluster: Any, redis_server: Any) -> None:

@@ -7,24 +7,32 @@ path. Redis holds the truth (keys under `prefix`, default `vttrelay:`):
 - `instances` (sorted set): instance id -> its last heartbeat (Redis server time, ms). An
   instance beats every `check_interval` s; one silent for `heartbeat_ttl` s is dead.
 - `worlds` (hash): client id -> the holder's entry (JSON: instance, conn, account, host,
-  systemId, tokenName, tokenId, metadata, users). `conn` tells one connection from the next.
+  systemId, tokenName, tokenId, metadata, users, link). `conn` tells one connection from the
+  next; `link` is where the holder's direct link listens (`redis_link`), empty without one.
 - `dir` (pub/sub channel): `up` (an entry claimed or changed) and `down` (released), so every
   mirror follows; each instance also re-reads the whole hash every `resync_interval` s. And
   `close-token`: a connection token was revoked here (self-unpair), every instance closes its
   sockets of that token at once.
-- `to:<instance>` (pub/sub channel): requests for the worlds an instance holds, and replies.
-  A frame or reply over `INLINE_LIMIT` waits under `blob:<random>` (read once, then deleted).
+- `to:<instance>` (pub/sub channel): requests for the worlds an instance holds, and replies,
+  when no direct link to the holder could be opened. A frame or reply over `INLINE_LIMIT` waits
+  under `blob:<random>` (read once, then deleted).
 
 Claiming (the duplicate-id rule, cluster-wide) is one Lua script: the id is free, or its holder
 is dead, or the holder has the same host and account (a reconnect: it replaces the holder, whose
 instance closes the old socket with 1000 when it sees the `up`); otherwise the claim fails and
 the gateway answers 4004 before `auth-success`.
 
-A request to a world held elsewhere is published to its holder (`to:<instance>`: a JSON head
-line, then the frame) and the reply comes back on the caller's channel; the caller keeps the
-route's timeout itself (408), and a holder that says the world is gone, or that is unreachable
-(no subscriber on its channel: a killed process), or that is found dead while the call waits,
-fails it with `WorldGone` (503), as a disconnect does on one process. Once its worlds are
+A request to a world held elsewhere goes to its holder as one message (a JSON head line, then
+the frame) over the direct link to the holder (`redis_link`: one TCP connection per pair of
+instances, opened on the first call and kept; the reply comes back on it), or, when the link
+cannot be opened, published on the holder's `to:<instance>` channel (the reply comes back on
+the caller's channel). The link is there because the hop through pub/sub cost ~0.5 ms of CPU
+per call over the two relays and Redis, three to four times a whole call on one relay (bench/
+RESULTS.md, "Issue 15: --workers 2"); Redis keeps the directory, the heartbeats and the
+fallback. The caller keeps the route's timeout itself (408), and a holder that says the world
+is gone, or that is unreachable (no subscriber on its channel, or its link lost while the call
+waits: a killed process), or that is found dead while the call waits, fails it with `WorldGone`
+(503), as a disconnect does on one process. Once its worlds are
 released, a call naming one gets 404 `Invalid client ID` until it reconnects somewhere, as for
 any world that left.
 
@@ -50,6 +58,7 @@ from vttrelay.protocol import Close
 from vttrelay.relay.backends.base import BackendUnavailable
 from vttrelay.relay.backends.local import LocalDirectory, WorldIndex
 from vttrelay.relay.backends.redis_client import open_redis, stop_tasks
+from vttrelay.relay.backends.redis_link import Link, LinkAddress, dial, link_hosts, listen
 from vttrelay.relay.worlds import Reply, WorldGone, now_ms
 
 if TYPE_CHECKING:
@@ -60,6 +69,7 @@ log = logging.getLogger("vttrelay.relay.directory")
 
 # Larger request frames and replies go through a key named in the message (`_publish`).
 INLINE_LIMIT: Final = 512 * 1024
+LINK_RETRY: Final = 5.0  # seconds before a link that could not be opened is tried again
 
 # KEYS: worlds, instances, dir channel. ARGV: client id, entry, host, account, ttl ms.
 CLAIM: Final = """
@@ -180,6 +190,7 @@ class RemoteWorld:
         self.metadata: dict[str, Any] = metadata if isinstance(metadata, dict) else {}
         users = entry.get("users")
         self.users: list[dict[str, Any]] = users if isinstance(users, list) else []
+        self.link = str(entry.get("link") or "")
 
     def __repr__(self) -> str:
         return f"<RemoteWorld {self.client_id} on {self.instance_id}>"
@@ -203,6 +214,7 @@ class RedisDirectory(LocalDirectory):
         heartbeat_ttl: float = 3.0,
         check_interval: float = 0.25,
         resync_interval: float = 10.0,
+        link_host: str | None = "127.0.0.1",
     ) -> None:
         super().__init__(instance_id)
         self.url = url
@@ -218,7 +230,15 @@ class RedisDirectory(LocalDirectory):
         self._remote = self._remote_index.by_id  # read directly by `get`
         self._conn: dict[str, str] = {}  # client id -> conn of this instance's socket
         self._live: list[str] = [instance_id]
-        self._pending: dict[str, tuple[asyncio.Future[Reply], RemoteWorld]] = {}  # by rid
+        # calls waiting on another instance, by request id: the future, the world, the link the
+        # request went on (None: published)
+        self._pending: dict[str, tuple[asyncio.Future[Reply], RemoteWorld, Link | None]] = {}
+        self.link_host = link_host  # None: no direct links, every hop through pub/sub
+        self.link_address = ""  # where this instance's link listens (in its entries)
+        self._link_server: asyncio.Server | None = None
+        self._links: dict[str, Link] = {}  # open links to holders, by their address
+        self._dialing: dict[str, asyncio.Future[Link | None]] = {}
+        self._unreachable: dict[str, float] = {}  # address -> when to try it again (loop time)
         self._serving: set[asyncio.Future[Any]] = set()
         self._claiming: dict[str, _Turn] = {}
         self._redis: aioredis.Redis | None = None
@@ -246,6 +266,10 @@ class RedisDirectory(LocalDirectory):
     def instances(self) -> list[str]:
         return list(self._live)
 
+    def links(self) -> list[str]:
+        """The addresses of the direct links this instance has open to holders of worlds."""
+        return list(self._links)
+
     # Claiming -----------------------------------------------------------------------------------
 
     def _entry(self, world: WorldConnection, conn: str) -> bytes:
@@ -260,6 +284,7 @@ class RedisDirectory(LocalDirectory):
                 "tokenId": world.token_id,
                 "metadata": world.metadata,
                 "users": world.users,
+                "link": self.link_address,
             }
         )
 
@@ -434,7 +459,7 @@ class RedisDirectory(LocalDirectory):
         alive = set(live)
         for world in [w for w in self._remote.values() if w.instance_id not in alive]:
             self._drop_remote(world)
-        for request_id, (future, world) in list(self._pending.items()):
+        for request_id, (future, world, _) in list(self._pending.items()):
             if world.instance_id not in alive and not future.done():
                 future.set_exception(WorldGone())
                 self._pending.pop(request_id, None)
@@ -444,25 +469,29 @@ class RedisDirectory(LocalDirectory):
     async def remote_request(
         self, world: RemoteWorld, frame: dict[str, Any], timeout: float
     ) -> Reply:
-        """Publish the frame to the world's holder and await the reply it sends back."""
+        """Send the frame to the world's holder (its link, else its channel) and await the reply
+        it sends back."""
         request_id = str(frame["requestId"])
         instance = world.instance_id or ""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Reply] = loop.create_future()
-        self._pending[request_id] = (future, world)
         timer = loop.call_later(timeout, _expire, future)
         try:
             if world.closed:
                 raise WorldGone()
             head = {"k": "req", "from": self.instance_id, "id": world.client_id, "t": timeout}
-            try:
-                receivers = await self._publish(
-                    self.channel_of(instance), head, orjson.dumps(frame), timeout
-                )
-            except RedisError as exc:
-                raise WorldGone() from exc
-            if not receivers:
-                raise WorldGone()  # its instance is not listening: gone
+            link = await self._link_to(world)
+            self._pending[request_id] = (future, world, link)
+            if link is None or not link.send(encode(head, orjson.dumps(frame))):
+                self._pending[request_id] = (future, world, None)
+                try:
+                    receivers = await self._publish(
+                        self.channel_of(instance), head, orjson.dumps(frame), timeout
+                    )
+                except RedisError as exc:
+                    raise WorldGone() from exc
+                if not receivers:
+                    raise WorldGone()  # its instance is not listening: gone
             return await future
         finally:
             timer.cancel()
@@ -474,6 +503,9 @@ class RedisDirectory(LocalDirectory):
         if world.closed:
             raise WorldGone()
         head = {"k": "send", "from": self.instance_id, "id": world.client_id}
+        link = await self._link_to(world)
+        if link is not None and link.send(encode(head, orjson.dumps(frame))):
+            return
         try:
             await self._publish(
                 self.channel_of(world.instance_id or ""), head, orjson.dumps(frame), 30.0
@@ -515,7 +547,8 @@ class RedisDirectory(LocalDirectory):
             payload = b""
         self._dispatch(head, payload if isinstance(payload, bytes) else payload.encode())
 
-    def _dispatch(self, head: dict[str, Any], payload: bytes) -> None:
+    def _dispatch(self, head: dict[str, Any], payload: bytes, link: Link | None = None) -> None:
+        """Handle one message from another instance; `link`: the link it came on (None: pub/sub)."""
         kind = head.get("k")
         if kind == "rep" or kind == "gone":
             pending = self._pending.pop(str(head.get("rid")), None)
@@ -523,18 +556,23 @@ class RedisDirectory(LocalDirectory):
                 return
             if kind == "rep":
                 pending[1].metadata["lastSeen"] = now_ms()  # as a reply does on its instance
-                pending[0].set_result(Reply(payload))
+                error = head.get("e")  # the holder's verdict: no second parse of the reply here
+                reply = Reply(payload) if error is None else Reply(payload, None, bool(error))
+                pending[0].set_result(reply)
             else:
                 pending[0].set_exception(WorldGone())
         elif kind == "req":
-            self._spawn(self._serve_request(head, payload))
+            self._spawn(self._serve_request(head, payload, link))
         elif kind == "send":
             world = self._by_id.get(str(head.get("id")))
             if world is not None:
                 self._spawn(_send_quietly(world, orjson.loads(payload)))
 
-    async def _serve_request(self, head: dict[str, Any], payload: bytes) -> None:
-        """Run a request from another instance on our world; reply on the caller's channel."""
+    async def _serve_request(
+        self, head: dict[str, Any], payload: bytes, link: Link | None = None
+    ) -> None:
+        """Run a request from another instance on our world; reply on the link it came on, or
+        on the caller's channel."""
         frame = orjson.loads(payload)
         request_id = frame.get("requestId")
         reply_to = self.channel_of(str(head.get("from")))
@@ -544,13 +582,88 @@ class RedisDirectory(LocalDirectory):
                 raise WorldGone()
             timeout = float(head.get("t") or 30.0)
             reply = await world.request(frame, timeout)
-            answer, payload = {"k": "rep", "rid": request_id}, reply.raw
+            answer = {"k": "rep", "rid": request_id, "e": int(reply.is_error)}
+            payload = reply.raw
         except WorldGone:
             answer, payload = {"k": "gone", "rid": request_id}, b""
         except TimeoutError:
             return  # the caller times out by itself (its timer started first)
+        if link is not None:
+            link.send(encode(answer, payload))  # lost with the link: the caller fails the call
+            return
         with contextlib.suppress(RedisError, RuntimeError):
             await self._publish(reply_to, answer, payload, 60.0)
+
+    # Direct links to other instances (`redis_link`) --------------------------------------------
+
+    async def _link_to(self, world: RemoteWorld) -> Link | None:
+        """The open link to the world's holder, opened on the first call; None when it has no
+        link or it cannot be opened now (the call goes through pub/sub then)."""
+        if not world.link:
+            return None
+        link = self._links.get(world.link)
+        if link is not None:
+            return link
+        dialing = self._dialing.get(world.link)
+        if dialing is None:
+            if self._unreachable.get(world.link, 0.0) > asyncio.get_running_loop().time():
+                return None
+            dialing = self._dialing[world.link] = asyncio.ensure_future(self._dial(world.link))
+        return await asyncio.shield(dialing)
+
+    async def _dial(self, text: str) -> Link | None:
+        loop = asyncio.get_running_loop()
+        try:
+            address = LinkAddress.parse(text)
+            if address is None:
+                raise ValueError(f"not a link address: {text!r}")
+            link = await dial(address, self._on_link_message, self._on_link_lost)
+        except (OSError, TimeoutError, ValueError) as exc:
+            log.warning("no direct link to %s (%r): calls go through Redis", text, exc)
+            self._unreachable[text] = loop.time() + LINK_RETRY
+            return None
+        finally:
+            self._dialing.pop(text, None)
+        link.address = text
+        self._links[text] = link
+        return link
+
+    def _on_link_message(self, link: Link, data: bytes) -> None:
+        try:
+            head, payload = decode(data)
+            self._dispatch(head, payload, link)
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError):
+            log.warning("malformed link message dropped")
+
+    def _on_link_lost(self, link: Link) -> None:
+        """A link closed: forget it (a caller's), and fail the calls waiting on it."""
+        if self._links.get(link.address) is link:
+            del self._links[link.address]
+        for request_id, (future, _, via) in list(self._pending.items()):
+            if via is link:
+                del self._pending[request_id]
+                if not future.done():
+                    future.set_exception(WorldGone())
+
+    async def _start_link(self) -> None:
+        if self.link_host is None:
+            return
+        bind, advertise = link_hosts(self.link_host, self.url)
+        self._link_server, address = await listen(
+            bind, advertise, self._on_link_message, self._on_link_lost
+        )
+        self.link_address = str(address)
+
+    async def _stop_links(self) -> None:
+        if self._link_server is not None:
+            self._link_server.close()
+        for link in list(self._links.values()):
+            link.close()
+        self._links.clear()
+        if self._link_server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._link_server.wait_closed(), 1.0)
+            self._link_server = None
 
     # Background ---------------------------------------------------------------------------------
 
@@ -612,12 +725,14 @@ class RedisDirectory(LocalDirectory):
                     await pubsub.aclose()
 
     async def start(self) -> None:
+        await self._start_link()
         self._redis = open_redis(self.url, self.instance_id)
         try:
             await self._tick()
         except (RedisError, OSError) as exc:
             await self._redis.aclose()
             self._redis = None
+            await self._stop_links()
             raise BackendUnavailable(f"Redis at {self.url} is unreachable: {exc}") from exc
         self._tasks = [
             asyncio.ensure_future(self._listen()),
@@ -636,10 +751,11 @@ class RedisDirectory(LocalDirectory):
                 await self._tick(reap=self.instance_id, beat=False)
             await self._redis.aclose()
             self._redis = None
-        for future, _ in self._pending.values():
+        for future, _, _ in self._pending.values():
             if not future.done():
                 future.set_exception(WorldGone())
         self._pending.clear()
+        await self._stop_links()
 
 
 class _Turn:
@@ -670,4 +786,5 @@ def redis_directory(config: RelayConfig) -> RedisDirectory:
         config.instance_id,
         heartbeat_ttl=config.heartbeat_ttl,
         check_interval=config.heartbeat_check_interval,
+        link_host=config.host,
     )

@@ -1,0 +1,180 @@
+"""Direct links between the instances of a relay cluster: the hop of a call to a world that
+another instance holds, without Redis in between.
+
+Why a link of our own when Redis is there: a call that hopped through Redis pub/sub (published
+by the caller's instance, read by the holder's pub/sub reader, its reply published back) cost
+~0.5 ms of CPU over the two relays and Redis, against ~0.13 ms for a whole call on one relay
+(bench/RESULTS.md, "Issue 15: --workers 2"): most of it in redis-py's command and pub/sub
+machinery, which a length-prefixed message on a socket we keep open does not need. Redis keeps
+everything else: which instance holds which world (the directory's entries, which carry each
+holder's link address), the heartbeats that say an instance is dead, and the pub/sub channels,
+still used when a link cannot be opened (`RedisDirectory` falls back to them).
+
+- Each instance listens on one TCP port (`listen`), on the host its HTTP server binds, and
+  advertises `<secret>@<host>:<port>` (`LinkAddress`) in the directory entries of its worlds.
+  The secret is random per instance: only who can read the cluster's Redis can send calls to
+  its worlds, as with the pub/sub channels.
+- A caller opens one connection per holder on its first call there (`dial`) and keeps it; its
+  first message is the holder's secret, and the holder closes a connection whose first message
+  is not it.
+- `Link` is one such connection, on either end: messages both ways, each a 4-byte big-endian
+  length and then the message (the same bytes a pub/sub message carries: `encode(head,
+  payload)` of the directory). The holder answers on the link the request came on; when a link
+  is lost, the caller fails the calls waiting on it (`on_lost`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import logging
+import secrets
+import socket
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, cast
+from urllib.parse import urlsplit
+
+log = logging.getLogger("vttrelay.relay.link")
+
+_LENGTH: Final = struct.Struct(">I")
+SECRET_BYTES: Final = 16
+MAX_FIRST_MESSAGE: Final = 256  # bytes a connection may send before its secret is checked
+CONNECT_TIMEOUT: Final = 2.0  # seconds to open a link before the call goes through Redis
+
+OnMessage = Callable[["Link", bytes], None]
+OnLost = Callable[["Link"], None]
+
+
+@dataclass(frozen=True)
+class LinkAddress:
+    """Where an instance's link listens, and the secret a connection to it opens with."""
+
+    secret: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.secret}@{self.host}:{self.port}"
+
+    @classmethod
+    def parse(cls, text: str) -> LinkAddress | None:
+        secret, _, hostport = text.partition("@")
+        host, _, port = hostport.rpartition(":")
+        if not secret or not host or not port.isdigit():
+            return None
+        return cls(secret, host, int(port))
+
+
+class Link(asyncio.Protocol):
+    """One connection between two instances (see the module docstring). `expect` is the secret
+    the first message must be (the accepting end), `None` on the connecting end."""
+
+    def __init__(self, on_message: OnMessage, on_lost: OnLost, expect: bytes | None) -> None:
+        self.on_message = on_message
+        self.on_lost = on_lost
+        self._expect = expect
+        self._buffer = b""
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.address = ""  # the connecting end's: the address it dialled
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+
+    def send(self, message: bytes) -> bool:
+        """Queue one message; False when the link is closed (it was not sent)."""
+        if self.closed or self.transport is None:
+            return False
+        self.transport.write(_LENGTH.pack(len(message)) + message)
+        return True
+
+    def data_received(self, data: bytes) -> None:
+        if self._buffer:
+            data = self._buffer + data
+        offset, end = 0, len(data)
+        while end - offset >= 4 and not self.closed:
+            (size,) = _LENGTH.unpack_from(data, offset)
+            if self._expect is not None and size > MAX_FIRST_MESSAGE:
+                self.close()
+                return
+            if end - offset - 4 < size:
+                break
+            message = data[offset + 4 : offset + 4 + size]
+            offset += 4 + size
+            if self._expect is not None:
+                if not hmac.compare_digest(message, self._expect):
+                    log.warning("link connection with a wrong secret closed")
+                    self.close()
+                    return
+                self._expect = None
+                continue
+            self.on_message(self, message)
+        self._buffer = data[offset:]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.transport = None
+        self.on_lost(self)
+
+    def close(self) -> None:
+        if self.transport is not None and not self.closed:
+            self.closed = True
+            self.transport.close()
+
+
+async def listen(
+    bind_host: str, advertise_host: str, on_message: OnMessage, on_lost: OnLost
+) -> tuple[asyncio.Server, LinkAddress]:
+    """Listen for links on a free port of `bind_host`; the address to advertise."""
+    secret = secrets.token_hex(SECRET_BYTES)
+    expect = secret.encode()
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: Link(on_message, on_lost, expect), bind_host, 0)
+    port = int(server.sockets[0].getsockname()[1])
+    return server, LinkAddress(secret, advertise_host, port)
+
+
+async def dial(address: LinkAddress, on_message: OnMessage, on_lost: OnLost) -> Link:
+    """Open a link to `address` (raises OSError or TimeoutError when it cannot)."""
+    loop = asyncio.get_running_loop()
+    _, link = await asyncio.wait_for(
+        loop.create_connection(lambda: Link(on_message, on_lost, None), address.host, address.port),
+        CONNECT_TIMEOUT,
+    )
+    link.send(address.secret.encode())
+    return link
+
+
+def link_hosts(http_host: str, redis_url: str) -> tuple[str, str]:
+    """(the host the link binds, the host it advertises) for a relay whose HTTP server binds
+    `http_host`: the same address; for every interface (`0.0.0.0`, `::`, empty), the address
+    this machine reaches Redis from, which the other instances (that reach Redis too) can most
+    likely reach."""
+    if http_host not in ("", "0.0.0.0", "::"):
+        try:
+            ipaddress.ip_address(http_host)
+            return http_host, http_host
+        except ValueError:  # a name: its first address
+            found = socket.getaddrinfo(http_host, None, type=socket.SOCK_STREAM)
+            address = str(found[0][4][0])
+            return address, address
+    return http_host or "0.0.0.0", _address_towards(redis_url)
+
+
+def _address_towards(url: str) -> str:
+    """The local address of the route to the Redis at `url` (no packet is sent)."""
+    parts = urlsplit(url)
+    host = parts.hostname
+    if parts.scheme == "unix" or not host:
+        return "127.0.0.1"
+    try:
+        found = socket.getaddrinfo(host, parts.port or 6379, type=socket.SOCK_DGRAM)
+        family, _, _, _, target = found[0]
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect(target)
+            return str(probe.getsockname()[0])
+    except OSError:
+        return "127.0.0.1"
