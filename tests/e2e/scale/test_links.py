@@ -1,11 +1,13 @@
 """The direct links between instances (backends.redis_link), end to end: one link per pair,
-kept; a holder whose link cannot be reached is called through Redis; a connection that does not
+kept, over the holder's Unix socket on one machine and over TCP when that cannot be reached; a
+holder whose link cannot be reached at all is called through Redis; a connection that does not
 open with the holder's secret is closed before anything it sends reaches a world."""
 
 from __future__ import annotations
 
 import asyncio
 import struct
+from dataclasses import replace
 from typing import Any
 
 from vttrelay.relay.backends.redis_directory import encode
@@ -38,17 +40,37 @@ async def test_calls_to_another_instance_share_one_kept_link(cluster: Any) -> No
     key = a.key(rate_per_minute=0)
     assert await skill_checks(b, key, CALLS) == [200] * CALLS  # all at once: one link opened
     assert b.state.registry.links() == [a.state.registry.link_address]
+    address = LinkAddress.parse(a.state.registry.link_address)
+    assert address is not None and address.path
+    (link,) = b.state.registry._links.values()
+    assert link.transport.get_extra_info("peername") == address.path  # one machine: Unix socket
     assert await skill_checks(b, key, 3) == [200] * 3
     assert b.state.registry.links() == [a.state.registry.link_address]
     assert a.state.registry.links() == []  # the holder answers on the caller's link
     assert len([f for f in world.received if f["type"] == "skill-check"]) == CALLS + 3
 
 
+async def test_a_link_goes_over_tcp_when_the_unix_socket_is_out_of_reach(cluster: Any) -> None:
+    a, b = await cluster(2)
+    address = LinkAddress.parse(a.state.registry.link_address)
+    assert address is not None and address.path  # this machine has Unix sockets
+    elsewhere = replace(address, machine="another-machine")
+    a.state.registry.link_address = str(elsewhere)
+    await a.world("w1")
+    await eventually(lambda: b.state.registry.get("w1") is not None)
+    key = a.key(rate_per_minute=0)
+    assert await skill_checks(b, key, 5) == [200] * 5
+    assert b.state.registry.links() == [str(elsewhere)]
+    (link,) = b.state.registry._links.values()
+    assert link.transport.get_extra_info("peername")[1] == address.port  # TCP, to A's port
+
+
 async def test_a_holder_whose_link_is_unreachable_is_called_through_redis(cluster: Any) -> None:
     a, b = await cluster(2)
     address = LinkAddress.parse(a.state.registry.link_address)
     assert address is not None
-    closed = LinkAddress(address.secret, "127.0.0.1", free_port())  # nothing listens there
+    # nothing listens there
+    closed = LinkAddress(address.secret, "127.0.0.1", free_port(), address.machine, "/nonexistent")
     a.state.registry.link_address = str(closed)
     await a.world("w1")
     await eventually(lambda: b.state.registry.get("w1") is not None)

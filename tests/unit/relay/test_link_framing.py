@@ -1,9 +1,11 @@
 """The direct link's framing and handshake (backends.redis_link), on a stand-in transport:
-messages cut anywhere by the network come out whole and in order; the accepting end hears
-nothing before the right secret and closes on a wrong or oversized one."""
+messages cut anywhere by the network come out whole and in order; the messages of one loop
+iteration leave in one write; the accepting end hears nothing before the right secret and
+closes on a wrong or oversized one."""
 
 from __future__ import annotations
 
+import asyncio
 import struct
 
 from vttrelay.relay.backends.redis_link import MAX_FIRST_MESSAGE, Link, LinkAddress, link_hosts
@@ -14,10 +16,12 @@ class Transport:
 
     def __init__(self) -> None:
         self.written = b""
+        self.writes = 0
         self.closed = False
 
-    def write(self, data: bytes) -> None:
-        self.written += data
+    def writelines(self, data: list[bytes]) -> None:
+        self.written += b"".join(data)
+        self.writes += 1
 
     def close(self) -> None:
         self.closed = True
@@ -45,13 +49,24 @@ def test_messages_cut_anywhere_come_out_whole_and_in_order() -> None:
         assert heard == messages
 
 
-def test_send_frames_a_message_and_a_closed_link_sends_nothing() -> None:
+async def test_the_messages_of_one_iteration_leave_in_one_write() -> None:
     end, _, transport = link()
-    assert end.send(b"hello")
-    assert transport.written == framed(b"hello")
-    end.close()
-    assert transport.closed and not end.send(b"again")
-    assert transport.written == framed(b"hello")
+    assert end.send(b"hello") and end.send(b"world")
+    assert transport.writes == 0
+    await asyncio.sleep(0)
+    assert (transport.written, transport.writes) == (framed(b"hello", b"world"), 1)
+    assert end.send(b"again")
+    await asyncio.sleep(0)
+    assert (transport.written, transport.writes) == (framed(b"hello", b"world", b"again"), 2)
+
+
+async def test_a_closed_link_sends_nothing() -> None:
+    end, _, transport = link()
+    assert end.send(b"queued")
+    end.close()  # before the write: dropped, as the connection is
+    assert transport.closed and not end.send(b"after")
+    await asyncio.sleep(0)
+    assert transport.written == b""
 
 
 def test_the_accepting_end_hears_messages_after_the_right_secret_only() -> None:
@@ -77,6 +92,8 @@ def test_a_link_address_reads_back_what_it_writes() -> None:
     assert LinkAddress.parse(str(address)) == address
     v6 = LinkAddress("ab12", "::1", 4321)
     assert LinkAddress.parse(str(v6)) == v6
+    local = LinkAddress("ab12", "127.0.0.1", 4321, "boot-id", "/tmp/a dir/link.sock")
+    assert LinkAddress.parse(str(local)) == local
     for bad in ("", "ab12", "ab12@host", "@10.0.0.7:1", "ab12@10.0.0.7:port"):
         assert LinkAddress.parse(bad) is None
 

@@ -58,7 +58,14 @@ from vttrelay.protocol import Close
 from vttrelay.relay.backends.base import BackendUnavailable
 from vttrelay.relay.backends.local import LocalDirectory, WorldIndex
 from vttrelay.relay.backends.redis_client import open_redis, stop_tasks
-from vttrelay.relay.backends.redis_link import Link, LinkAddress, dial, link_hosts, listen
+from vttrelay.relay.backends.redis_link import (
+    Link,
+    LinkAddress,
+    Listener,
+    dial,
+    link_hosts,
+    listen,
+)
 from vttrelay.relay.worlds import Reply, WorldGone, now_ms
 
 if TYPE_CHECKING:
@@ -235,7 +242,7 @@ class RedisDirectory(LocalDirectory):
         self._pending: dict[str, tuple[asyncio.Future[Reply], RemoteWorld, Link | None]] = {}
         self.link_host = link_host  # None: no direct links, every hop through pub/sub
         self.link_address = ""  # where this instance's link listens (in its entries)
-        self._link_server: asyncio.Server | None = None
+        self._listener: Listener | None = None
         self._links: dict[str, Link] = {}  # open links to holders, by their address
         self._dialing: dict[str, asyncio.Future[Link | None]] = {}
         self._unreachable: dict[str, float] = {}  # address -> when to try it again (loop time)
@@ -649,21 +656,16 @@ class RedisDirectory(LocalDirectory):
         if self.link_host is None:
             return
         bind, advertise = link_hosts(self.link_host, self.url)
-        self._link_server, address = await listen(
-            bind, advertise, self._on_link_message, self._on_link_lost
-        )
-        self.link_address = str(address)
+        self._listener = await listen(bind, advertise, self._on_link_message, self._on_link_lost)
+        self.link_address = str(self._listener.address)
 
     async def _stop_links(self) -> None:
-        if self._link_server is not None:
-            self._link_server.close()
         for link in list(self._links.values()):
             link.close()
         self._links.clear()
-        if self._link_server is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._link_server.wait_closed(), 1.0)
-            self._link_server = None
+        if self._listener is not None:
+            await self._listener.close()
+            self._listener = None
 
     # Background ---------------------------------------------------------------------------------
 

@@ -10,30 +10,40 @@ everything else: which instance holds which world (the directory's entries, whic
 holder's link address), the heartbeats that say an instance is dead, and the pub/sub channels,
 still used when a link cannot be opened (`RedisDirectory` falls back to them).
 
-- Each instance listens on one TCP port (`listen`), on the host its HTTP server binds, and
-  advertises `<secret>@<host>:<port>` (`LinkAddress`) in the directory entries of its worlds.
-  The secret is random per instance: only who can read the cluster's Redis can send calls to
-  its worlds, as with the pub/sub channels.
-- A caller opens one connection per holder on its first call there (`dial`) and keeps it; its
-  first message is the holder's secret, and the holder closes a connection whose first message
-  is not it.
+- Each instance listens on one TCP port (`listen`), on the host its HTTP server binds, and on
+  a Unix socket in a private temporary directory, and advertises `<secret>@<host>:<port>
+  <machine> <socket path>` (`LinkAddress`) in the directory entries of its worlds. The secret is
+  random per instance: only who can read the cluster's Redis can send calls to its worlds, as
+  with the pub/sub channels.
+- A caller opens one connection per holder on its first call there (`dial`) and keeps it: to
+  the Unix socket when both run on the same machine (same boot id: `vttrelay serve --workers`),
+  else (or when that fails) over TCP. A message over a Unix socket costs the two processes about
+  a third of one over loopback TCP (4.9 against 13.6 us for a send and its receive, measured
+  here). Its first message is the holder's secret, and the holder closes a connection whose
+  first message is not it.
 - `Link` is one such connection, on either end: messages both ways, each a 4-byte big-endian
   length and then the message (the same bytes a pub/sub message carries: `encode(head,
   payload)` of the directory). The holder answers on the link the request came on; when a link
-  is lost, the caller fails the calls waiting on it (`on_lost`).
+  is lost, the caller fails the calls waiting on it (`on_lost`). The messages sent in one
+  event-loop iteration leave in one write (as `relay.frame_batch` does for world sockets): under
+  load several calls hop in one iteration, and each write is a system call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import logging
 import secrets
+import shutil
 import socket
 import struct
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final, cast
 from urllib.parse import urlsplit
 
@@ -48,6 +58,15 @@ OnMessage = Callable[["Link", bytes], None]
 OnLost = Callable[["Link"], None]
 
 
+def machine_id() -> str:
+    """This machine's boot id (Linux), or its host name: instances with the same one may reach
+    each other's Unix sockets."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return socket.gethostname()
+
+
 @dataclass(frozen=True)
 class LinkAddress:
     """Where an instance's link listens, and the secret a connection to it opens with."""
@@ -55,17 +74,22 @@ class LinkAddress:
     secret: str
     host: str
     port: int
+    machine: str = ""  # where the Unix socket is (machine_id()), "" without one
+    path: str = ""  # the Unix socket
 
     def __str__(self) -> str:
-        return f"{self.secret}@{self.host}:{self.port}"
+        local = f" {self.machine} {self.path}" if self.machine and self.path else ""
+        return f"{self.secret}@{self.host}:{self.port}{local}"
 
     @classmethod
     def parse(cls, text: str) -> LinkAddress | None:
-        secret, _, hostport = text.partition("@")
+        tcp, _, local = text.partition(" ")
+        secret, _, hostport = tcp.partition("@")
         host, _, port = hostport.rpartition(":")
         if not secret or not host or not port.isdigit():
             return None
-        return cls(secret, host, int(port))
+        machine, _, path = local.partition(" ")
+        return cls(secret, host, int(port), machine if path else "", path if machine else "")
 
 
 class Link(asyncio.Protocol):
@@ -80,16 +104,26 @@ class Link(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.address = ""  # the connecting end's: the address it dialled
+        self._queued: list[bytes] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
 
     def send(self, message: bytes) -> bool:
-        """Queue one message; False when the link is closed (it was not sent)."""
+        """Queue one message, written at the end of this loop iteration with the others queued
+        meanwhile; False when the link is closed (it was not sent)."""
         if self.closed or self.transport is None:
             return False
-        self.transport.write(_LENGTH.pack(len(message)) + message)
+        if not self._queued:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._queued.append(_LENGTH.pack(len(message)))
+        self._queued.append(message)
         return True
+
+    def _flush(self) -> None:
+        queued, self._queued = self._queued, []
+        if self.transport is not None and not self.closed:
+            self.transport.writelines(queued)
 
     def data_received(self, data: bytes) -> None:
         if self._buffer:
@@ -125,25 +159,67 @@ class Link(asyncio.Protocol):
             self.transport.close()
 
 
+class Listener:
+    """Where this instance accepts links: a TCP port and a Unix socket (see the module
+    docstring). `address` is what it advertises."""
+
+    def __init__(self, servers: list[asyncio.Server], address: LinkAddress, tmp: str) -> None:
+        self.servers = servers
+        self.address = address
+        self._tmp = tmp
+
+    async def close(self) -> None:
+        for server in self.servers:
+            server.close()
+        for server in self.servers:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.wait_closed(), 1.0)
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+
 async def listen(
     bind_host: str, advertise_host: str, on_message: OnMessage, on_lost: OnLost
-) -> tuple[asyncio.Server, LinkAddress]:
-    """Listen for links on a free port of `bind_host`; the address to advertise."""
+) -> Listener:
+    """Listen for links on a free port of `bind_host` and on a Unix socket."""
     secret = secrets.token_hex(SECRET_BYTES)
     expect = secret.encode()
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: Link(on_message, on_lost, expect), bind_host, 0)
-    port = int(server.sockets[0].getsockname()[1])
-    return server, LinkAddress(secret, advertise_host, port)
+
+    def protocol() -> Link:
+        return Link(on_message, on_lost, expect)
+
+    tcp = await loop.create_server(protocol, bind_host, 0)
+    port = int(tcp.sockets[0].getsockname()[1])
+    tmp = tempfile.mkdtemp(prefix="vttrelay-link-")  # mode 0700: this user's only
+    path = str(Path(tmp) / "link.sock")
+    try:
+        unix = await loop.create_unix_server(protocol, path)
+    except (OSError, NotImplementedError) as exc:  # no Unix sockets here: TCP only
+        log.info("no Unix socket for links (%r): TCP only", exc)
+        return Listener([tcp], LinkAddress(secret, advertise_host, port), tmp)
+    address = LinkAddress(secret, advertise_host, port, machine_id(), path)
+    return Listener([tcp, unix], address, tmp)
 
 
 async def dial(address: LinkAddress, on_message: OnMessage, on_lost: OnLost) -> Link:
-    """Open a link to `address` (raises OSError or TimeoutError when it cannot)."""
+    """Open a link to `address`: its Unix socket if it is on this machine, else (or when that
+    fails) its TCP port (raises OSError or TimeoutError when neither can be opened)."""
     loop = asyncio.get_running_loop()
-    _, link = await asyncio.wait_for(
-        loop.create_connection(lambda: Link(on_message, on_lost, None), address.host, address.port),
-        CONNECT_TIMEOUT,
-    )
+
+    def protocol() -> Link:
+        return Link(on_message, on_lost, None)
+
+    link: Link | None = None
+    if address.path and address.machine == machine_id():
+        with contextlib.suppress(OSError, TimeoutError):
+            _, link = await asyncio.wait_for(
+                loop.create_unix_connection(protocol, address.path), CONNECT_TIMEOUT
+            )
+    if link is None:
+        _, link = await asyncio.wait_for(
+            loop.create_connection(protocol, address.host, address.port), CONNECT_TIMEOUT
+        )
+    assert link is not None
     link.send(address.secret.encode())
     return link
 
