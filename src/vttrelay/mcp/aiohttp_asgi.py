@@ -21,9 +21,10 @@ and the relay is aiohttp, so `asgi_bridge` runs one aiohttp request as one ASGI 
 
 The API key comes in `x-api-key` (as for every relay endpoint) or `Authorization: Bearer <key>`
 (what MCP clients send). A missing or bad key is 401 in the relay's error shape before the SDK
-sees the request. The tools then call the relay through `vttrelay.client` with the caller's key,
-over loopback to the address the request came in on, so every rule of the relay (scopes,
-allowed worlds, forced userId, rate limits, access log) holds for MCP calls as for any other.
+is even loaded (`lazy.py`). The tools then call the relay through `vttrelay.client` with the
+caller's key, over loopback to the address the request came in on, so every rule of the relay
+(scopes, allowed worlds, forced userId, rate limits, access log) holds for MCP calls as for any
+other.
 """
 
 from __future__ import annotations
@@ -41,22 +42,12 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from vttrelay.client import AsyncClient
 from vttrelay.mcp.server import Caller, build_server
-from vttrelay.relay.core import error, key_problem
-from vttrelay.relay.forward import API_KEY_HEADER
+from vttrelay.relay.core import error
 from vttrelay.relay.store import KeyRecord
 
 DISCONNECT_POLL = 1.0
 KEY_SCOPE = "vttrelay.key"  # the KeyRecord, in the ASGI scope
 BASE_SCOPE = "vttrelay.base_url"  # where the tools reach this relay, in the ASGI scope
-
-
-def request_secret(request: web.Request) -> str | None:
-    """The API key of a request: `x-api-key`, else `Authorization: Bearer <key>`."""
-    secret = request.headers.get(API_KEY_HEADER)
-    if secret:
-        return secret
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
 def loopback_url(request: web.Request) -> str:
@@ -198,15 +189,8 @@ class McpEndpoint:
         if self.task.done():
             self.task.result()
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        """One `/mcp` request (POST, GET or DELETE): 401 without a valid key, else the SDK's."""
-        secret = request_secret(request)
-        if not secret:
-            raise error(401, "API key is required")
-        key = self.keys.lookup(secret)
-        problem = key_problem(key)
-        if problem or key is None:
-            raise error(401, problem or "Invalid API key")
+    async def handle(self, request: web.Request, key: KeyRecord, secret: str) -> web.StreamResponse:
+        """One `/mcp` request (POST, GET or DELETE) by a valid key (`lazy.LazyMcp` checked it)."""
         scope = asgi_scope(request, key, secret)
         return await asgi_bridge(request, self.manager.handle_request, scope)
 

@@ -5,6 +5,8 @@ started, only when a client first calls `/mcp`: a relay nobody uses MCP on doesn
 Measured with `python -m bench.startup` (bench/RESULTS.md, "Start-up"): loading it up front cost
 about 44 MiB of resident memory and 0.3 to 0.9 s of start-up (97.8 -> 56.6 MiB at start).
 The routes are registered up front, so the route table and what aiohttp answers do not change.
+The API key is checked here, before anything is loaded: a call without a valid key gets its 401
+without making the relay load the MCP server.
 """
 
 from __future__ import annotations
@@ -14,10 +16,22 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from vttrelay.relay.core import error, key_problem
+from vttrelay.relay.forward import API_KEY_HEADER
+
 if TYPE_CHECKING:
     from vttrelay.mcp.aiohttp_asgi import McpEndpoint
 
 MCP_PATH = "/mcp"
+
+
+def request_secret(request: web.Request) -> str | None:
+    """The API key of a request: `x-api-key`, else `Authorization: Bearer <key>`."""
+    secret = request.headers.get(API_KEY_HEADER)
+    if secret:
+        return secret
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
 class LazyMcp:
@@ -29,6 +43,16 @@ class LazyMcp:
         self.loading = asyncio.Lock()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        """One `/mcp` request: 401 without a valid key, else the MCP server's answer."""
+        secret = request_secret(request)
+        if not secret:
+            raise error(401, "API key is required")
+        if self.keys.missing(secret):
+            await self.keys.load(secret)  # read in a thread (a Bearer key the middleware missed)
+        key = self.keys.lookup(secret)
+        problem = key_problem(key)
+        if problem or key is None:
+            raise error(401, problem or "Invalid API key")
         if self.endpoint is None:
             async with self.loading:  # two first requests at once start one server
                 if self.endpoint is None:
@@ -37,7 +61,7 @@ class LazyMcp:
                     endpoint = McpEndpoint(self.keys)
                     await endpoint.start()
                     self.endpoint = endpoint
-        return await self.endpoint.handle(request)
+        return await self.endpoint.handle(request, key, secret)
 
     async def shutdown(self, app: web.Application) -> None:
         if self.endpoint is not None:

@@ -1,5 +1,6 @@
 """The relay loads the MCP server (`mcp` SDK) and the dashboard's template engine (Jinja2) only
-when they are first used: a relay process that serves neither has not imported them. Run in a
+when they are first used: a relay process that serves neither has not imported them, and an
+`/mcp` call without a valid key is refused before the MCP server is loaded. Run in a
 fresh Python process (this test process has imported both already), over a real socket."""
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ SCRIPT = textwrap.dedent(
                 loaded("health", status=resp.status)
             async with http.get(url + "/dashboard/signin") as resp:
                 loaded("dashboard", status=resp.status, html="<form" in await resp.text())
+            async with http.post(url + "/mcp", json=INIT, headers=HEADERS) as resp:
+                loaded("mcp without key", status=resp.status, body=await resp.json())
+            bad = {**HEADERS, "authorization": "Bearer not-a-key"}
+            async with http.post(url + "/mcp", json=INIT, headers=bad) as resp:
+                loaded("mcp bad key", status=resp.status, body=await resp.json())
             keyed = {**HEADERS, "x-api-key": key}
             async with http.post(url + "/mcp", json=INIT, headers=keyed) as resp:
                 body = await resp.text()
@@ -93,6 +99,17 @@ def test_mcp_and_jinja2_are_imported_on_first_use_only(tmp_path: Path) -> None:
         "status": 200,
         "html": True,
     }
+    # a call without a valid key is refused before the MCP server is loaded
+    assert steps["mcp without key"] == {
+        "step": "mcp without key",
+        "mcp": False,
+        "jinja2": True,
+        "status": 401,
+        "body": {"error": "API key is required"},
+    }
+    assert steps["mcp bad key"]["mcp"] is False
+    assert steps["mcp bad key"]["status"] == 401
+    assert steps["mcp bad key"]["body"] == {"error": "Invalid API key"}
     assert steps["mcp"] == {
         "step": "mcp",
         "mcp": True,
