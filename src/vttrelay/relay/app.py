@@ -35,7 +35,7 @@ from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error
 from vttrelay.relay.auth import KeyCache, UsageCounter
 from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends_for
 from vttrelay.relay.config import RelayConfig
-from vttrelay.relay.core import RelayError, error
+from vttrelay.relay.core import RelayError, admitted, error
 from vttrelay.relay.forward import (
     API_KEY_HEADER,
     BODY_TOO_LARGE,
@@ -47,7 +47,7 @@ from vttrelay.relay.forward import (
 from vttrelay.relay.metrics import RequestMetrics, make_registry, metrics_response
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.routes import ROUTES, Route
-from vttrelay.relay.store import KeyRecord, PairingError, RelayStore
+from vttrelay.relay.store import PairingError, RelayStore
 from vttrelay.relay.streams import Streams
 from vttrelay.relay.worlds import WorldGateway, is_world_upgrade
 
@@ -147,9 +147,7 @@ CLIENT_FIELDS = (
 
 
 async def h_clients(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    key = admit_request(request, route, state)
-    if not isinstance(key, KeyRecord):
-        key = await key
+    key = await admitted(admit_request(request, route, state))
     allowed = set(key.client_ids)
     clients: list[dict[str, Any]] = []
     live_ids: set[str] = set()
@@ -183,9 +181,7 @@ async def h_clients(request: web.Request, route: Route, state: RelayState) -> we
 async def h_key_info(request: web.Request, route: Route, state: RelayState) -> web.Response:
     """GET /api/key: what the calling key may do, so a client (the MCP server) can offer only
     that. Authenticated and rate limited like any keyed call; no scope needed."""
-    key = admit_request(request, route, state)
-    if not isinstance(key, KeyRecord):
-        key = await key
+    key = await admitted(admit_request(request, route, state))
     return json_response(
         {
             "id": key.id,
@@ -267,9 +263,7 @@ async def h_contents_deprecated(
 ) -> web.Response:
     """GET /contents/*: answered by the relay after the key and scope checks, as the reference
     relay does (endpoints-beyond-seed §4.5)."""
-    admitted = admit_request(request, route, state)
-    if not isinstance(admitted, KeyRecord):
-        await admitted
+    await admitted(admit_request(request, route, state))
     raise error(
         400,
         "This endpoint has been deprecated.",

@@ -60,7 +60,6 @@ from vttrelay.relay.events import dumps
 from vttrelay.relay.params import ParamError, extract
 from vttrelay.relay.preauth import PreAuthBudget
 from vttrelay.relay.routes import ROUTES, WS_ONLY_ROUTES, Route
-from vttrelay.relay.store import KeyRecord
 from vttrelay.relay.streams import (
     FELL_BEHIND,
     Mailbox,
@@ -185,9 +184,7 @@ class ClientSocket:
         if self.state.keys.missing(token):
             await self.state.keys.load(token)  # read in a thread, then cached
         try:
-            key = core.admit(self.state, token, None, wanted)
-            if not isinstance(key, KeyRecord):
-                key = await key
+            key = await core.admitted(core.admit(self.state, token, None, wanted))
             world = core.resolve_world(key, wanted, self.state.registry)
         except RelayError as exc:
             return await self._refuse(4002, AUTH_TEXTS.get(exc.message, exc.message))
@@ -305,9 +302,7 @@ class ClientSocket:
     ) -> dict[str, Any]:
         """One request through the core (the key is looked up again, so a revoked or expired
         key stops working on an open socket too); the world's reply frame, or RelayError."""
-        key = core.admit(self.state, self.secret, route.scope, client_id)
-        if not isinstance(key, KeyRecord):
-            key = await key
+        key = await core.admitted(core.admit(self.state, self.secret, route.scope, client_id))
         try:
             params = extract(route, {}, params_frame, {})
         except ParamError as exc:
@@ -419,9 +414,7 @@ class ClientSocket:
     ) -> tuple[Subscriber, int | None]:
         """A subscriber for a subscribe frame and where it resumes, through the core (the
         socket's world may be away for now: its subscriptions wait for it); raises RelayError."""
-        key = core.admit(self.state, self.secret, SUBSCRIBE_SCOPE, None)
-        if not isinstance(key, KeyRecord):
-            key = await key
+        key = await core.admitted(core.admit(self.state, self.secret, SUBSCRIBE_SCOPE, None))
         try:
             params = extract(route, {}, subscription_params(frame, self.client_id), {})
         except ParamError as exc:

@@ -115,8 +115,8 @@ def admit(
     In-process every step is synchronous and the key comes back as it is. A budget shared by
     several instances (`backends.Counters` on Redis) answers after a round trip: then the steps
     after it run once it has answered, and an awaitable of the key comes back. The adapters
-    write `key = admit(...)` then `if not isinstance(key, KeyRecord): key = await key`, so the
-    in-process path has no await.
+    write `key = await admitted(admit(...))`; the REST forward path checks inline instead, so
+    a forwarded call in-process has no await before the world's.
     """
     if not secret:
         raise error(401, "API key is required")
@@ -136,6 +136,11 @@ def admit(
             raise RelayError(429, {"error": RATE_LIMITED}, {"Retry-After": retry_after(limit)})
         return _admit_shared(state, key, scope, allowed, limit)
     return _admitted(state, key, scope)
+
+
+async def admitted(admission: Admission) -> KeyRecord:
+    """The key `admit` let through, once a shared rate budget has answered."""
+    return admission if isinstance(admission, KeyRecord) else await admission
 
 
 def _admitted(state: RelayState, key: KeyRecord, scope: str | None) -> KeyRecord:

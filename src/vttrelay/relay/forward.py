@@ -124,9 +124,7 @@ def error_response(exc: RelayError) -> web.Response:
 async def forward_image(request: web.Request, route: Route, state: RelayState) -> web.Response:
     """GET /scene/image (endpoints-beyond-seed §9.6): forwarded like any route, answered with
     the picture's bytes (`image_response`)."""
-    key = admit_request(request, route, state)
-    if not isinstance(key, KeyRecord):
-        key = await key
+    key = await core.admitted(admit_request(request, route, state))
     params = await read_params(request, route)
     return image_response(await core.forward(state, key, route, params))
 
@@ -134,7 +132,7 @@ async def forward_image(request: web.Request, route: Route, state: RelayState) -
 async def forward(request: web.Request, route: Route, state: RelayState) -> web.Response:
     """Handle one forward route."""
     key = admit_request(request, route, state)
-    if not isinstance(key, KeyRecord):
+    if not isinstance(key, KeyRecord):  # core.admitted inline: no coroutine on the hot path
         key = await key
     params = await read_params(request, route)
     return reply_response(await core.forward(state, key, route, params))

@@ -49,7 +49,6 @@ from vttrelay.relay.events import (
 )
 from vttrelay.relay.forward import API_KEY_HEADER, admit_request, read_params
 from vttrelay.relay.routes import Route
-from vttrelay.relay.store import KeyRecord
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
@@ -868,9 +867,7 @@ class Streams:
     async def handle_sse(self, request: web.Request, route: Route) -> web.StreamResponse:
         """Serve one `*/subscribe` route (wire-protocol §5.2 with DESIGN §6 items 1 and 5)."""
         state = self.state
-        key = admit_request(request, route, state)
-        if not isinstance(key, KeyRecord):
-            key = await key
+        key = await core.admitted(admit_request(request, route, state))
         params = await read_params(request, route)
         world = core.resolve_world(key, params.get("clientId"), state.registry)
         channel = route.channel or ""
