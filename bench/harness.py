@@ -16,6 +16,7 @@ side: every relay process, its workers, and Redis.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import socket
 import time
@@ -142,6 +143,8 @@ class Stack:
         self.relay, self.port = self.relays[0], self.ports[0]
         for relay, port in zip(self.relays, self.ports, strict=True):
             await self._wait_healthy(relay, port)
+        if self.workers > 1:
+            await self._wait_workers_listen()
         worlds_file = self.creds.write_worlds(self.workdir / "worlds.json")
         self.world = await start(
             "fake world",
@@ -218,6 +221,23 @@ class Stack:
                     pass
                 await asyncio.sleep(0.1)
         raise RuntimeError(f"the relays did not all see the world within {START_TIMEOUT:.0f} s")
+
+    async def _wait_workers_listen(self) -> None:
+        """Until every worker of relay 0 answers on the shared port (new connections spread over
+        the workers that listen): the fake world connects after, so its worlds spread over all
+        the workers, not only over the first to listen."""
+        seen: set[str] = set()
+        deadline = time.monotonic() + START_TIMEOUT
+        connector = aiohttp.TCPConnector(force_close=True)  # a new connection per request
+        async with aiohttp.ClientSession(connector=connector) as session:
+            while len(seen) < self.workers:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"only {len(seen)} of {self.workers} workers answered")
+                with contextlib.suppress(aiohttp.ClientError):
+                    async with session.get(self.world_url + "/api/status") as resp:
+                        seen.add(str((await resp.json()).get("instanceId")))
+                if len(seen) < self.workers:
+                    await asyncio.sleep(0.02)
 
     async def _wait_healthy(self, relay: Child, port: int) -> None:
         url = f"http://127.0.0.1:{port}"
