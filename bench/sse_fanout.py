@@ -5,12 +5,17 @@ Run: `python -m bench.sse_fanout [--subscribers 1000] [--events 100] [--interval
 The relay runs in its own process (`bench.relay_server`: the product's app on uvloop, 127.0.0.1)
 and one fake world in another (`bench.fake_world`), started and stopped by pid through
 `bench.harness.Stack`. This process opens the subscribers of `GET /chat/subscribe` as raw HTTP/1.1
-streams (one socket each, an `asyncio.Protocol` that stamps every read with CLOCK_MONOTONIC), then
-asks the fake world to emit chat events, each stamped with its emission time on the same clock.
+streams (a non-blocking socket each, read with `recvmsg`, each read stamped with CLOCK_MONOTONIC),
+then asks the fake world to emit chat events, each stamped with its emission time on the same clock.
 For each event it takes the time until the last subscriber received it, and prints p50/p99 of
 that over the events, the p50 over every single delivery, and the relay's RSS per subscriber
 (RSS with the subscribers connected minus RSS before, divided by N). It takes well under two
 minutes with the defaults and is not part of the test suite.
+
+Two receipt times per read: when this process read it (the figures above), and when the kernel
+put it in the subscriber's socket (`SO_TIMESTAMPNS`, the "kernel" columns). They differ by this
+process's own queue (it reads for all subscribers one after the other): what is left in the
+kernel figures is the relay's, its send calls one after the other.
 """
 
 from __future__ import annotations
@@ -19,11 +24,12 @@ import argparse
 import asyncio
 import math
 import re
+import socket
+import struct
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
 
 import orjson
 
@@ -35,37 +41,56 @@ CONNECT_TIMEOUT = 60.0
 WARMUP_EVENTS = 5
 FRAME = re.compile(rb"id: (\d+)\nevent: chat-create\n")
 CONNECTED = b"event: connected"
+SO_TIMESTAMPNS = 35  # Linux (asm-generic/socket.h); the socket module does not name it
+TIMESPEC = struct.Struct("@qq")
+ANCILLARY = socket.CMSG_SPACE(TIMESPEC.size)
 
 
 @dataclass
 class Deliveries:
-    """When each subscriber received each event: event id -> receipt times (ns)."""
+    """When each subscriber received each event: event id -> receipt times (ns, this process's
+    read; and the kernel's receipt in the socket, on the same monotonic clock)."""
 
     times: dict[int, list[int]] = field(default_factory=dict)
+    kernel_times: dict[int, list[int]] = field(default_factory=dict)
     connected: int = 0
     refused: list[str] = field(default_factory=list)
+    # CLOCK_REALTIME - CLOCK_MONOTONIC: the kernel stamps reads on the first, the world the second
+    clock_offset: int = field(default_factory=lambda: time.time_ns() - time.monotonic_ns())
 
-    def record(self, event_id: int, now: int) -> None:
+    def record(self, event_id: int, now: int, kernel: int | None) -> None:
         self.times.setdefault(event_id, []).append(now)
+        if kernel is not None:
+            self.kernel_times.setdefault(event_id, []).append(kernel - self.clock_offset)
 
 
-class Subscriber(asyncio.Protocol):
-    """One raw SSE stream: sends the GET, then stamps every event frame it reads."""
+class Subscriber:
+    """One raw SSE stream: a non-blocking socket that sends the GET, then stamps every read,
+    with this process's clock and the kernel's receive time (`recvmsg` with SO_TIMESTAMPNS)."""
 
-    def __init__(self, request: bytes, deliveries: Deliveries) -> None:
-        self.request = request
+    def __init__(self, sock: socket.socket, deliveries: Deliveries) -> None:
+        self.sock = sock
         self.deliveries = deliveries
         self.buffer = b""
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.transport: asyncio.WriteTransport | None = None
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        # uvloop's transports do not subclass asyncio's: no isinstance check here
-        self.transport = cast(asyncio.WriteTransport, transport)
-        self.transport.write(self.request)
-
-    def data_received(self, data: bytes) -> None:
+    def on_readable(self) -> None:
+        try:
+            data, ancillary, _, _ = self.sock.recvmsg(65536, ANCILLARY)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._lost(exc)
+            return
         now = time.monotonic_ns()
+        if not data:
+            self._lost(None)
+            return
+        kernel = None
+        for level, kind, value in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                seconds, nanoseconds = TIMESPEC.unpack(value[: TIMESPEC.size])
+                kernel = seconds * 1_000_000_000 + nanoseconds
         buffer = self.buffer + data
         if not self.ready.done():
             if CONNECTED not in buffer:
@@ -80,16 +105,18 @@ class Subscriber(asyncio.Protocol):
             self.buffer = buffer
             return
         for match in FRAME.finditer(buffer, 0, end + 2):
-            self.deliveries.record(int(match.group(1)), now)
+            self.deliveries.record(int(match.group(1)), now, kernel)
         self.buffer = buffer[end + 2 :]
 
-    def connection_lost(self, exc: Exception | None) -> None:
+    def _lost(self, exc: Exception | None) -> None:
+        asyncio.get_running_loop().remove_reader(self.sock.fileno())
         if not self.ready.done():
             self.ready.set_exception(ConnectionError(f"stream closed early: {exc}"))
 
     def close(self) -> None:
-        if self.transport is not None:
-            self.transport.close()
+        if self.sock.fileno() >= 0:
+            asyncio.get_running_loop().remove_reader(self.sock.fileno())
+            self.sock.close()
 
 
 async def open_subscribers(stack: Stack, count: int, deliveries: Deliveries) -> list[Subscriber]:
@@ -105,14 +132,23 @@ async def open_subscribers(stack: Stack, count: int, deliveries: Deliveries) -> 
 
     async def one() -> None:
         async with gate:
-            _, sub = await loop.create_connection(
-                lambda: Subscriber(request, deliveries), "127.0.0.1", stack.port
-            )
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setblocking(False)
+            sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            sub = Subscriber(sock, deliveries)
             subscribers.append(sub)
+            await loop.sock_connect(sock, ("127.0.0.1", stack.port))
+            await loop.sock_sendall(sock, request)
+            loop.add_reader(sock.fileno(), sub.on_readable)
             await sub.ready
 
-    async with asyncio.timeout(CONNECT_TIMEOUT):
-        await asyncio.gather(*(one() for _ in range(count)))
+    try:
+        async with asyncio.timeout(CONNECT_TIMEOUT):
+            await asyncio.gather(*(one() for _ in range(count)))
+    except BaseException:
+        for sub in subscribers:
+            sub.close()
+        raise
     if deliveries.refused:
         raise RuntimeError(f"{len(deliveries.refused)} streams refused: {deliveries.refused[0]}")
     return subscribers
@@ -147,6 +183,9 @@ class Result:
     last_p99: float
     last_max: float
     all_p50: float  # ms, every single delivery
+    kernel_last_p50: float  # the same as last_*, by the kernel's receipt in the socket
+    kernel_last_p99: float
+    kernel_last_max: float
     rss_before: int
     rss_with_subs: int
     rss_after_events: int
@@ -192,6 +231,7 @@ async def run(subscribers: int, events: int, interval_ms: float, pin: bool) -> R
                 for sub in subs:
                     sub.close()
     last: list[float] = []
+    kernel_last: list[float] = []
     every: list[float] = []
     arrived = 0
     for event_id, sent in zip(ids, emitted, strict=True):
@@ -200,6 +240,9 @@ async def run(subscribers: int, events: int, interval_ms: float, pin: bool) -> R
         if len(got) == subscribers:
             last.append((max(got) - sent) / 1e6)
         every.extend((t - sent) / 1e6 for t in got)
+        in_kernel = deliveries.kernel_times.get(event_id, [])
+        if len(in_kernel) == subscribers:
+            kernel_last.append((max(in_kernel) - sent) / 1e6)
     return Result(
         subscribers=subscribers,
         events=events,
@@ -209,6 +252,9 @@ async def run(subscribers: int, events: int, interval_ms: float, pin: bool) -> R
         last_p99=percentile(last, 99),
         last_max=max(last) if last else math.nan,
         all_p50=percentile(every, 50),
+        kernel_last_p50=percentile(kernel_last, 50),
+        kernel_last_p99=percentile(kernel_last, 99),
+        kernel_last_max=max(kernel_last) if kernel_last else math.nan,
         rss_before=rss_before,
         rss_with_subs=rss_with_subs,
         rss_after_events=rss_after,
@@ -229,6 +275,7 @@ def report(result: Result) -> str:
             "p99 ms",
             "max ms",
             "every delivery p50 ms",
+            "kernel: last p50 / p99 / max ms",
             "CPU s: relay / subscribers / world",
         ],
         [
@@ -241,6 +288,8 @@ def report(result: Result) -> str:
                 f"{result.last_p99:.1f}",
                 f"{result.last_max:.1f}",
                 f"{result.all_p50:.1f}",
+                f"{result.kernel_last_p50:.1f} / {result.kernel_last_p99:.1f}"
+                f" / {result.kernel_last_max:.1f}",
                 f"{result.relay_cpu:.2f} / {result.subscribers_cpu:.2f} / {result.world_cpu:.2f}",
             ]
         ],
