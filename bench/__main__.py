@@ -188,7 +188,8 @@ def targets(results: dict[str, Any]) -> list[list[str]]:
         if st.fanout is not None:
             p99 = st.fanout.p99_ms
             ok = None if math.isnan(p99) else p99 <= 25
-            rows.append(["fan-out p99 <= 25 ms at 1,000", f"{p99:.1f} ms", verdict(ok)])
+            measured = f"{p99:.1f} ms (in the sockets: {st.fanout.kernel_p99_ms:.1f})"
+            rows.append(["fan-out p99 <= 25 ms at 1,000", measured, verdict(ok)])
         if st.idle is not None:
             held = f"{st.idle.runs[0].subscribers:,} idle SSE"
             total = mib(st.idle.rss_total)
