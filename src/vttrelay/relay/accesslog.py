@@ -45,6 +45,8 @@ access_logger = logging.getLogger(ACCESS_LOGGER)
 def escape(text: str, limit: int = MAX_LOGGED) -> str:
     """`text` safe for one log line: non-printable characters escaped (`\\n`, `\\x1b`,
     `\\u2028`), at most `limit` characters of it. Printable text is returned as it is (fast)."""
+    if len(text) <= limit and text.isprintable():  # nearly every path: no copy
+        return text
     shown = text[:limit]
     cut = len(text) > limit
     if not shown.isprintable():

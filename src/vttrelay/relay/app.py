@@ -340,13 +340,11 @@ def relay_middleware(state: RelayState) -> Middleware:
             if length is not None and length > max_body:
                 raise error(413, BODY_TOO_LARGE)
             # a body still incomplete after body_timeout fails the handler's read (BodyTimeout);
-            # one that came whole with the headers (most) needs no timer
-            body = request.content
-            watchdog = (
-                asyncio.get_running_loop().call_later(body_timeout, _body_late, body)
-                if request.body_exists and not body.is_eof()
-                else None
-            )
+            # one that came whole with the headers (most) needs no timer, nor does no body
+            watchdog = None
+            if request.body_exists and not request.content.is_eof():
+                loop = asyncio.get_running_loop()
+                watchdog = loop.call_later(body_timeout, _body_late, request.content)
             try:
                 response = await handler(request)
             except web.HTTPRequestEntityTooLarge:
