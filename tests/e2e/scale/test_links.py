@@ -15,22 +15,9 @@ from vttrelay.relay.backends.redis_link import LinkAddress
 
 from ...conftest import free_port
 from ..conftest import eventually
+from .conftest import skill_checks
 
 CALLS = 30
-
-
-async def skill_checks(relay: Any, key: str, count: int) -> list[int]:
-    async def call(i: int) -> int:
-        answer = await relay.call(
-            "POST",
-            "/dnd5e/skill-check",
-            key=key,
-            params={"clientId": "w1"},
-            json={"actorUuid": f"Actor.{i}", "skill": "prc"},
-        )
-        return answer.status
-
-    return list(await asyncio.gather(*(call(i) for i in range(count))))
 
 
 async def test_calls_to_another_instance_share_one_kept_link(cluster: Any) -> None:

@@ -5,7 +5,6 @@ are apart."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -13,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from vttrelay.relay.metrics import redis_round_trips
 
 from ..conftest import eventually
+from .conftest import skill_checks
 
 CALLS = 40
 
@@ -34,17 +34,7 @@ async def test_round_trips_are_counted_per_instance(cluster: Any) -> None:
     assert on_b is not redis_round_trips(a.config.instance_id)
     before = on_b.count
 
-    async def call(i: int) -> int:
-        answer = await b.call(
-            "POST",
-            "/dnd5e/skill-check",
-            key=key,
-            params={"clientId": "w1"},
-            json={"actorUuid": f"Actor.{i}", "skill": "prc"},
-        )
-        return answer.status
-
-    assert await asyncio.gather(*(call(i) for i in range(CALLS))) == [200] * CALLS
+    assert await skill_checks(b, key, CALLS) == [200] * CALLS
     assert on_b.count - before >= CALLS  # every call was published to the world's instance
     scraped = scraped_round_trips((await b.call("GET", "/metrics")).body.decode())
     assert scraped >= before + CALLS
