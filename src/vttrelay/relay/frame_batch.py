@@ -6,7 +6,8 @@ receive path in that call, and it was a tenth of the relay's time per forwarded 
 bench/RESULTS.md "Issue 15"). Under load several requests reach the relay in one loop iteration
 (one wake-up reads many client sockets), so `FrameBatch.send` queues the frame and the first
 frame of an iteration schedules one `flush` at its end (`loop.call_soon`): the frames of that
-iteration leave in one `writelines`, one system call, in the order they were queued.
+iteration leave in one `writelines`, one system call, in the order they were queued (`WriteBatch`,
+which the links between instances use too).
 Measured on a quiet machine, with the parameter plan of `params.py` (bench/RESULTS.md "Issue 15:
 the forwarded hop"): 0.090 / 0.091 -> 0.087 / 0.084 ms of relay CPU per forwarded request at 20
 connections (`python -m bench --pin --scenario forwarded --conns 20`, A B A B); the send calls
@@ -42,34 +43,55 @@ def text_frame_header(length: int) -> bytes:
     return _LEN64(_FIN_TEXT, 127, length)
 
 
+class WriteBatch:
+    """Byte strings for one transport, written together at the end of this loop iteration: the
+    first `queue` of an iteration schedules one `flush`, which writes everything queued meanwhile
+    in one `writelines`, in order. `writable` says whether the transport takes writes (here: it
+    is there); each user says what closed means for it. Also the links between instances
+    (`backends.redis_link.Link`)."""
+
+    __slots__ = ("transport", "queued")
+
+    def __init__(self, transport: asyncio.Transport | None) -> None:
+        self.transport = transport
+        self.queued: list[bytes] = []
+
+    def writable(self) -> bool:
+        return self.transport is not None
+
+    def queue(self, *parts: bytes) -> None:
+        """Queue bytes for this iteration's write (the caller checked `writable`)."""
+        if not self.queued:
+            asyncio.get_running_loop().call_soon(self.flush)
+        self.queued.extend(parts)
+
+    def flush(self) -> None:
+        """Write every queued part in one call (dropped if the transport stopped taking writes)."""
+        queued, self.queued = self.queued, []
+        if self.writable():
+            assert self.transport is not None
+            self.transport.writelines(queued)
+
+
 class SocketClosed(Exception):
     """The socket is closing or closed: the frame was not queued."""
 
 
-class FrameBatch:
+class FrameBatch(WriteBatch):
     """The frames queued for one world socket in this loop iteration."""
 
-    __slots__ = ("ws", "transport", "queued")
+    __slots__ = ("ws",)
 
     def __init__(self, ws: web.WebSocketResponse, transport: asyncio.Transport | None) -> None:
+        super().__init__(transport)
         self.ws = ws
-        self.transport = transport
-        self.queued: list[bytes] = []
+
+    def writable(self) -> bool:
+        transport = self.transport
+        return transport is not None and not transport.is_closing() and not self.ws.closed
 
     def send(self, payload: bytes) -> None:
         """Queue one text frame; raises SocketClosed if the socket is closing."""
-        transport = self.transport
-        if transport is None or transport.is_closing() or self.ws.closed:
+        if not self.writable():
             raise SocketClosed()
-        if not self.queued:
-            asyncio.get_running_loop().call_soon(self.flush)
-        self.queued.append(text_frame_header(len(payload)))
-        self.queued.append(payload)
-
-    def flush(self) -> None:
-        """Write every queued frame in one call (dropped if the socket began closing)."""
-        queued, self.queued = self.queued, []
-        transport = self.transport
-        if transport is None or transport.is_closing() or self.ws.closed:
-            return
-        transport.writelines(queued)
+        self.queue(text_frame_header(len(payload)), payload)

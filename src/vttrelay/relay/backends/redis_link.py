@@ -25,8 +25,8 @@ still used when a link cannot be opened (`RedisDirectory` falls back to them).
   length and then the message (the same bytes a pub/sub message carries: `encode(head,
   payload)` of the directory). The holder answers on the link the request came on; when a link
   is lost, the caller fails the calls waiting on it (`on_lost`). The messages sent in one
-  event-loop iteration leave in one write (as `relay.frame_batch` does for world sockets): under
-  load several calls hop in one iteration, and each write is a system call.
+  event-loop iteration leave in one write (`relay.frame_batch.WriteBatch`, as for world
+  sockets): under load several calls hop in one iteration, and each write is a system call.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, cast
 from urllib.parse import urlsplit
+
+from vttrelay.relay.frame_batch import WriteBatch
 
 log = logging.getLogger("vttrelay.relay.link")
 
@@ -92,38 +94,33 @@ class LinkAddress:
         return cls(secret, host, int(port), machine if path else "", path if machine else "")
 
 
-class Link(asyncio.Protocol):
+class Link(WriteBatch, asyncio.Protocol):
     """One connection between two instances (see the module docstring). `expect` is the secret
-    the first message must be (the accepting end), `None` on the connecting end."""
+    the first message must be (the accepting end), `None` on the connecting end. What it sends
+    leaves once per loop iteration (`WriteBatch`)."""
 
     def __init__(self, on_message: OnMessage, on_lost: OnLost, expect: bytes | None) -> None:
+        super().__init__(None)
         self.on_message = on_message
         self.on_lost = on_lost
         self._expect = expect
         self._buffer = b""
-        self.transport: asyncio.Transport | None = None
         self.closed = False
         self.address = ""  # the connecting end's: the address it dialled
-        self._queued: list[bytes] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
 
+    def writable(self) -> bool:
+        return self.transport is not None and not self.closed
+
     def send(self, message: bytes) -> bool:
         """Queue one message, written at the end of this loop iteration with the others queued
         meanwhile; False when the link is closed (it was not sent)."""
-        if self.closed or self.transport is None:
+        if not self.writable():
             return False
-        if not self._queued:
-            asyncio.get_running_loop().call_soon(self._flush)
-        self._queued.append(_LENGTH.pack(len(message)))
-        self._queued.append(message)
+        self.queue(_LENGTH.pack(len(message)), message)
         return True
-
-    def _flush(self) -> None:
-        queued, self._queued = self._queued, []
-        if self.transport is not None and not self.closed:
-            self.transport.writelines(queued)
 
     def data_received(self, data: bytes) -> None:
         if self._buffer:
