@@ -30,7 +30,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from aiohttp import web
 
@@ -595,35 +595,32 @@ def announce_listening(
         print(f"Dashboard: {signin_url(base, prepared.signin_token)}", flush=True)
 
 
+# `vttrelay serve` flags that override a RelayConfig field when given: (flag, field)
+SERVE_OVERRIDES: Final = (
+    ("rate", "rate_per_minute"),
+    ("max_body_mb", "max_body_mb"),
+    ("subscription_linger", "subscription_linger"),
+    ("max_connections", "max_connections"),
+    ("header_timeout", "header_timeout"),
+    ("idle_timeout", "idle_timeout"),
+    ("body_timeout", "body_timeout"),
+    ("key_request_rate", "key_request_rate_limit"),
+    ("code_miss_rate", "code_miss_limit"),
+    ("heartbeat_ttl", "heartbeat_ttl"),
+    ("base_path", "base_path"),
+    ("signin_rate", "signin_rate_limit"),
+)
+
+
 def serve_config(args: argparse.Namespace) -> RelayConfig:
     """The relay's settings from `vttrelay serve`'s flags (defaults where a flag is not given)."""
     config = _config(args, host=args.host, port=args.port)
-    if args.rate is not None:
-        config.rate_per_minute = args.rate
-    if args.max_body_mb is not None:
-        config.max_body_mb = args.max_body_mb
-    if args.subscription_linger is not None:
-        config.subscription_linger = args.subscription_linger
-    if args.max_connections is not None:
-        config.max_connections = args.max_connections
-    if args.header_timeout is not None:
-        config.header_timeout = args.header_timeout
-    if args.idle_timeout is not None:
-        config.idle_timeout = args.idle_timeout
-    if args.body_timeout is not None:
-        config.body_timeout = args.body_timeout
-    if args.key_request_rate is not None:
-        config.key_request_rate_limit = args.key_request_rate
-    if args.code_miss_rate is not None:
-        config.code_miss_limit = args.code_miss_rate
+    for flag, field_name in SERVE_OVERRIDES:
+        value = getattr(args, flag)
+        if value is not None:
+            setattr(config, field_name, value)
     config.metrics_port = args.metrics_port
     config.redis_url = args.redis or os.environ.get(REDIS_URL_ENV) or None
-    if args.heartbeat_ttl is not None:
-        config.heartbeat_ttl = args.heartbeat_ttl
-    if args.base_path is not None:
-        config.base_path = args.base_path
-    if args.signin_rate is not None:
-        config.signin_rate_limit = args.signin_rate
     return config
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import pytest
 
-from vttrelay.cli import SERVE_SCOPES, build_parser, parse_expiry, serve_config
+from vttrelay.cli import SERVE_OVERRIDES, SERVE_SCOPES, build_parser, parse_expiry, serve_config
+from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.openapi import build_document
 from vttrelay.relay.routes import DEFAULT_SCOPES, ROUTES
 
@@ -111,6 +113,14 @@ def test_serve_flags_reach_the_relay_config() -> None:
     assert (config.port, config.rate_per_minute, config.max_body_mb) == (4000, 0, 1.5)
     assert config.subscription_linger == 0.0 and config.key_request_rate_limit == 0
     assert config.code_miss_limit == 3
+
+
+def test_every_serve_override_is_a_flag_and_a_config_field() -> None:
+    args = build_parser().parse_args(["serve", "--data-dir", "d"])
+    fields = {f.name for f in dataclasses.fields(RelayConfig)}
+    for flag, field_name in SERVE_OVERRIDES:
+        assert hasattr(args, flag), flag
+        assert field_name in fields, field_name
 
 
 def test_tokens_parser() -> None:
