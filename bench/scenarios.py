@@ -128,14 +128,14 @@ LOAD_SCENARIOS: dict[str, LoadScenario] = {
 
 def requests_for(scenario: str, client_ids: Sequence[str]) -> list[Request]:
     """The request list of a scenario: the mix, aimed at the stack's world(s)."""
-    mix = LOAD_SCENARIOS[scenario].mix if scenario in LOAD_SCENARIOS else scenario
-    if mix == "forwarded":
+    spec = LOAD_SCENARIOS.get(scenario)
+    if spec is None:
+        raise ValueError(f"unknown wrk scenario {scenario!r}")
+    if spec.mix == "forwarded":
         return mixes.for_world(mixes.FORWARDED, client_ids[0])
-    if mix == "floor":
+    if spec.mix == "floor":
         return list(mixes.HEALTH)
-    if mix == "spread":
-        return mixes.spread(mixes.FORWARDED, client_ids)
-    raise ValueError(f"unknown wrk scenario {scenario!r}")
+    return mixes.spread(mixes.FORWARDED, client_ids)
 
 
 async def run_level(opts: Options, scenario: str, connections: int) -> Level:
