@@ -327,3 +327,21 @@ async def test_instances_find_each_other_again_after_redis_restarts(
             await eventually(lambda: client.zcard("vttrelay:instances") == 2, timeout=5)
     finally:
         restarted.stop()
+
+
+async def test_an_instance_that_joins_is_counted_by_the_others_at_once(
+    redis_server: Any, relay_factory: Any, tmp_path: Any
+) -> None:
+    # checks 30 s apart: only the `joined` announcement can tell A about B within the test
+    def start(instance_id: str) -> Any:
+        return relay_factory(
+            tmp_path / "shared", instance_id=instance_id, redis_url=redis_server.url,
+            heartbeat_check_interval=30.0, heartbeat_ttl=60.0,
+        )  # fmt: skip
+
+    a = await start("relay-a")
+    assert (await a.call("GET", "/api/status")).json()["instancesAlive"] == 1
+    b = await start("relay-b")
+    await eventually(lambda: len(a.state.registry.instances()) == 2, timeout=2)
+    for node in (a, b):
+        assert (await node.call("GET", "/api/status")).json()["instancesAlive"] == 2

@@ -12,7 +12,8 @@ path. Redis holds the truth (keys under `prefix`, default `vttrelay:`):
 - `dir` (pub/sub channel): `up` (an entry claimed or changed) and `down` (released), so every
   mirror follows; each instance also re-reads the whole hash every `resync_interval` s. And
   `close-token`: a connection token was revoked here (self-unpair), every instance closes its
-  sockets of that token at once.
+  sockets of that token at once. And `joined`: an instance beat for the first time, so the
+  others count it in `/api/status` at once rather than at their next check.
 - `to:<instance>` (pub/sub channel): requests for the worlds an instance holds, and replies,
   when no direct link to the holder could be opened. A frame or reply over `INLINE_LIMIT` waits
   under `blob:<random>` (read once, then deleted).
@@ -130,14 +131,17 @@ return 1
 
 # KEYS: worlds, instances, dir channel. ARGV: this instance ('' to not beat), ttl ms,
 # an instance to reap now whatever its heartbeat ('' for none: shutdown).
-# Returns 1 when this instance was not in the set (new, or reaped meanwhile), else 0, then the
-# live instances.
+# Returns 1 when this instance was not in the set (new, or reaped meanwhile; then it is announced
+# on the dir channel, so the others count it at once), else 0, then the live instances.
 TICK: Final = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local added = 0
 if ARGV[1] ~= '' then
   added = redis.call('ZADD', KEYS[2], now, ARGV[1])
+  if added == 1 then
+    redis.call('PUBLISH', KEYS[3], cjson.encode({op = 'joined', instance = ARGV[1]}))
+  end
 end
 local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - tonumber(ARGV[2])))
 if ARGV[3] ~= '' then
@@ -399,12 +403,14 @@ class RedisDirectory(LocalDirectory):
             self._remote_index.put(RemoteWorld(self, client_id, entry))
 
     def _on_change(self, change: dict[str, Any]) -> None:
-        """A message on the `dir` channel: a world up or down, or a token to close."""
+        """A message on the `dir` channel: a world up or down, a token to close, a new instance."""
         op = change.get("op")
         if op == "up":
             self._on_up(change["id"], orjson.loads(change["entry"]))
         elif op == "down":
             self._on_down(change["id"], change.get("conn", ""))
+        elif op == "joined" and change["instance"] not in self._live:
+            self._live.append(str(change["instance"]))  # it beats: the next check confirms it
         elif op == "close-token" and change.get("from") != self.instance_id:
             work = super().close_token(change["token"], int(change["code"]), change["reason"])
             self._spawn(work)
@@ -741,6 +747,9 @@ class RedisDirectory(LocalDirectory):
             asyncio.ensure_future(self._checks()),
         ]
         await asyncio.wait_for(self._ready.wait(), 10)
+        # once subscribed, learn again who is alive: an instance that joined between the first
+        # check and the subscription was announced before we listened
+        await self._tick()
         log.info("instance %s joined %s (%d alive)", self.instance_id, self.url, len(self._live))
 
     async def stop(self) -> None:
