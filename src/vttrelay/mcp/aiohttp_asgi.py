@@ -43,6 +43,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from vttrelay.client import AsyncClient
 from vttrelay.mcp.server import Caller, build_server
 from vttrelay.relay.core import error
+from vttrelay.relay.forward import add_cors
 from vttrelay.relay.store import KeyRecord
 
 DISCONNECT_POLL = 1.0
@@ -112,6 +113,7 @@ async def asgi_bridge(request: web.Request, app: Any, scope: dict[str, Any]) -> 
             for name, value in message.get("headers") or []:
                 response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
             response.headers.popall("transfer-encoding", None)  # aiohttp frames the body
+            add_cors(response.headers)
             await response.prepare(request)
         elif message["type"] == "http.response.body" and response is not None:
             if ended.is_set():

@@ -39,6 +39,8 @@ from vttrelay.relay.core import RelayError, admitted, error
 from vttrelay.relay.forward import (
     API_KEY_HEADER,
     BODY_TOO_LARGE,
+    CORS_HEADERS,
+    add_cors,
     admit_request,
     error_response,
     forward,
@@ -55,12 +57,6 @@ log = logging.getLogger("vttrelay.relay")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-CORS_HEADERS = {
-    "Access-Control-Allow-Origin": "*",
-    "Access-Control-Allow-Credentials": "true",
-    "Access-Control-Expose-Headers": "Content-Disposition, Content-Type, X-Image-Width, "
-    "X-Image-Height",
-}
 PREFLIGHT_HEADERS = {
     **CORS_HEADERS,
     "Access-Control-Allow-Methods": "GET, POST, PUT, DELETE, OPTIONS, PATCH",
@@ -307,17 +303,13 @@ LOCAL_HANDLERS: dict[str, LocalHandler] = {
 # Middleware and signals ----------------------------------------------------------------------
 
 
-async def _add_cors(request: web.Request, response: web.StreamResponse) -> None:
-    for name, value in CORS_HEADERS.items():
-        response.headers.setdefault(name, value)
-
-
 def relay_middleware(state: RelayState) -> Middleware:
-    """The one middleware (one per request costs CPU, bench/RESULTS.md): CORS preflight, the
-    body limit (413) and time limit (408, `body_timeout`), an API key not in the key cache yet
-    read off the event loop (`KeyCache.load`), a `core.RelayError` from any handler as its HTTP
-    response, one access-log line per request (method, path, status, ms) and the request's
-    count in `/metrics` (route, method, status, seconds)."""
+    """The one middleware (one per request costs CPU, bench/RESULTS.md): CORS preflight and
+    the CORS headers of every response (`forward.add_cors`), the body limit (413) and time
+    limit (408, `body_timeout`), an API key not in the key cache yet read off the event loop
+    (`KeyCache.load`), a `core.RelayError` from any handler as its HTTP response, one access-log
+    line per request (method, path, status, ms) and the request's count in `/metrics` (route,
+    method, status, seconds)."""
     max_body = state.config.max_body_bytes
     body_timeout = state.config.body_timeout
     access = state.access
@@ -329,6 +321,7 @@ def relay_middleware(state: RelayState) -> Middleware:
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         started = clock()
         status = 500
+        response: web.StreamResponse | None = None
         try:
             if request.method == "OPTIONS":
                 status = 200
@@ -351,9 +344,9 @@ def relay_middleware(state: RelayState) -> Middleware:
                 raise error(413, BODY_TOO_LARGE) from None
             except BodyTimeout:
                 status = 408
-                refused = error_response(error(408, BODY_TIMEOUT))
-                refused.force_close()  # the rest of the body is not waited for
-                return refused
+                response = error_response(error(408, BODY_TIMEOUT))
+                response.force_close()  # the rest of the body is not waited for
+                return response
             finally:
                 if watchdog is not None:
                     watchdog.cancel()
@@ -361,17 +354,22 @@ def relay_middleware(state: RelayState) -> Middleware:
             return response
         except RelayError as exc:  # the REST adapter of the request core (core.py)
             status = exc.status
-            return error_response(exc)
+            response = error_response(exc)
+            return response
         except web.HTTPException as exc:
             status = exc.status
+            add_cors(exc.headers)  # aiohttp answers with its status, text and headers
             raise
         except Exception as exc:  # a bug: one log line (accesslog.describe_error), a JSON 500
             if isinstance(exc, ConnectionError) or request.writer.output_size:
                 raise  # the client went away, or a stream already began: aiohttp ends it
             log.error("%s %s failed: %s", request.method, escape(request.path), describe_error(exc))
             log.debug("%s %s failed", request.method, escape(request.path), exc_info=exc)
-            return json_response({"error": INTERNAL_ERROR}, 500)
+            response = json_response({"error": INTERNAL_ERROR}, 500)
+            return response
         finally:
+            if response is not None and not response.prepared:
+                add_cors(response.headers)
             elapsed = clock() - started
             access.line(request.method, request.path, status, elapsed * 1000)
             observe(request.match_info.route.resource, request.method, status, elapsed)
@@ -470,7 +468,6 @@ def create_app(
         )
 
     app.router.add_get("/", root)
-    app.on_response_prepare.append(_add_cors)
     app.cleanup_ctx.append(_background)
     app.on_shutdown.append(_close_worlds)
     return app

@@ -15,6 +15,7 @@ import base64
 from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 from vttrelay.relay import core
 from vttrelay.relay.core import RelayError, error
@@ -29,6 +30,25 @@ if TYPE_CHECKING:
 API_KEY_HEADER: Final = "x-api-key"
 BODY_TOO_LARGE: Final = "Request body too large"  # wire-protocol §6, as the global limit's
 IMAGE_SIZE_HEADERS: Final = {"X-Image-Width": "width", "X-Image-Height": "height"}
+# On every HTTP response (wire-protocol §8). WebSocket upgrades need none: browsers apply no CORS
+# to them.
+CORS_HEADERS: Final = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Credentials": "true",
+    "Access-Control-Expose-Headers": "Content-Disposition, Content-Type, X-Image-Width, "
+    "X-Image-Height",
+}
+_CORS_ORIGIN: Final = "Access-Control-Allow-Origin"
+
+
+def add_cors(headers: CIMultiDict[str]) -> None:
+    """Add the CORS headers to a response's headers (unless it has its own). The middleware
+    calls it for every response a handler returns; a handler that sends its headers itself (SSE,
+    MCP) calls it first. Done here rather than in aiohttp's `on_response_prepare` signal: the
+    signal's dispatch cost ~5,000 instructions per request (valgrind, `GET /api/health` and the
+    forwarded mix, bench/RESULTS.md "Issue 9: the hot path, last pass")."""
+    if _CORS_ORIGIN not in headers:
+        headers.extend(CORS_HEADERS)
 
 
 def _takes_client_id(route: Route) -> bool:

@@ -47,7 +47,7 @@ from vttrelay.relay.events import (
     sse_frame,
     unwrap,
 )
-from vttrelay.relay.forward import API_KEY_HEADER, admit_request, read_params
+from vttrelay.relay.forward import API_KEY_HEADER, CORS_HEADERS, admit_request, read_params
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
@@ -796,7 +796,7 @@ SSE_HEADERS: Final = {
     "Content-Type": "text/event-stream",
     "Cache-Control": "no-cache",
     "Connection": "keep-alive",
-    "Access-Control-Allow-Origin": "*",
+    **CORS_HEADERS,
 }
 
 

@@ -24,6 +24,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from vttrelay.mcp.tools import TOOLS
+from vttrelay.relay.forward import CORS_HEADERS
 from vttrelay.relay.routes import DEFAULT_SCOPES
 
 from ..conftest import call_api
@@ -102,6 +103,7 @@ async def test_a_session_belongs_to_the_key_that_opened_it(demo: Demo) -> None:
         "POST", "/mcp", data=body, headers={**MCP_HEADERS, "x-api-key": demo.agent_key}
     )
     assert opened.status == 200
+    assert all(opened.headers[name] == value for name, value in CORS_HEADERS.items())
     session_id = opened.headers["mcp-session-id"]
     other = demo.key(DEFAULT_SCOPES, name="other")
     ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode()

@@ -8,6 +8,10 @@ from typing import Any
 
 import pytest
 
+from vttrelay.relay.forward import CORS_HEADERS
+
+from ...conftest import echo_handler
+
 WORLD_INFO = "/world-info"
 
 
@@ -332,12 +336,16 @@ async def test_body_limit_comes_before_auth(relay_factory: Any) -> None:
     assert (got.status, got.json()) == (413, {"error": "Request body too large"})
 
 
-async def test_errors_carry_cors_headers(relay_factory: Any) -> None:
-    relay = await relay_factory(rate_per_minute=1, timeout_override=0.1)
-    await relay.world(handler=None)
+async def test_answers_and_errors_carry_cors_headers(relay_factory: Any) -> None:
+    relay = await relay_factory(rate_per_minute=2, timeout_override=0.1)
+    await relay.world(
+        handler=lambda frame: echo_handler(frame) if frame["type"] == "search" else None
+    )
     key = relay.key()
     origin = {"Origin": "http://foundry.local"}
     cases = [
+        ("GET", "/search", key, {"query": "gob"}, 200),
+        ("GET", "/api/health", None, None, 200),
         ("GET", WORLD_INFO, None, None, 401),
         ("GET", WORLD_INFO, key, None, 408),
         ("GET", WORLD_INFO, key, None, 429),
@@ -355,3 +363,4 @@ async def test_errors_carry_cors_headers(relay_factory: Any) -> None:
         assert got.headers["Access-Control-Expose-Headers"] == (
             "Content-Disposition, Content-Type, X-Image-Width, X-Image-Height"
         )
+        assert all(len(got.headers.getall(name)) == 1 for name in CORS_HEADERS)

@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from vttrelay import protocol
+from vttrelay.relay.forward import CORS_HEADERS
 from vttrelay.relay.streams import FELL_BEHIND
 
 from ..conftest import eventually
@@ -114,7 +115,7 @@ async def test_each_stream_byte_for_byte(
     assert stream.headers["Content-Type"] == "text/event-stream"
     assert stream.headers["Cache-Control"] == "no-cache"
     assert stream.headers["Connection"] == "keep-alive"
-    assert stream.headers["Access-Control-Allow-Origin"] == "*"
+    assert all(stream.headers[name] == value for name, value in CORS_HEADERS.items())
     connected = (
         '{"actorUuid":"","clientId":"world-1"}'
         if path == "/actor/subscribe"
