@@ -35,7 +35,7 @@ from typing import Any
 
 import orjson
 
-from bench import scale, scenarios, streams_bench
+from bench import procs, scale, scenarios, streams_bench
 from bench.harness import LOAD_CPU
 from bench.procs import pin_self
 from bench.stats import mib, table
@@ -76,6 +76,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=int,
         action="append",
         help="only this connection level of each load scenario (repeatable; default: all)",
+    )
+    parser.add_argument(
+        "--cpu",
+        choices=tuple(procs.CPU_PARTS),
+        default="all",
+        help="the relay CPU time counted: all (user + system, the default), user or system",
     )
     parser.add_argument("--json", type=Path, help="also write every measurement to this file")
     parser.add_argument(
@@ -233,12 +239,14 @@ async def run(args: argparse.Namespace) -> int:
     fds = raise_fd_limit()
     if args.pin:
         pin_self(LOAD_CPU)
+    procs.cpu_part = args.cpu
     print(f"# vttrelay bench: {machine()}")
     print(
         f"# scenarios {', '.join(chosen)}; runs {args.runs}; {args.duration:g} s per wrk run;"
         f" pin {'relay on core 0, rest on core 1' if args.pin else 'off'};"
         f" relay log level {args.relay_log_level};"
         f" listen backlog {args.relay_backlog or 'default'}; open-files limit {fds}"
+        + ("" if args.cpu == "all" else f"; relay CPU counted: {args.cpu} time only")
     )
     print("# cells: median (min-max) over the runs; error columns: totals over the runs\n")
     started = time.monotonic()

@@ -30,11 +30,18 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# The CPU time `cpu_seconds` counts (`python -m bench --cpu`): indexes into /proc/<pid>/stat's
+# fields after the command (utime, stime). "user" and "system" show where a request's cost lies.
+CPU_PARTS = {"all": (11, 12), "user": (11,), "system": (12,)}
+cpu_part = "all"
+
+
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process so far (`/proc/<pid>/stat` fields 14 and 15)."""
+    """CPU seconds of a process so far: user + system (`/proc/<pid>/stat` fields 14 and 15), or
+    one of them (`cpu_part`)."""
     raw = Path(f"/proc/{pid}/stat").read_text()
     fields = raw[raw.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return sum(int(fields[i]) for i in CPU_PARTS[cpu_part]) / CLK_TCK
 
 
 def rss_bytes(pid: int) -> int:

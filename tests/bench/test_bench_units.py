@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # `bench/` sits beside `src/`, not inside the package
     sys.path.insert(0, str(ROOT))
 
-from bench import mixes, replies, stats, wrkload  # noqa: E402
+from bench import mixes, procs, replies, stats, wrkload  # noqa: E402
 
 
 def test_spread_covers_every_world_and_action_and_alternates_worlds() -> None:
@@ -108,3 +109,30 @@ def test_cost_line_is_the_ratio_of_cpu_per_request_at_20() -> None:
     assert rows["forwarded relay CPU <= 1.25x the floor's at 20"][1:] == ["1.20x", "PASS"]
     results["forwarded-22k"] = [level("forwarded-22k", 0.075)]
     assert cost_lines(results)[1] == "forwarded cost with the 22 KB reply: 1.50× the floor"
+
+
+def test_cpu_seconds_counts_user_system_or_both(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a process that burns CPU in user space, then sleeps: its counts stay put while read
+    burner = subprocess.Popen(
+        [sys.executable, "-c", BURN_THEN_SLEEP], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert burner.stdout is not None and burner.stdout.readline() == "burnt\n"
+        seen = {}
+        for part in procs.CPU_PARTS:
+            monkeypatch.setattr(procs, "cpu_part", part)
+            seen[part] = procs.cpu_seconds(burner.pid)
+        assert seen["user"] >= 0.3
+        assert seen["all"] == pytest.approx(seen["user"] + seen["system"])
+    finally:
+        burner.kill()
+        burner.wait(5)
+
+
+BURN_THEN_SLEEP = """
+import os, time
+while os.times().user < 0.3:  # checked rarely: each check is a system call
+    sum(i * i for i in range(100_000))
+print("burnt", flush=True)
+time.sleep(60)
+"""
