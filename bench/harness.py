@@ -46,6 +46,7 @@ class Stack:
     workers: int = 1  # worker processes of the (first) relay, `--workers`
     target: int = 0  # the relay the load goes to (the fake world connects to relay 0)
     replies: str = "recorded"  # the fake world's reply set (bench.replies.REPLY_SETS)
+    relay_wrapper: tuple[str, ...] = ()  # a command the relays run under (bench.instructions)
     relay: Child | None = None  # relay 0
     relays: list[Child] = field(default_factory=list)
     redis: Child | None = None
@@ -125,7 +126,7 @@ class Stack:
             port = free_port()
             relay = await start(
                 f"relay {index}",
-                python_argv(
+                [*self.relay_wrapper, *python_argv(
                     "bench.relay_server",
                     "--port",
                     str(port),
@@ -133,7 +134,7 @@ class Stack:
                     str(data_dir),
                     *shared,
                     *self.relay_args,
-                ),
+                )],
                 cpu=self.relay_cpu,
                 log_path=self.workdir / f"relay{index or ''}.log",
             )

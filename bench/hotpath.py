@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     profile = cProfile.Profile()
     if args.no_profile:
-        profile.enable = profile.disable = lambda: None  # type: ignore[method-assign]
+        profile.enable = profile.disable = lambda: None  # type: ignore[method-assign, assignment]
     cpu, wall = asyncio.run(drive(args.requests, args.mix, profile, args.replies))
     print(
         f"{args.requests} requests ({args.mix} mix), client + world + relay in one process:"

@@ -19,7 +19,7 @@ if str(ROOT) not in sys.path:  # `bench/` sits beside `src/`, not inside the pac
 from bench.harness import Stack  # noqa: E402
 from bench.procs import alive, descendants  # noqa: E402
 
-from bench import mixes, pyload  # noqa: E402
+from bench import instructions, mixes, pyload  # noqa: E402
 
 
 async def test_harness_runs_the_mix_and_cleans_up(tmp_path: Path) -> None:
@@ -67,3 +67,12 @@ async def test_scaled_stacks_answer_through_the_hop_and_through_workers(tmp_path
                 assert stack.relay is not None
                 assert len(descendants(stack.relay.pid)) >= 2
         assert stack.stopped()
+
+
+async def test_instructions_counts_the_relay_process_under_callgrind(tmp_path: Path) -> None:
+    """`python -m bench.instructions`: the relay runs under valgrind in the Stack, serves the
+    requests, stops, and its callgrind total grows with the requests it served."""
+    few = await instructions.relay_instructions("forwarded", 5, tmp_path / "few")
+    more = await instructions.relay_instructions("forwarded", 25, tmp_path / "more")
+    assert few > 10_000_000  # a Python process's start-up alone is tens of millions
+    assert more - few > 20 * 50_000  # each forwarded request costs far more than 50k
