@@ -199,7 +199,7 @@ class WorldConnection:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Reply] = loop.create_future()
         self.pending[request_id] = future
-        timer = loop.call_later(timeout, _expire, future)
+        timer = loop.call_later(timeout, expire_reply, future)
         try:
             self.queue_frame(orjson.dumps(frame))
             return await future
@@ -268,7 +268,8 @@ class WorldConnection:
         self.metadata["lastSeen"] = now_ms()
 
 
-def _expire(future: asyncio.Future[Reply]) -> None:
+def expire_reply(future: asyncio.Future[Reply]) -> None:
+    """A request's timer ran out: its awaiting caller gets `TimeoutError` (unless answered)."""
     if not future.done():
         future.set_exception(TimeoutError())
 
@@ -511,7 +512,7 @@ class WorldGateway:
             return
         kind = frame.get("type")
         if kind == protocol.PING:
-            asyncio.ensure_future(_send_quietly(world, _PONG_FRAME))
+            send_quietly(world, _PONG_FRAME)
         elif kind == protocol.PLAYER_LIST:
             users = frame.get("users")
             world.users = users if isinstance(users, list) else []
@@ -546,9 +547,11 @@ class WorldGateway:
             await asyncio.sleep(max(0.0, min(next_ping, deadline) - time.monotonic()) + 0.001)
 
 
-async def _send_quietly(world: WorldConnection, data: bytes) -> None:
+def send_quietly(world: WorldConnection, data: bytes) -> None:
+    """Queue a frame nobody awaits an answer to (a pong, a frame relayed from another
+    instance); a world that has gone just drops it."""
     with contextlib.suppress(WorldGone):
-        await world.send_bytes(data)
+        world.queue_frame(data)
 
 
 def _token_fits(record: TokenRecord, client_id: str, reserved: Mapping[str, str | None]) -> bool:

@@ -67,7 +67,7 @@ from vttrelay.relay.backends.redis_link import (
     link_hosts,
     listen,
 )
-from vttrelay.relay.worlds import Reply, WorldGone, now_ms
+from vttrelay.relay.worlds import Reply, WorldGone, expire_reply, now_ms, send_quietly
 
 if TYPE_CHECKING:
     from vttrelay.relay.config import RelayConfig
@@ -488,7 +488,7 @@ class RedisDirectory(LocalDirectory):
         instance = world.instance_id or ""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Reply] = loop.create_future()
-        timer = loop.call_later(timeout, _expire, future)
+        timer = loop.call_later(timeout, expire_reply, future)
         try:
             if world.closed:
                 raise WorldGone()
@@ -579,7 +579,7 @@ class RedisDirectory(LocalDirectory):
         elif kind == "send":
             world = self._by_id.get(str(head.get("id")))
             if world is not None:
-                self._spawn(_send_quietly(world, orjson.loads(payload)))
+                send_quietly(world, payload)
 
     async def _serve_request(
         self, head: dict[str, Any], payload: bytes, link: Link | None = None
@@ -777,16 +777,6 @@ class _Turn:
     def __init__(self) -> None:
         self.lock = asyncio.Lock()
         self.waiting = 0
-
-
-def _expire(future: asyncio.Future[Reply]) -> None:
-    if not future.done():
-        future.set_exception(TimeoutError())
-
-
-async def _send_quietly(world: WorldConnection, frame: dict[str, Any]) -> None:
-    with contextlib.suppress(WorldGone):
-        await world.send(frame)
 
 
 def redis_directory(config: RelayConfig) -> RedisDirectory:
