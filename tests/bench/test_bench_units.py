@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -136,3 +137,13 @@ while os.times().user < 0.3:  # checked rarely: each check is a system call
 print("burnt", flush=True)
 time.sleep(60)
 """
+
+
+def test_free_port_is_below_the_ephemeral_range_and_free() -> None:
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    ports = {procs.free_port() for _ in range(20)}
+    assert len(ports) > 1  # drawn at random, not a fixed port
+    for port in ports:
+        assert port < low or low <= 10_000
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", port))  # free: a relay could listen on it
