@@ -40,9 +40,7 @@ async def run(messages: int, size: int, limit: int, repeat: int) -> list[list[st
         try:
             content = "x" * size
             for n in range(messages):
-                await world.handle(
-                    {"type": "chat-send", "requestId": f"s{n}", "content": content}
-                )
+                await world.handle({"type": "chat-send", "requestId": f"s{n}", "content": content})
             rows: list[list[str]] = []
             for who, user in (("game master", None), ("player", PLAYER_ID)):
                 frame: dict[str, Any] = {"type": "chat-messages", "requestId": "m", "limit": limit}

@@ -126,15 +126,18 @@ class Stack:
             port = free_port()
             relay = await start(
                 f"relay {index}",
-                [*self.relay_wrapper, *python_argv(
-                    "bench.relay_server",
-                    "--port",
-                    str(port),
-                    "--data-dir",
-                    str(data_dir),
-                    *shared,
-                    *self.relay_args,
-                )],
+                [
+                    *self.relay_wrapper,
+                    *python_argv(
+                        "bench.relay_server",
+                        "--port",
+                        str(port),
+                        "--data-dir",
+                        str(data_dir),
+                        *shared,
+                        *self.relay_args,
+                    ),
+                ],
                 cpu=self.relay_cpu,
                 log_path=self.workdir / f"relay{index or ''}.log",
             )

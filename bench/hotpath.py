@@ -61,9 +61,7 @@ async def drive(
 
             async def one(i: int) -> None:
                 method, path, body = batch[i % len(batch)]
-                async with session.request(
-                    method, base + path, json=body, headers=headers
-                ) as resp:
+                async with session.request(method, base + path, json=body, headers=headers) as resp:
                     await resp.read()
                     if resp.status != 200:
                         raise RuntimeError(f"{method} {path}: {resp.status} {await resp.text()}")

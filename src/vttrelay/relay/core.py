@@ -169,9 +169,7 @@ def retry_after(per_minute: int) -> str:
 # 3. The target world -----------------------------------------------------------------------------
 
 
-def resolve_world(
-    key: KeyRecord, client_id: str | None, registry: WorldDirectory
-) -> WorldHandle:
+def resolve_world(key: KeyRecord, client_id: str | None, registry: WorldDirectory) -> WorldHandle:
     """The target world of a call (wire-protocol §4.3), restricted to the key's account/list."""
     allowed = key.client_ids
     if client_id:

@@ -65,6 +65,7 @@ def backends_for(config: RelayConfig) -> Backends:
         ),
     )
 
+
 __all__ = [
     "BackendUnavailable",
     "Backends",
