@@ -51,10 +51,9 @@ from vttrelay.dashboard.sessions import (
     session_viewer,
 )
 from vttrelay.protocol import Close
-from vttrelay.relay import approvals, pairing
+from vttrelay.relay import approvals, pairing, peer_limits
 from vttrelay.relay.approvals import KeyRequest, PairRequest
 from vttrelay.relay.core import RelayError
-from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.routes import ALL_SCOPES, MISSING, ROUTES, STREAM_ROUTES, Route
 from vttrelay.relay.worlds import WorldConnection
 
@@ -204,7 +203,6 @@ class Dashboard:
     def __init__(self, state: RelayState) -> None:
         self.state = state
         self.base = state.config.base_path
-        self.signin_buckets = TokenBuckets()
 
     @cached_property
     def env(self) -> jinja2.Environment:
@@ -322,8 +320,10 @@ class Dashboard:
 
     async def signin(self, request: web.Request) -> web.StreamResponse:
         config = self.state.config
-        peer = peer_key(request.remote or "")
-        if not self.signin_buckets.allow(peer, config.signin_rate_limit, window=SIGNIN_WINDOW):
+        limit = config.signin_rate_limit
+        if not await peer_limits.take(
+            self.state.counters, peer_limits.SIGNIN, request, limit, SIGNIN_WINDOW
+        ):
             raise Refused(429, TOO_MANY_SIGNINS)
         if (request.content_length or 0) > MAX_FORM_BYTES:
             raise Refused(413, "Form too large")
@@ -500,7 +500,7 @@ class Dashboard:
         as a miss against the asker, as on the status endpoints, and answers 404 `missing`."""
         found = await asyncio.to_thread(get, self.state.store, request.match_info["code"])
         if found is None:
-            pairing.count_miss(request, self.state)
+            await pairing.count_miss(request, self.state)
             raise Refused(404, missing)
         return found
 
@@ -802,13 +802,13 @@ def setup(app: web.Application, state: RelayState) -> Dashboard:
 
 
 async def _pair_page(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    pairing.check_misses(request, state)  # a JSON 429, as the status polls answer it
+    await pairing.check_misses(request, state)  # a JSON 429, as the status polls answer it
     dash = request.app[DASHBOARD]
     return await dash.page(dash.pair_page)(request)
 
 
 async def _key_page(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    pairing.check_misses(request, state)
+    await pairing.check_misses(request, state)
     dash = request.app[DASHBOARD]
     return await dash.page(dash.key_page)(request)
 

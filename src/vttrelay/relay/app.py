@@ -30,7 +30,7 @@ from vttrelay import __version__, protocol
 from vttrelay.dashboard import views as dashboard
 from vttrelay.mcp import lazy as mcp_http
 from vttrelay.protocol import Close
-from vttrelay.relay import openapi, pairing
+from vttrelay.relay import openapi, pairing, peer_limits
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
 from vttrelay.relay.auth import KeyCache, UsageCounter
 from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends_for
@@ -47,7 +47,6 @@ from vttrelay.relay.forward import (
     forward_image,
 )
 from vttrelay.relay.metrics import RequestMetrics, make_registry, metrics_response
-from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import PairingError, RelayStore
 from vttrelay.relay.streams import Streams
@@ -81,10 +80,6 @@ class RelayState:
     counters: Counters  # backends.counters: the per-key rate budgets
     gateway: WorldGateway
     access: AccessLog
-    pair_buckets: TokenBuckets = field(default_factory=TokenBuckets)
-    probe_buckets: TokenBuckets = field(default_factory=TokenBuckets)
-    request_buckets: TokenBuckets = field(default_factory=TokenBuckets)  # pair/key requests
-    miss_buckets: TokenBuckets = field(default_factory=TokenBuckets)  # unknown request codes
     streams: Streams = field(init=False)  # set by create_app: it needs the state
     metrics: RequestMetrics = field(default_factory=RequestMetrics)
     prometheus: CollectorRegistry = field(init=False)  # what /metrics exposes (metrics.py)
@@ -198,8 +193,8 @@ def _relay_url(request: web.Request, base_path: str) -> str:
 
 
 async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    peer = peer_key(request.remote or "")
-    if not state.pair_buckets.allow(peer, state.config.pair_rate_limit, window=PAIR_WINDOW):
+    limit = state.config.pair_rate_limit
+    if not await peer_limits.take(state.counters, peer_limits.PAIR, request, limit, PAIR_WINDOW):
         raise error(429, "Too many pairing attempts, please try again later")
     body = _json_body(await request.read()) or {}
     code = body.get("code")
@@ -230,8 +225,8 @@ async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.R
 
 
 async def h_client_active(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    peer = peer_key(request.remote or "")
-    if not state.probe_buckets.allow(peer, state.config.probe_rate_limit):
+    limit = state.config.probe_rate_limit
+    if not await peer_limits.take(state.counters, peer_limits.PROBE, request, limit, 60.0):
         raise error(429, "Too many requests, please try again later")
     client_id = request.match_info["clientId"]
     if state.registry.get(client_id) is not None:

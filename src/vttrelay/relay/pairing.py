@@ -21,6 +21,8 @@ Two per-IP limits, both answered `429` with the reference's text:
   lookup from that IP is refused, known code or not, so a 429 says nothing about a code.
   The reference leaves the status polls unlimited (key) or charges every poll to the shared
   limit (pair: the module then gives up about a minute after asking).
+Both are counted in the relay's `Counters` (`peer_limits`): scaled out, one budget per IP over
+all instances.
 """
 
 from __future__ import annotations
@@ -36,10 +38,9 @@ from urllib.parse import urlsplit
 import orjson
 from aiohttp import web
 
-from vttrelay.relay import approvals
+from vttrelay.relay import approvals, peer_limits
 from vttrelay.relay.approvals import Answer, KeyAsk, KeyRequest, PairAsk, PairRequest
 from vttrelay.relay.core import error
-from vttrelay.relay.ratelimit import peer_key
 from vttrelay.relay.routes import ALL_SCOPES, Route
 
 if TYPE_CHECKING:
@@ -82,23 +83,27 @@ def public_base(request: web.Request, base_path: str = "") -> str:
     return f"{'https' if proto == 'https' else 'http'}://{request.host}{base_path}"
 
 
-def _check_rate(request: web.Request, state: RelayState) -> None:
+async def _check_rate(request: web.Request, state: RelayState) -> None:
     limit = state.config.key_request_rate_limit
-    if not state.request_buckets.allow(peer_key(request.remote or ""), limit, window=RATE_WINDOW):
+    if not await peer_limits.take(
+        state.counters, peer_limits.REQUESTS, request, limit, RATE_WINDOW
+    ):
         raise error(429, TOO_MANY)
 
 
-def check_misses(request: web.Request, state: RelayState) -> None:
+async def check_misses(request: web.Request, state: RelayState) -> None:
     """Refuse any code lookup from an IP that has spent its budget of unknown codes."""
     limit = state.config.code_miss_limit
-    if not state.miss_buckets.has_token(peer_key(request.remote or ""), limit, window=RATE_WINDOW):
+    if not await peer_limits.has_token(
+        state.counters, peer_limits.MISSES, request, limit, RATE_WINDOW
+    ):
         raise error(429, TOO_MANY)
 
 
-def count_miss(request: web.Request, state: RelayState) -> None:
+async def count_miss(request: web.Request, state: RelayState) -> None:
     """Charge the IP one token of its unknown-code budget (a lookup found nothing)."""
     limit = state.config.code_miss_limit
-    state.miss_buckets.allow(peer_key(request.remote or ""), limit, window=RATE_WINDOW)
+    await peer_limits.take(state.counters, peer_limits.MISSES, request, limit, RATE_WINDOW)
 
 
 async def _body(request: web.Request) -> dict[str, Any]:
@@ -233,15 +238,15 @@ async def _status(
     """A status poll: the answer of `read` (approvals.pair_status or key_status) for the path's
     code, off the event loop; an unknown code counts as a miss against the asker (guessing codes
     is throttled)."""
-    check_misses(request, state)
+    await check_misses(request, state)
     status, body = await asyncio.to_thread(read, state.store, request.match_info["code"])
     if status == 404:
-        count_miss(request, state)
+        await count_miss(request, state)
     return sorted_json(body, status)
 
 
 async def h_pair_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    _check_rate(request, state)
+    await _check_rate(request, state)
     ask = parse_pair_ask(await _body(request))
     ttl = state.config.pair_request_ttl
     made = await asyncio.to_thread(
@@ -265,7 +270,7 @@ async def h_pair_status(request: web.Request, route: Route, state: RelayState) -
 
 
 async def h_key_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    _check_rate(request, state)
+    await _check_rate(request, state)
     ask = parse_key_ask(await _body(request))
     ttl = state.config.key_request_ttl
     made = await asyncio.to_thread(
@@ -287,7 +292,7 @@ async def h_key_status(request: web.Request, route: Route, state: RelayState) ->
 
 
 async def h_key_exchange(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    _check_rate(request, state)
+    await _check_rate(request, state)
     code = (await _body(request)).get("code")
     if not isinstance(code, str) or not code.strip():
         raise error(400, "Code is required")

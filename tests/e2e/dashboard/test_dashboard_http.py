@@ -12,8 +12,7 @@ import aiohttp
 
 from vttrelay import cli
 from vttrelay.dashboard.sessions import issue_signin_token
-from vttrelay.dashboard.views import DASHBOARD
-from vttrelay.relay import approvals
+from vttrelay.relay import approvals, peer_limits
 from vttrelay.relay.approvals import KeyAsk, PairAsk
 
 
@@ -56,7 +55,7 @@ async def test_signin_attempts_are_rate_limited_per_ip(relay_factory: Any) -> No
     status, page, _ = await _post_token(relay, good)
     assert status == 429 and "Too many sign-in attempts" in page
     # the refused attempt did not use the token up: once the quarter hour is over, it works
-    relay.app[DASHBOARD].signin_buckets.forget("127.0.0.1")
+    relay.state.counters.forget(peer_limits.bucket(peer_limits.SIGNIN, "127.0.0.1"))
     assert (await _post_token(relay, good))[0] == 303
 
 

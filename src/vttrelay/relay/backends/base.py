@@ -143,10 +143,12 @@ class CountListener(Protocol):
 class Counters(Protocol):
     """Counters shared by every instance: rate budgets and subscriber counts.
 
-    - `allow(key, per_minute)`: take one call from a key's budget of `per_minute` calls (a
-      limit of 0 or less means unlimited). In-process the answer is a bool at once (the hot
-      path: no await, no allocation); a shared budget needs a round trip, so it answers an
-      awaitable of the bool (`core.admit` awaits only then).
+    - `allow(key, per_minute, window=60.0)`: take one call from a key's budget of `per_minute`
+      calls per `window` seconds (a limit of 0 or less means unlimited). In-process the answer
+      is a bool at once (the hot path: no await, no allocation); a shared budget needs a round
+      trip, so it answers an awaitable of the bool (`core.admit` awaits only then).
+      `has_token` says whether `allow` would say yes, without taking. API keys' budgets are
+      named by key id, the per-IP limits' by `peer_limits.bucket`.
     - Subscriber counts: `report(client_id, channel, count, lingering)` gives this instance's
       share of a world's channel (its subscribers, and whether the channel lingers here). The
       instance holding the world `watch`es it: the listener's `totals_known` gets the totals
@@ -155,7 +157,13 @@ class Counters(Protocol):
     - `start()` / `stop()`: background work (the shared counts' reader).
     """
 
-    def allow(self, key: str, per_minute: int) -> bool | Awaitable[bool]: ...
+    def allow(
+        self, key: str, per_minute: int, *, window: float = 60.0
+    ) -> bool | Awaitable[bool]: ...
+
+    def has_token(
+        self, key: str, per_minute: int, *, window: float = 60.0
+    ) -> bool | Awaitable[bool]: ...
 
     def bind(self, listener: CountListener) -> None: ...
 

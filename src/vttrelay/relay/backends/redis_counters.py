@@ -2,9 +2,11 @@
 and subscriber counts summed over the live instances.
 
 Rate budgets: `vttrelay:rate:<key id>` is a hash `{tokens, ts}`, a token bucket of `per_minute`
-tokens refilled over 60 s, taken from by one script (`BUCKET`) on Redis's clock, so every
-instance draws from the same budget; the key expires when a bucket would be full again. `allow`
-answers an awaitable of the decision; an unlimited key (0) is a bool at once. The checks asked
+tokens refilled over 60 s (or the window asked: the per-IP limits of `relay.peer_limits`, under
+`vttrelay:rate:ip:<limit>:<peer>`), taken from by one script (`BUCKET`) on Redis's clock, so
+every instance draws from the same budget; the key expires when a bucket would be full again.
+`allow` answers an awaitable of the decision, `has_token` the same without taking a token; an
+unlimited budget (0) is a bool at once. The checks asked
 in one event-loop iteration go to Redis together, in one pipeline (one round trip; each still
 takes its own token, in the order asked): a check sent alone cost the relay 62-65 us of CPU,
 two-thirds of a whole forwarded call (bench/RESULTS.md, "Issue 15: --workers 2").
@@ -24,7 +26,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError
@@ -38,10 +40,12 @@ log = logging.getLogger("vttrelay.relay.redis_counters")
 
 RATE_PREFIX: Final = "vttrelay:rate:"
 SUBS_PREFIX: Final = "vttrelay:subs:"
-RATE_WINDOW_MS: Final = 60_000
+TAKE: Final = 1  # BUCKET's third argument: take a token
+PEEK: Final = 0  # ... or only say whether one is there
 SHARES_TTL_MS: Final = 24 * 3600 * 1000  # a world's hash outlives any share written in a day
 
-# KEYS: bucket. ARGV: capacity, window ms. Returns 1 (a token taken) or 0.
+# KEYS: bucket. ARGV: capacity, window ms, take (1: take a token; 0: only say whether one is
+# there, changing nothing). Returns 1 (a token taken, or there) or 0.
 BUCKET: Final = """
 local cap = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -52,6 +56,10 @@ local tokens = tonumber(b[1])
 local ts = tonumber(b[2])
 if tokens == nil or ts == nil then tokens = cap; ts = now end
 tokens = math.min(cap, tokens + math.max(0, now - ts) * cap / window)
+if ARGV[3] == '0' then
+  if tokens >= 1 then return 1 end
+  return 0
+end
 local ok = 0
 if tokens >= 1 then tokens = tokens - 1; ok = 1 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
@@ -93,6 +101,21 @@ def sum_shares(
     return totals, dead
 
 
+class Check(NamedTuple):
+    """One budget check asked in this event-loop iteration: BUCKET's arguments and the future
+    its answer goes to."""
+
+    bucket: str
+    capacity: int
+    window_ms: int
+    take: int
+    decision: asyncio.Future[bool]
+
+    @property
+    def argv(self) -> tuple[str, int, int, int]:
+        return (self.bucket, self.capacity, self.window_ms, self.take)
+
+
 class RedisCounters:
     """`backends.Counters` on Redis: see the module docstring."""
 
@@ -118,7 +141,7 @@ class RedisCounters:
         self._recount = asyncio.Event()
         self._departed: set[str] = set()  # instances seen alive, then dead
         self._tasks: list[asyncio.Task[None]] = []
-        self._checks: list[tuple[str, int, asyncio.Future[bool]]] = []  # this iteration's
+        self._checks: list[Check] = []  # this iteration's
         self._checking: set[asyncio.Future[None]] = set()
         self._bucket_sha = ""
 
@@ -130,14 +153,24 @@ class RedisCounters:
 
     # Rate budgets ------------------------------------------------------------------------------
 
-    def allow(self, key: str, per_minute: int) -> bool | Awaitable[bool]:
+    def allow(self, key: str, per_minute: int, *, window: float = 60.0) -> bool | Awaitable[bool]:
+        return self._ask(key, per_minute, window, TAKE)
+
+    def has_token(
+        self, key: str, per_minute: int, *, window: float = 60.0
+    ) -> bool | Awaitable[bool]:
+        return self._ask(key, per_minute, window, PEEK)
+
+    def _ask(self, key: str, per_minute: int, window: float, take: int) -> bool | Awaitable[bool]:
         if per_minute <= 0:
             return True
         loop = asyncio.get_running_loop()
         decision: asyncio.Future[bool] = loop.create_future()
         if not self._checks:
             loop.call_soon(self._send_checks)
-        self._checks.append((key, per_minute, decision))
+        self._checks.append(
+            Check(RATE_PREFIX + key, per_minute, int(window * 1000), take, decision)
+        )
         return decision
 
     def _send_checks(self) -> None:
@@ -146,13 +179,14 @@ class RedisCounters:
         self._checking.add(task)
         task.add_done_callback(self._checking.discard)
 
-    async def _check(self, checks: list[tuple[str, int, asyncio.Future[bool]]]) -> None:
+    async def _check(self, checks: list[Check]) -> None:
         """Take one token for each check in one pipeline; answer each (or fail it)."""
         try:
             results = await self._take(checks)
         except Exception as exc:
             results = [exc] * len(checks)
-        for (_, _, decision), result in zip(checks, results, strict=True):
+        for check, result in zip(checks, results, strict=True):
+            decision = check.decision
             if decision.done():
                 continue
             if isinstance(result, Exception):
@@ -160,27 +194,22 @@ class RedisCounters:
             else:
                 decision.set_result(bool(result))
 
-    async def _take(self, checks: list[tuple[str, int, asyncio.Future[bool]]]) -> list[Any]:
+    async def _take(self, checks: list[Check]) -> list[Any]:
         if not self._bucket_sha:
             self._bucket_sha = await self.redis.script_load(BUCKET)
         for attempt in range(2):
             if len(checks) == 1:  # alone: a plain command costs less than a pipeline of one
-                key, per_minute, _ = checks[0]
+                check = checks[0]
                 try:
-                    sha = self._bucket_sha
-                    return [
-                        await self.redis.evalsha(
-                            sha, 1, RATE_PREFIX + key, per_minute, RATE_WINDOW_MS
-                        )
-                    ]
+                    return [await self.redis.evalsha(self._bucket_sha, 1, *check.argv)]
                 except NoScriptError:
                     if attempt:
                         raise
                     self._bucket_sha = await self.redis.script_load(BUCKET)
                     continue
             pipe = self.redis.pipeline(transaction=False)
-            for key, per_minute, _ in checks:
-                pipe.evalsha(self._bucket_sha, 1, RATE_PREFIX + key, per_minute, RATE_WINDOW_MS)
+            for check in checks:
+                pipe.evalsha(self._bucket_sha, 1, *check.argv)
             results: list[Any] = await pipe.execute(raise_on_error=False)
             if attempt or not any(isinstance(r, NoScriptError) for r in results):
                 return results

@@ -1,0 +1,45 @@
+"""Per-IP limits, counted in the relay's `Counters` so that every instance draws from one budget.
+
+Five limits count a client by its address (`ratelimit.peer_key`: an IPv4 address, an IPv6 /64):
+`POST /auth/pair` (PAIR), the `/api/clients/{id}/active` probe (PROBE), pair and key requests
+(REQUESTS), lookups of unknown request codes (MISSES) and dashboard sign-ins (SIGNIN). In one
+process they are token buckets in memory; scaled out (`--redis`) they live in Redis beside the
+API keys' budgets, so ten instances behind a balancer do not give a client ten budgets to guess
+codes with.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from aiohttp import web
+
+from vttrelay.relay.backends.base import Counters
+from vttrelay.relay.ratelimit import peer_key
+
+PAIR: Final = "pair"
+PROBE: Final = "probe"
+REQUESTS: Final = "requests"
+MISSES: Final = "misses"
+SIGNIN: Final = "signin"
+
+
+def bucket(limit: str, address: str) -> str:
+    """The budget's name in `Counters` for a client at `address` under `limit`."""
+    return f"ip:{limit}:{peer_key(address)}"
+
+
+async def take(
+    counters: Counters, limit: str, request: web.Request, per_window: int, window: float
+) -> bool:
+    """Take one token of the caller's budget under `limit` (False: spent)."""
+    answer = counters.allow(bucket(limit, request.remote or ""), per_window, window=window)
+    return answer if isinstance(answer, bool) else await answer
+
+
+async def has_token(
+    counters: Counters, limit: str, request: web.Request, per_window: int, window: float
+) -> bool:
+    """Whether the caller has a token left under `limit`, taking none."""
+    answer = counters.has_token(bucket(limit, request.remote or ""), per_window, window=window)
+    return answer if isinstance(answer, bool) else await answer
