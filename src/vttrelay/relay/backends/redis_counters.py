@@ -6,10 +6,10 @@ tokens refilled over 60 s (or the window asked: the per-IP limits of `relay.peer
 `vttrelay:rate:ip:<limit>:<peer>`), taken from by one script (`BUCKET`) on Redis's clock, so
 every instance draws from the same budget; the key expires when a bucket would be full again.
 `allow` answers an awaitable of the decision, `has_token` the same without taking a token; an
-unlimited budget (0) is a bool at once. The checks asked
-in one event-loop iteration go to Redis together, in one pipeline (one round trip; each still
-takes its own token, in the order asked): a check sent alone cost the relay 62-65 us of CPU,
-two-thirds of a whole forwarded call (bench/RESULTS.md, "Issue 15: --workers 2").
+unlimited budget (0) is a bool at once. The checks asked in one event-loop iteration go to Redis
+together, in one pipeline (one round trip; each still takes its own token, in the order asked):
+a check sent alone cost the relay 62-65 us of CPU, two-thirds of a whole forwarded call
+(bench/RESULTS.md, "Issue 15: --workers 2").
 
 Subscriber counts: `vttrelay:subs:{<world>}` is a hash whose fields `<instance>|<channel>` hold
 each instance's share, `"<count> <lingering 0|1>"` (a share of 0 not lingering is deleted). An
