@@ -77,6 +77,14 @@ from vttrelay.relay.listener import RelaySite, make_runner
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.relay.store import RelayStore
 
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # `bench/` sits beside `src/`, not inside the package
+    sys.path.insert(0, str(ROOT))
+
+# A port for a server a test starts in a subprocess: drawn below the kernel's ephemeral range,
+# so no other test's bind(0) or outgoing connection takes it while that process starts.
+from bench.procs import free_port  # noqa: E402
+
 Handler = Callable[[dict[str, Any]], Any]
 
 
@@ -396,13 +404,6 @@ async def start_serve(
         await stop_process(proc)
         raise
     return proc, lines
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def start_relay(data_dir: Path, **overrides: Any) -> RelayServer:

@@ -114,15 +114,18 @@ async def test_the_redis_url_may_come_from_the_environment(
 ) -> None:
     port = free_port()
     env = {**os.environ, "VTTRELAY_REDIS_URL": redis_server.url}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "vttrelay", "serve", "--no-world", "--port", str(port),
-         "--data-dir", str(tmp_path)],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    log = tmp_path / "serve.log"
+    with log.open("wb") as errors:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "vttrelay", "serve", "--no-world", "--port", str(port),
+             "--data-dir", str(tmp_path)],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors,
+        )  # fmt: skip
     try:
         assert process.stdout is not None
         first = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 20)
-        assert b"listening on" in first  # serving, and SIGTERM now stops it cleanly
+        # serving, and SIGTERM now stops it cleanly
+        assert b"listening on" in first, log.read_text(errors="replace")[-2000:]
         with redis.Redis.from_url(redis_server.url) as client:
             assert client.zcard("vttrelay:instances") == 1  # it joined the cluster
             process.send_signal(signal.SIGTERM)
