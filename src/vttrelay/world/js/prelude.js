@@ -33,7 +33,13 @@
     try {
       if (err instanceof ErrorCtor) return String(err.message);
       return String(err);
-    } catch (_e) {
+    } catch (failure) {
+      // Reading the error failed: say why. At the memory limit that is the engine's own
+      // "out of memory" error, or `null` when it could not even allocate that one.
+      if (failure === null) return "null";
+      try {
+        if (failure instanceof ErrorCtor) return String(failure.message);
+      } catch (_e) {}
       return "unknown error";
     }
   }

@@ -415,10 +415,21 @@ async def test_memory_limit_stops_huge_allocations(runner: ScriptRunner) -> None
         "let s = 'x'; for (let i = 0; i < 40; i++) s += s; return s.length",
         "await null; const a = []; while (true) a.push({x: new Array(1000).fill('y')});",
     ]:
-        assert await error_of(runner, script, memory_limit=16 * 1024 * 1024) == expected, script
+        # the longest time limit a world allows: a loaded machine still reaches the memory
+        # limit (well under 0.1 s on a quiet one), not the clock
+        message = await error_of(runner, script, memory_limit=16 * 1024 * 1024, time_limit=15.0)
+        assert message == expected, script
     message = await error_of(runner, "return new ArrayBuffer(2 ** 31).byteLength")
     assert "array buffer" in message or "memory" in message
     assert await run(runner, "return new Array(1000).fill(1).length") == 1000
+
+
+async def test_an_error_that_cannot_be_read_says_why(runner: ScriptRunner) -> None:
+    """Reading the thrown value failed (at the memory limit: the engine's own "out of memory"
+    error): the answer is that failure's message, not an opaque "unknown error"."""
+    script = "throw {toString() { throw new Error('cannot be read') }}"
+    assert await error_of(runner, script) == "cannot be read"
+    assert await error_of(runner, "throw {toString() { throw 5 }}") == "unknown error"
 
 
 async def test_deep_recursion_is_an_error_not_a_crash(runner: ScriptRunner) -> None:
