@@ -173,10 +173,7 @@ class WorldConnection:
 
     async def send(self, frame: dict[str, Any]) -> None:
         """Send one JSON text frame. Raises WorldGone if the socket is closed."""
-        await self.send_bytes(orjson.dumps(frame))
-
-    async def send_bytes(self, data: bytes) -> None:
-        self.queue_frame(data)
+        self.queue_frame(orjson.dumps(frame))
 
     def queue_frame(self, data: bytes) -> None:
         """Queue one text frame for this loop iteration's write (`frame_batch.py`). Raises
