@@ -10,6 +10,7 @@ codes with.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Final
 
 from aiohttp import web
@@ -33,13 +34,20 @@ async def take(
     counters: Counters, limit: str, request: web.Request, per_window: int, window: float
 ) -> bool:
     """Take one token of the caller's budget under `limit` (False: spent)."""
-    answer = counters.allow(bucket(limit, request.remote or ""), per_window, window=window)
-    return answer if isinstance(answer, bool) else await answer
+    return await _decided(
+        counters.allow(bucket(limit, request.remote or ""), per_window, window=window)
+    )
 
 
 async def has_token(
     counters: Counters, limit: str, request: web.Request, per_window: int, window: float
 ) -> bool:
     """Whether the caller has a token left under `limit`, taking none."""
-    answer = counters.has_token(bucket(limit, request.remote or ""), per_window, window=window)
+    return await _decided(
+        counters.has_token(bucket(limit, request.remote or ""), per_window, window=window)
+    )
+
+
+async def _decided(answer: bool | Awaitable[bool]) -> bool:
+    """`Counters` answer at once in one process, after a round trip when shared."""
     return answer if isinstance(answer, bool) else await answer
