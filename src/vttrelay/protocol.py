@@ -11,6 +11,7 @@ See `shared/reference/wire-protocol.md` sections 2, 3 and 5 for the full story.
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum
 from typing import Final
 
@@ -42,6 +43,21 @@ WORLD_QUERY_KEYS: Final = (
     "systemVersion",
     "customName",
 )
+
+
+# Identifiers a world or a client chooses (client ids, world ids; DESIGN §6 item 11): letters,
+# digits, `_`, `-` and `.`, not starting with `.`, at most 128 characters. Such an id is safe as
+# one URL path segment (never `.`, `..` or a `/`), in a query, in HTML and in a log line. The
+# module's ids (`fvtt_<16 hex>`), Foundry's world ids and the embedded world's all match.
+ID_PATTERN: Final = r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}"
+_ID = re.compile(ID_PATTERN)
+INVALID_CLIENT_ID: Final = "Invalid client ID"
+INVALID_WORLD_ID: Final = "Invalid world ID"
+
+
+def valid_id(text: object) -> bool:
+    """Whether `text` is an identifier a world or client may choose (`ID_PATTERN`)."""
+    return isinstance(text, str) and _ID.fullmatch(text) is not None
 
 
 class Close(IntEnum):

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import orjson
 from aiohttp import web
@@ -53,6 +53,7 @@ from vttrelay.dashboard.sessions import (
 from vttrelay.protocol import Close
 from vttrelay.relay import approvals, pairing, peer_limits
 from vttrelay.relay.approvals import KeyRequest, PairRequest
+from vttrelay.relay.client_ids import keeps_id
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.routes import ALL_SCOPES, MISSING, ROUTES, STREAM_ROUTES, Route
 from vttrelay.relay.worlds import WorldConnection
@@ -151,6 +152,12 @@ class WorldRow:
     instance: str = ""  # the relay instance holding a live world, when it is not this one
 
 
+def path_segment(text: str) -> str:
+    """`text` as one URL path segment (every `/`, `?`, `#`, `%` quoted): for ids in form actions,
+    which `protocol.valid_id` already keeps free of `.` and `..` segments."""
+    return quote(str(text), safe="")
+
+
 def json_data(value: Any) -> Markup:
     """JSON safe to place inside a `<script type="application/json">` element."""
     text = orjson.dumps(value).decode()
@@ -221,6 +228,8 @@ class Dashboard:
         env.filters["iso"] = _iso
         env.filters["ago"] = _ago
         env.filters["json"] = json_data
+        env.filters["segment"] = path_segment
+        env.tests["valid_id"] = protocol.valid_id
         return env
 
     # Responses -------------------------------------------------------------------------------
@@ -537,7 +546,7 @@ class Dashboard:
             ("World", ask.world),
             ("System", system if ask.system_title or ask.system_id else ""),
             ("Foundry", f"v{ask.foundry_version}" if ask.foundry_version else ""),
-            ("Client id", ask.client_id),
+            ("Client id", await self.redeemed_id(viewer, ask)),
             ("Cross-world scopes", ", ".join(ask.remote_scopes)),
             ("Target worlds", ", ".join(ask.target_clients)),
             ("From", found.peer),
@@ -556,6 +565,31 @@ class Dashboard:
             next=f"/pair/{found.code}",
             scopes=(),
         )
+
+    async def redeemed_id(self, viewer: Viewer | None, ask: approvals.PairAsk) -> str:
+        """Which client id the world gets when it pairs after approval (`client_ids.keeps_id`,
+        the rule `POST /auth/pair` applies), in words for the approver."""
+        if not ask.client_id:
+            return (
+                f"a new id, unless the world already has one of the approving account's ids for"
+                f" world id {ask.world_id} (not connected now): it keeps that one"
+            )
+        known = await asyncio.to_thread(self.state.store.known_client, ask.client_id)
+        live = self.state.registry.get(ask.client_id) is not None
+        owner = known.account if known else None
+        account = viewer.account if viewer and viewer.account else owner or "default"
+        stored = known.metadata if known else None
+        if keeps_id(owner, stored, account, ask.world_id, live):
+            where = "" if viewer and viewer.account or not owner else f", if approved for {owner}"
+            return f"{ask.client_id} (kept: the world keeps its id{where})"
+        why = (
+            "is connected now"
+            if live
+            else "is another account's world"
+            if owner != account
+            else "is another world's id"
+        )
+        return f"a new id ({ask.client_id} {why})"
 
     async def key_page(self, request: web.Request) -> web.StreamResponse:
         viewer = await self.viewer(request)

@@ -45,6 +45,7 @@ from vttrelay.relay.forward import (
     error_response,
     forward,
     forward_image,
+    read_body,
 )
 from vttrelay.relay.metrics import RequestMetrics, make_registry, metrics_response
 from vttrelay.relay.routes import ROUTES, Route
@@ -196,25 +197,30 @@ async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.R
     limit = state.config.pair_rate_limit
     if not await peer_limits.take(state.counters, peer_limits.PAIR, request, limit, PAIR_WINDOW):
         raise error(429, "Too many pairing attempts, please try again later")
-    body = _json_body(await request.read()) or {}
+    body = _json_body(await read_body(request, route)) or {}
     code = body.get("code")
     if not isinstance(code, str) or not code.strip():
         raise error(400, "Code is required")
     world_id = body.get("worldId")
     if not isinstance(world_id, str) or not world_id.strip():
         raise error(400, "worldId is required")
+    if not protocol.valid_id(world_id):
+        raise error(400, protocol.INVALID_WORLD_ID)
     existing = body.get("existingClientId")
-    if not isinstance(existing, str) or not existing.strip() or len(existing) > 128:
-        existing = None
-    elif existing in state.config.reserved_client_ids:
-        existing = None  # the embedded world's id: never handed out (worlds._token_fits)
+    if existing is not None and existing != "" and not protocol.valid_id(existing):
+        raise error(400, protocol.INVALID_CLIENT_ID)  # checked before the code is spent
+    if not existing or existing in state.config.reserved_client_ids:
+        existing = None  # none, or the embedded world's id: never handed out (worlds._token_fits)
     metadata = {k: v for k in ("worldId", "worldTitle") if isinstance(v := body.get(k), str) and v}
+    if len(metadata.get("worldTitle", "")) > pairing.MAX_TEXT:
+        raise error(400, f"worldTitle is too long (at most {pairing.MAX_TEXT} characters)")
+    live = existing is not None and state.registry.get(existing) is not None
     result = await asyncio.to_thread(
-        state.store.redeem_pairing_code, code.strip(), existing, metadata
+        state.store.redeem_pairing_code, code.strip(), existing, metadata, live
     )
     if isinstance(result, PairingError):
         raise error(404 if result is PairingError.INVALID else 410, result.value)
-    log.info("paired world %s (account %s)", result.client_id, result.account)
+    log.info("paired world %s (account %s)", result.client_id, escape(result.account))
     return json_response(
         {
             "token": result.token,
@@ -237,7 +243,7 @@ async def h_client_active(request: web.Request, route: Route, state: RelayState)
 
 
 async def h_self_unpair(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    body = _json_body(await request.read())
+    body = _json_body(await read_body(request, route))
     token = body.get("token") if body else None
     if not isinstance(token, str) or not token:
         raise error(400, "Missing token")

@@ -527,6 +527,7 @@ def approve_key_request(
             if scope not in request.ask.scopes:
                 raise error(400, f"Cannot grant scope not in original request: {scope}")
         worlds = tuple(client_ids) if client_ids is not None else request.ask.client_ids
+        _own_worlds(db, worlds, account)
         key_id, _unknown = insert_key(
             db, account, granted, worlds, user_id, expires_at, rate_per_minute, request.ask.app_name
         )
@@ -547,6 +548,17 @@ def approve_key_request(
             ),
         )
     return KeyApproval(request, key_id, granted, worlds, exchange_code)
+
+
+def _own_worlds(db: Connection, client_ids: tuple[str, ...], account: str) -> None:
+    """Refuse a key for worlds of another account: it could never reach them (a world not seen
+    yet may be paired later, so it is allowed)."""
+    for client_id in client_ids:
+        row = db.execute(
+            "SELECT account FROM known_clients WHERE client_id = ?", (client_id,)
+        ).fetchone()
+        if row is not None and row["account"] != account:
+            raise error(400, f"World {client_id} is not a world of account {account}")
 
 
 def refuse_key_request(store: RelayStore, code: str, now: float | None = None) -> KeyRequest:

@@ -38,9 +38,11 @@ from urllib.parse import urlsplit
 import orjson
 from aiohttp import web
 
+from vttrelay import protocol
 from vttrelay.relay import approvals, peer_limits
 from vttrelay.relay.approvals import Answer, KeyAsk, KeyRequest, PairAsk, PairRequest
 from vttrelay.relay.core import error
+from vttrelay.relay.forward import read_body
 from vttrelay.relay.routes import ALL_SCOPES, Route
 
 if TYPE_CHECKING:
@@ -106,9 +108,10 @@ async def count_miss(request: web.Request, state: RelayState) -> None:
     await peer_limits.take(state.counters, peer_limits.MISSES, request, limit, RATE_WINDOW)
 
 
-async def _body(request: web.Request) -> dict[str, Any]:
+async def _body(request: web.Request, route: Route) -> dict[str, Any]:
+    """The JSON object of the body, read up to the route's own limit (`forward.read_body`)."""
     try:
-        body = orjson.loads(await request.read())
+        body = orjson.loads(await read_body(request, route))
     except orjson.JSONDecodeError:
         raise error(400, INVALID_BODY) from None
     if not isinstance(body, dict):
@@ -143,6 +146,14 @@ def _texts(body: dict[str, Any], name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
 
 
+def _ids(ids: tuple[str, ...], message: str = protocol.INVALID_CLIENT_ID) -> tuple[str, ...]:
+    """`ids`, each an identifier a world may have (`protocol.valid_id`), else 400 `message`."""
+    for value in ids:
+        if not protocol.valid_id(value):
+            raise error(400, message)
+    return ids
+
+
 def _scopes(scopes: tuple[str, ...]) -> tuple[str, ...]:
     for scope in scopes:
         if scope not in ALL_SCOPES:
@@ -169,6 +180,9 @@ def parse_pair_ask(body: dict[str, Any]) -> PairAsk:
     )
     if not ask.world_id:
         raise error(400, "worldId is required")
+    _ids((ask.world_id,), protocol.INVALID_WORLD_ID)
+    _ids((ask.client_id,) if ask.client_id else ())
+    _ids(ask.target_clients)
     _scopes(ask.remote_scopes)
     return ask
 
@@ -212,6 +226,7 @@ def parse_key_ask(body: dict[str, Any]) -> KeyAsk:
     if not ask.app_name or not ask.scopes:
         raise error(400, "appName and scopes are required")
     _scopes(ask.scopes)
+    _ids(ask.client_ids)
     for name, url in (("appUrl", ask.app_url), ("callbackUrl", ask.callback_url)):
         problem = url and url_problem(url)
         if problem:
@@ -247,7 +262,7 @@ async def _status(
 
 async def h_pair_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
     await _check_rate(request, state)
-    ask = parse_pair_ask(await _body(request))
+    ask = parse_pair_ask(await _body(request, route))
     ttl = state.config.pair_request_ttl
     made = await asyncio.to_thread(
         approvals.create_pair_request, state.store, ask, request.remote or "", ttl
@@ -271,7 +286,7 @@ async def h_pair_status(request: web.Request, route: Route, state: RelayState) -
 
 async def h_key_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
     await _check_rate(request, state)
-    ask = parse_key_ask(await _body(request))
+    ask = parse_key_ask(await _body(request, route))
     ttl = state.config.key_request_ttl
     made = await asyncio.to_thread(
         approvals.create_key_request, state.store, ask, request.remote or "", ttl
@@ -293,7 +308,7 @@ async def h_key_status(request: web.Request, route: Route, state: RelayState) ->
 
 async def h_key_exchange(request: web.Request, route: Route, state: RelayState) -> web.Response:
     await _check_rate(request, state)
-    code = (await _body(request)).get("code")
+    code = (await _body(request, route)).get("code")
     if not isinstance(code, str) or not code.strip():
         raise error(400, "Code is required")
     if len(code) > MAX_TEXT:

@@ -250,6 +250,8 @@ def _largest(param: Param) -> int:
 
 
 def _body_limit(route: Route) -> int:
+    if "max_body" in route.extra:  # a route that reads its body itself names its own limit
+        return int(route.extra["max_body"])
     needed = sum(_largest(p) for p in route.params if "body" in p.sources)
     return 2 * needed + BODY_SLACK
 

@@ -1136,6 +1136,11 @@ STREAM_ROUTES: Final = (
 WORLD_ID_B = Param("worldId", "string", B, required=True, description="The world's id.")
 
 
+# The body a public route that reads its own body (pairing, self-unpair, pair and key requests)
+# reads at most: theirs are a few short fields, and nobody has authenticated yet (issue 20 item 5)
+PUBLIC_BODY: Final = {"max_body": 64 * 1024}
+
+
 def _local(
     method: str,
     path: str,
@@ -1144,8 +1149,19 @@ def _local(
     group: str,
     scope: str | None = None,
     params: tuple[Param, ...] = (),
+    extra: dict[str, Any] | None = None,
 ) -> Route:
-    return Route(method, path, "local", summary, group, scope=scope, params=params, handler=handler)
+    return Route(
+        method,
+        path,
+        "local",
+        summary,
+        group,
+        scope=scope,
+        params=params,
+        handler=handler,
+        extra=dict(extra or {}),
+    )
 
 
 RELAY_ROUTES: Final = (
@@ -1190,6 +1206,7 @@ RELAY_ROUTES: Final = (
                 "existingClientId", "string", B, description="Keep this client id when re-pairing."
             ),
         ),
+        extra=PUBLIC_BODY,
     ),
     _local(
         "GET",
@@ -1206,6 +1223,7 @@ RELAY_ROUTES: Final = (
         "Revoke this world's connection token.",
         "Auth",
         params=(Param("token", "string", B, required=True, description="Connection token."),),
+        extra=PUBLIC_BODY,
     ),
     _local("GET", "/openapi.json", "openapi", "This API as an OpenAPI 3.1 document.", "Status"),
     _local("GET", "/docs", "docs", "Interactive API documentation.", "Status"),
@@ -1512,7 +1530,10 @@ PAIRING_ROUTES: Final = (
         "A world asks to be paired (the module's Pair and Upgrade buttons); 201 with its code.",
         "Auth",
         handler="pair_request",
-        extra={"responses": {"201": "Created: code, pairUrl.", "400": "Bad body.", "429": LIMITED}},
+        extra={
+            **PUBLIC_BODY,
+            "responses": {"201": "Created: code, pairUrl.", "400": "Bad body.", "429": LIMITED},
+        },
         params=(
             WORLD_ID_B,
             *(Param(name, "string", B, description=f"The world's {name}.") for name in _TEXT_B),
@@ -1547,8 +1568,9 @@ PAIRING_ROUTES: Final = (
         "Auth",
         handler="key_request",
         extra={
-            "responses": {"201": "Created: code, approvalUrl.", "400": "Bad body.", "429": LIMITED}
-        },  # fmt: skip
+            **PUBLIC_BODY,
+            "responses": {"201": "Created: code, approvalUrl.", "400": "Bad body.", "429": LIMITED},
+        },
         params=(
             Param("appName", "string", B, required=True, description="The app's name."),
             Param("scopes", "array", B, required=True, description="Scopes asked for."),
@@ -1585,13 +1607,14 @@ PAIRING_ROUTES: Final = (
         "Auth",
         handler="key_exchange",
         extra={
+            **PUBLIC_BODY,
             "responses": {
                 "200": "apiKey, clientIds, scopes.",
                 "400": "No code.",
                 "404": "Unknown code.",
                 "410": "Used, refused or expired.",
                 "429": LIMITED,
-            }
+            },
         },  # fmt: skip
         params=(Param("code", "string", B, required=True, description="The exchange code."),),
     ),

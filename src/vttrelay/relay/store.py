@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from vttrelay.protocol import valid_id
+from vttrelay.relay.client_ids import keeps_id, new_client_id
 from vttrelay.relay.database import Connection, Database, Row, SqliteDatabase, open_database
 
 DEFAULT_ACCOUNT = "default"
@@ -306,9 +308,11 @@ class RelayStore:
         code: str,
         existing_client_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        live: bool = False,
     ) -> Pairing | PairingError:
         """Trade a code for a new connection token (atomically: a code works once, on whichever
-        instance redeems it first)."""
+        instance redeems it first). The world keeps `existing_client_id` only as
+        `client_ids.keeps_id` allows (`live`: a world is connected with that id now)."""
         now = time.time()
         with self.transaction() as db:
             row = db.execute(
@@ -322,15 +326,18 @@ class RelayStore:
                 return PairingError.EXPIRED
             db.execute("UPDATE pairing_codes SET used_at = ? WHERE code = ?", (now, row["code"]))
             account = row["account"]
+            meta = dict(metadata or {})
             client_id = existing_client_id
             if client_id is not None:
-                owner = db.execute(
-                    "SELECT account FROM known_clients WHERE client_id = ?", (client_id,)
+                known = db.execute(
+                    "SELECT account, metadata FROM known_clients WHERE client_id = ?", (client_id,)
                 ).fetchone()
-                if owner is not None and owner["account"] != account:
-                    client_id = None  # another account's world: never take its id over
-            client_id = client_id or "fvtt_" + secrets.token_hex(8)
-            meta = dict(metadata or {})
+                owner, stored = (
+                    (known["account"], orjson.loads(known["metadata"])) if known else (None, None)
+                )
+                if not keeps_id(owner, stored, account, str(meta.get("worldId") or ""), live):
+                    client_id = None
+            client_id = client_id or new_client_id()
             name = str(meta.get("worldTitle") or "")
             token = _insert_token(db, account, client_id, name, now)
             _upsert_client(db, client_id, account, meta, name, now)
@@ -339,7 +346,10 @@ class RelayStore:
     def create_connection_token(
         self, account: str, client_id: str, name: str = "", ip_allow: str = ""
     ) -> str:
-        """Mint a connection token directly (no pairing); returns the token, shown once."""
+        """Mint a connection token directly (no pairing); returns the token, shown once.
+        ValueError if `client_id` is not an id a world may have (`protocol.ID_PATTERN`)."""
+        if not valid_id(client_id):
+            raise ValueError(f"invalid client id {client_id!r}")
         now = time.time()
         with self.transaction() as db:
             token = _insert_token(db, account, client_id, name, now, ip_allow)

@@ -331,6 +331,12 @@ class WorldGateway:
             return web.Response(status=400, text=MISSING_ID)
         if "token" in query:
             return web.Response(status=400, text=TOKEN_IN_URL)
+        # ids checked at the door (DESIGN §6 item 11): from here on they are safe in a path, a
+        # page and a log line
+        if not protocol.valid_id(client_id):
+            return web.Response(status=400, text=protocol.INVALID_CLIENT_ID)
+        if query.get("worldId") and not protocol.valid_id(query["worldId"]):
+            return web.Response(status=400, text=protocol.INVALID_WORLD_ID)
         ws = web.WebSocketResponse(
             autoping=False,
             max_msg_size=self.config.max_frame_bytes,

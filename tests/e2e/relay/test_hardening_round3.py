@@ -1,0 +1,222 @@
+"""Issue 20 (hardening, round three), the relay's items, over real sockets: ids checked against
+one pattern at the door (item 8), `/auth/pair` never hands out another live world's id (item 4),
+public bodies read only up to the route's own limit (item 5), no log line takes raw input
+(item 13), a key request naming another account's world refused (item 14)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from vttrelay import protocol
+from vttrelay.relay import approvals
+from vttrelay.relay.core import RelayError
+
+TRAVERSAL = "z/../../keys/key_0123/revoke?"
+INVALID_ID = (400, {"error": "Invalid client ID"})
+
+
+@pytest.fixture
+async def relay(relay_factory: Any) -> Any:
+    """A relay without the per-IP pair, pair-request and key-request limits."""
+    return await relay_factory(pair_rate_limit=0, key_request_rate_limit=0)
+
+
+# Item 8: one pattern for the ids a world or a client chooses ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["vttrelay-demo", "fvtt_0123456789abcdef", "world-1", "w", "my.world_2", "A" * 128],
+)
+def test_ids_that_worlds_use_match_the_pattern(text: str) -> None:
+    assert protocol.valid_id(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", ".", "..", "../x", "a/b", "a?b", "a b", "a\nb", "é", "A" * 129, ".hidden", "a%2Fb"],
+)
+def test_ids_that_could_leave_a_path_segment_do_not(text: str) -> None:
+    assert not protocol.valid_id(text)
+
+
+async def _upgrade(relay: Any, query: dict[str, str]) -> tuple[int, str]:
+    """Open /relay with a WebSocket upgrade: (HTTP status, body text) when refused, 101 else."""
+    async with aiohttp.ClientSession() as http:
+        try:
+            ws = await http.ws_connect(relay.ws_url, params=query)
+        except aiohttp.WSServerHandshakeError as exc:
+            return exc.status, exc.message
+        await ws.close()
+        return 101, ""
+
+
+async def test_a_world_socket_with_an_id_off_the_pattern_is_refused_before_the_upgrade(
+    relay: Any,
+) -> None:
+    async with aiohttp.ClientSession() as http:
+        for query in ({"id": TRAVERSAL}, {"id": "ok-id", "worldId": "../x"}):
+            async with http.get(
+                relay.ws_url,
+                params=query,
+                headers={
+                    "Upgrade": "websocket",
+                    "Connection": "Upgrade",
+                    "Sec-WebSocket-Version": "13",
+                    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+                },
+            ) as resp:
+                text = await resp.text()
+                assert resp.status == 400, text
+                assert text in (protocol.INVALID_CLIENT_ID, protocol.INVALID_WORLD_ID)
+    # the ids worlds use connect as before
+    for client_id in ("vttrelay-demo", "fvtt_0123456789abcdef", "world-1"):
+        world = await relay.world(client_id)
+        await world.close()
+
+
+async def test_pairing_refuses_an_existing_client_id_off_the_pattern_before_spending_the_code(
+    relay: Any,
+) -> None:
+    code = relay.store.create_pairing_code()
+    body = {"code": code, "worldId": "w", "existingClientId": TRAVERSAL}
+    got = await relay.call("POST", "/auth/pair", json=body)
+    assert (got.status, got.json()) == INVALID_ID
+    got = await relay.call("POST", "/auth/pair", json={**body, "worldId": "a/b"})
+    assert (got.status, got.json()) == (400, {"error": "Invalid world ID"})
+    assert relay.store.list_tokens() == []
+    got = await relay.call("POST", "/auth/pair", json={**body, "existingClientId": "fvtt_1"})
+    assert (got.status, got.json()["clientId"]) == (200, "fvtt_1")  # the code still works
+
+
+async def test_pair_and_key_requests_refuse_ids_off_the_pattern(relay: Any) -> None:
+    for fields in ({"clientId": TRAVERSAL}, {"requestedTargetClients": ["ok", "a/b"]}):
+        got = await relay.call("POST", "/auth/pair-request", json={"worldId": "w", **fields})
+        assert (got.status, got.json()) == INVALID_ID
+    got = await relay.call("POST", "/auth/pair-request", json={"worldId": "w/x"})
+    assert (got.status, got.json()) == (400, {"error": "Invalid world ID"})
+    app = {"appName": "A", "scopes": ["world:info"], "clientIds": ["world-1", TRAVERSAL]}
+    got = await relay.call("POST", "/auth/key-request", json=app)
+    assert (got.status, got.json()) == INVALID_ID
+    app["clientIds"] = ["world-1", "vttrelay-demo"]
+    assert (await relay.call("POST", "/auth/key-request", json=app)).status == 201
+
+
+# Item 4: /auth/pair and another live world's id ------------------------------------------------
+
+
+async def test_pairing_with_a_live_worlds_id_gets_a_new_id_and_the_world_keeps_its_requests(
+    relay: Any,
+) -> None:
+    owner = await relay.world("fvtt_owner")  # worldId test-world, account default
+    key = relay.key()
+    code = relay.store.create_pairing_code()  # a code of the same account, in other hands
+    body = {"code": code, "worldId": "test-world", "existingClientId": "fvtt_owner"}
+    got = await relay.call("POST", "/auth/pair", json=body)
+    assert got.status == 200
+    assert re.fullmatch("fvtt_[0-9a-f]{16}", got.json()["clientId"])
+    assert [t.client_id for t in relay.store.list_tokens()].count("fvtt_owner") == 1
+    answer = await relay.call("GET", "/world-info", key=key, params={"clientId": "fvtt_owner"})
+    assert answer.status == 200 and answer.json()["data"]["echo"]["type"] == "world-info"
+    assert owner.close_code is None
+
+    # Offline, another world (another world id) does not get it either; the same world does
+    await owner.close()
+    await _until(lambda: relay.state.registry.get("fvtt_owner") is None)
+    body = {"code": relay.store.create_pairing_code(), "worldId": "other-world"}
+    got = await relay.call("POST", "/auth/pair", json={**body, "existingClientId": "fvtt_owner"})
+    assert got.status == 200 and got.json()["clientId"] != "fvtt_owner"
+    body = {"code": relay.store.create_pairing_code(), "worldId": "test-world"}
+    got = await relay.call("POST", "/auth/pair", json={**body, "existingClientId": "fvtt_owner"})
+    assert (got.status, got.json()["clientId"]) == (200, "fvtt_owner")  # DESIGN §4
+
+
+async def test_the_pair_approval_page_shows_which_client_id_will_be_redeemed(relay: Any) -> None:
+    await relay.world("fvtt_owner")
+    asked = {"worldId": "test-world", "clientId": "fvtt_owner"}
+    made = (await relay.call("POST", "/auth/pair-request", json=asked)).json()
+    page = (await relay.call("GET", f"/pair/{made['code']}")).body.decode()
+    assert "a new id (fvtt_owner is connected now)" in page
+    made = (await relay.call("POST", "/auth/pair-request", json={"worldId": "test-world"})).json()
+    page = (await relay.call("GET", f"/pair/{made['code']}")).body.decode()
+    assert "a new id, unless the world already has one of the approving account" in page
+
+
+async def _until(predicate: Any, timeout: float = 5.0) -> None:
+    for _ in range(int(timeout / 0.02)):
+        if predicate():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not met in time")
+
+
+# Item 5: public bodies read up to the route's own limit ----------------------------------------
+
+
+async def _chunked(size: int) -> AsyncIterator[bytes]:
+    chunk = b'{"token":"' + b"x" * (64 * 1024)
+    sent = 0
+    while sent < size:
+        yield chunk
+        sent += len(chunk)
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/self-unpair", "/auth/pair", "/auth/pair-request", "/auth/key-request"]
+)
+async def test_a_public_body_past_its_limit_is_refused_with_413_unread(
+    relay: Any, path: str
+) -> None:
+    big = b'{"token":"' + b"x" * (2 * 1024 * 1024) + b'"}'
+    got = await relay.call("POST", path, data=big, headers={"Content-Type": "application/json"})
+    assert (got.status, got.json()) == (413, {"error": "Request body too large"})
+    # chunked (no Content-Length): read only up to the limit, then 413
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(relay.url + path, data=_chunked(64 * 1024 * 1024)) as resp,
+    ):
+        assert resp.status == 413
+        assert await resp.json() == {"error": "Request body too large"}
+
+
+# Item 13: no log line takes raw input -----------------------------------------------------------
+
+
+async def test_a_client_id_with_a_newline_forges_no_log_line(
+    relay: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    forged = "w\n2026-01-01 00:00:00,000 INFO vttrelay.relay: world connected: fvtt_x"
+    status, _ = await _upgrade(relay, {"id": forged})
+    assert status == 400
+    code = relay.store.create_pairing_code()
+    body = {"code": code, "worldId": "w", "existingClientId": forged}
+    got = await relay.call("POST", "/auth/pair", json=body)
+    assert (got.status, got.json()) == INVALID_ID
+    messages = [r.getMessage() for r in caplog.records]
+    assert not [m for m in messages if "\n" in m or "fvtt_x" in m], messages
+
+
+# Item 14: a key request naming another account's world ------------------------------------------
+
+
+async def test_a_key_request_for_another_accounts_world_is_refused_clearly(relay: Any) -> None:
+    await relay.world("alice-world", account="alice")
+    app = {"appName": "Bot", "scopes": ["world:info"], "clientIds": ["alice-world"]}
+    code = (await relay.call("POST", "/auth/key-request", json=app)).json()["code"]
+    with pytest.raises(RelayError) as refused:
+        approvals.approve_key_request(relay.store, code, "mallory")
+    assert (refused.value.status, refused.value.message) == (
+        400,
+        "World alice-world is not a world of account mallory",
+    )
+    assert relay.store.list_keys("mallory") == []
+    done = approvals.approve_key_request(relay.store, code, "alice")
+    assert relay.store.get_key(done.key_id).client_ids == ("alice-world",)
