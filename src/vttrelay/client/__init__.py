@@ -6,9 +6,10 @@
         check = relay.dnd5e.skill_check("Actor.pipMonk000000001", "ste", advantage=True)
 
 One typed method per endpoint, grouped as the API is (`relay.dnd5e`, `relay.chat`,
-`relay.entities`, `relay.streams`, ...: `_methods.py`, generated from the relay's route table by
-`codegen.py`); replies are `TypedDict`s (`types.py`, why in its docstring); refusals raise the
-`errors.py` hierarchy. Installable alone: `pip install ./clients/python` (httpx, httpx-sse).
+`relay.entities`, `relay.streams`, ...: one module per group in `groups/`, generated from the
+relay's route table by `tools/codegen`); replies are `TypedDict`s (`types.py`, why in its
+docstring); refusals raise the `errors.py` hierarchy. Installable alone:
+`pip install ./clients/python` (httpx, httpx-sse).
 """
 
 from vttrelay.client.errors import (

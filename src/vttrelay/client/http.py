@@ -8,7 +8,7 @@
         for event in relay.streams.chat(client_id="vttrelay-demo"):
             print(event.event, event.data)
 
-Every endpoint is a typed method of its group (`_methods.py`, generated from the route table).
+Every endpoint is a typed method of its group (`groups/`, generated from the route table).
 Underneath, `request(route, params)` places each wire parameter where the relay reads it
 (`requests.prepare`), sends it and returns the parsed JSON reply (bytes for images); any status
 but 2xx raises the `errors.py` exception for it, carrying the status and the documented body.
@@ -36,8 +36,8 @@ from typing import Any, Final
 import httpx
 from httpx_sse import ServerSentEvent, aconnect_sse, connect_sse
 
-from vttrelay.client._methods import AsyncGroups, SyncGroups
 from vttrelay.client.errors import VttRelayError, error_for
+from vttrelay.client.groups import AsyncGroups, SyncGroups
 from vttrelay.client.requests import PreparedRequest, find_route, prepare
 from vttrelay.client.spec import RouteSpec
 from vttrelay.client.types import StreamEvent

@@ -1,7 +1,7 @@
 """Turn a call by route into an HTTP request: where each parameter goes, from the route table.
 
 The relay's route table says, for every endpoint, which parameters it takes and where it reads
-each one (body, query or path). The client carries a generated copy of it (`_routes.py`), so a
+each one (body, query or path). The client carries a generated copy of it (`groups/`), so a
 call like `client.call("skill-check", actorUuid=..., skill="prc")` puts every value where the
 relay looks for it first. This module is pure: no I/O, shared by the sync and async clients.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from vttrelay.client._routes import ROUTES
+from vttrelay.client.groups import ROUTES
 from vttrelay.client.spec import RouteSpec
 
 _BY_NAME: dict[str, RouteSpec] = {}

@@ -1,6 +1,6 @@
 """Every SDK method against the embedded demo world through a real relay, over real sockets.
 
-One case per route of the generated table (`vttrelay.client._routes`): it calls the typed method
+One case per route of the generated table (`vttrelay.client.groups`): it calls the typed method
 with real arguments (after what it needs: a message to delete, an encounter to advance...), and
 the reply must conform to the method's declared return type (`types.conforms`) and, for world
 replies, be the action's `<action>-result`. GET methods run twice: with `AsyncClient` and with
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from vttrelay.client import AsyncClient, BadRequest, Client
-from vttrelay.client._routes import BY_KEY, ROUTES
+from vttrelay.client.groups import ROUTES
 from vttrelay.client.types import Connected, conforms
 from vttrelay.relay import approvals
 from vttrelay.relay.routes import ALL_SCOPES
@@ -328,6 +328,7 @@ async def _key_exchange(ctx: Ctx, method: Method) -> Any:
 
 # The tests -----------------------------------------------------------------------------------
 
+BY_KEY = {r.key: r for r in ROUTES}
 CALLED = [r.key for r in ROUTES if r.reply != "stream"]
 STREAMS = [r.key for r in ROUTES if r.reply == "stream"]
 

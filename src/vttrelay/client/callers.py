@@ -1,4 +1,4 @@
-"""What the generated endpoint groups (`_methods.py`) need from a client: one call per route.
+"""What the generated endpoint groups (`groups/`) need from a client: one call per route.
 
 `Client` and `AsyncClient` (`http.py`) implement these; the groups only hold a reference to
 their client and turn Python arguments into the route's wire parameters.
