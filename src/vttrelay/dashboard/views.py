@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
+import hmac
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -41,6 +44,7 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 import orjson
 from aiohttp import web
 from markupsafe import Markup
+from multidict import MultiDictProxy
 
 from vttrelay import __version__, protocol
 from vttrelay.dashboard import scopes as scope_info
@@ -52,6 +56,7 @@ from vttrelay.dashboard.sessions import (
 )
 from vttrelay.protocol import Close
 from vttrelay.relay import approvals, pairing, peer_limits
+from vttrelay.relay.accesslog import escape
 from vttrelay.relay.approvals import KeyRequest, PairRequest
 from vttrelay.relay.client_ids import keeps_id
 from vttrelay.relay.core import RelayError
@@ -66,10 +71,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("vttrelay.dashboard")
 Asked = TypeVar("Asked", PairRequest, KeyRequest)
+Decided = TypeVar("Decided")
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
 COOKIE = "vttrelay_session"
+SIGNIN_COOKIE = "vttrelay_signin"  # the sign-in form's CSRF token (no session yet)
 SIGNIN_WINDOW = 15 * 60.0  # sign-in attempts are counted per IP over 15 minutes
 MAX_FORM_BYTES = 64 * 1024
 SECURITY_HEADERS = {
@@ -90,10 +97,15 @@ MESSAGES = {  # ?msg= after a change (fixed texts: the query never carries free 
     "refused": "Refused.",
     "signed-out": "You are signed out.",
 }
+TOO_MANY_GUESSES = "Too many unknown request codes, please try again later."
 TOO_MANY_SIGNINS = "Too many sign-in attempts from this address, please try again later."
 BAD_LINK = (
     "This sign-in link is not valid: it was already used, has expired, or was mistyped. "
     "Run `vttrelay dashboard-link` for a new one."
+)
+SIGNED_IN_ALREADY = (
+    "You are already signed in as {label}. Open the sign-in page again to replace that session"
+    " (it says so), or sign out first."
 )
 CSRF_FAILED = (
     "This form is out of date or came from another site (CSRF check failed). "
@@ -296,9 +308,7 @@ class Dashboard:
         viewer = await self.viewer(request)
         if viewer is None:
             raise Refused(401, "You are not signed in (or your session has ended).")
-        if (request.content_length or 0) > MAX_FORM_BYTES:
-            raise Refused(413, "Form too large")
-        data = await request.post()
+        data = await form_data(request)
         fields = {k: v for k, v in data.items() if isinstance(v, str)}
         multi = {k: ",".join(str(v) for v in data.getall(k)) for k in data if k != "csrf"}
         if not viewer.csrf_ok(fields.get("csrf") or request.headers.get("X-CSRF-Token")):
@@ -319,24 +329,49 @@ class Dashboard:
     # Sign-in ---------------------------------------------------------------------------------
 
     async def signin_form(self, request: web.Request) -> web.StreamResponse:
-        return self.render(
+        """The sign-in form, with a fresh pre-session CSRF token: in a hidden field and in a
+        SameSite=Strict cookie (`SIGNIN_COOKIE`); the POST must carry both, equal."""
+        csrf = secrets.token_urlsafe(24)
+        response = self.render(
             request,
             "signin.html",
             await self.viewer(request),
             token=request.query.get("token", ""),
             next=safe_next(request.query.get("next")),
+            signin_csrf=csrf,
         )
+        response.set_cookie(
+            SIGNIN_COOKIE,
+            csrf,
+            max_age=int(SIGNIN_WINDOW),
+            path="/",  # whatever prefix a proxy serves the relay under
+            httponly=True,
+            samesite="Strict",
+            secure=_https(request),
+        )
+        return response
 
     async def signin(self, request: web.Request) -> web.StreamResponse:
+        """Redeem a sign-in token, protected like every other form (issue 20 item 3): the
+        request must come from this relay's own page (`same_origin`) with the form's pre-session
+        CSRF token, and an existing session is replaced only when the form said so (it tells
+        the visitor who is signed in)."""
         config = self.state.config
         limit = config.signin_rate_limit
         if not await peer_limits.take(
             self.state.counters, peer_limits.SIGNIN, request, limit, SIGNIN_WINDOW
         ):
             raise Refused(429, TOO_MANY_SIGNINS)
-        if (request.content_length or 0) > MAX_FORM_BYTES:
-            raise Refused(413, "Form too large")
-        data = await request.post()
+        data = await form_data(request)
+        sent = str(data.get("signin_csrf") or "")
+        expected = request.cookies.get(SIGNIN_COOKIE, "")
+        if not same_origin(request) or not (
+            sent and expected and hmac.compare_digest(sent, expected)
+        ):
+            raise Refused(403, CSRF_FAILED)
+        current = await self.viewer(request)
+        if current is not None and data.get("replace") != "1":
+            raise Refused(409, SIGNED_IN_ALREADY.format(label=current.label))
         token = str(data.get("token") or "").strip()
         if "token=" in token:  # a whole link was pasted
             token = token.split("token=", 1)[1].split("&", 1)[0]
@@ -346,7 +381,9 @@ class Dashboard:
         if opened is None:
             raise Refused(401, BAD_LINK)
         secret, viewer = opened
-        log.info("dashboard sign-in: %s from %s", viewer.label, request.remote)
+        log.info("dashboard sign-in: %s from %s", escape(viewer.label), request.remote)
+        if current is not None:
+            await asyncio.to_thread(end_session, self.state.store, request.cookies.get(COOKIE, ""))
         response = self.redirect(safe_next(str(data.get("next") or "")) or "/dashboard/worlds")
         response.set_cookie(
             COOKIE,
@@ -357,6 +394,7 @@ class Dashboard:
             samesite="Lax",
             secure=_https(request),
         )
+        response.del_cookie(SIGNIN_COOKIE, path="/")
         return response
 
     async def signout(self, request: web.Request) -> web.StreamResponse:
@@ -625,15 +663,36 @@ class Dashboard:
             scopes=ask.scopes,
         )
 
+    async def decided(
+        self, request: web.Request, viewer: Viewer, decide: Callable[..., Decided], *args: Any
+    ) -> Decided:
+        """Run `decide(store, *args)` (an approval or refusal by code) off the event loop. A code
+        that names no request counts as a miss against the viewer's account, its address and
+        all callers (`pairing.count_miss`), like a status poll's; once a budget is spent the
+        viewer decides nothing by code for the rest of the window (issue 20 item 12)."""
+        state = self.state
+        name = peer_limits.account_bucket(peer_limits.MISSES, viewer.account)
+        limit = state.config.code_miss_limit
+        await pairing.check_misses(request, state)
+        if not await peer_limits.has_token_named(state.counters, name, limit, SIGNIN_WINDOW):
+            raise Refused(429, TOO_MANY_GUESSES)
+        try:
+            return await asyncio.to_thread(decide, state.store, *args)
+        except RelayError as exc:
+            if exc.status == 404:
+                await pairing.count_miss(request, state)
+                await peer_limits.take_named(state.counters, name, limit, SIGNIN_WINDOW)
+            raise
+
     async def decide_pair(self, request: web.Request) -> web.StreamResponse:
         viewer, fields = await self.form(request)
         code = request.match_info["code"]
         if request.match_info["decision"] == "approve":
             account = self.account_for(viewer, fields.get("account"))
-            await asyncio.to_thread(approvals.approve_pair_request, self.state.store, code, account)
+            await self.decided(request, viewer, approvals.approve_pair_request, code, account)
             log.info("dashboard (%s): approved pair request %s", viewer.label, code)
             return self.redirect(f"/pair/{code}?msg=approved")
-        await asyncio.to_thread(approvals.refuse_pair_request, self.state.store, code)
+        await self.decided(request, viewer, approvals.refuse_pair_request, code)
         return self.redirect(f"/pair/{code}?msg=refused")
 
     async def decide_key(self, request: web.Request) -> web.StreamResponse:
@@ -644,8 +703,12 @@ class Dashboard:
             chosen = tuple(s for s in fields.get("scopes", "").split(",") if s)
             if not chosen:
                 raise Refused(400, "Choose at least one scope")
-            done = await asyncio.to_thread(
-                approvals.approve_key_request, self.state.store, code, account, scopes=chosen
+            done = await self.decided(
+                request,
+                viewer,
+                functools.partial(approvals.approve_key_request, scopes=chosen),
+                code,
+                account,
             )
             log.info("dashboard (%s): approved key request %s", viewer.label, code)
             if done.exchange_code is not None:  # the web flow: the app gets it by its callback
@@ -658,7 +721,7 @@ class Dashboard:
                     continue_url=with_query(done.request.ask.callback_url, code=done.exchange_code),
                 )
             return self.redirect(f"/approve/{code}?msg=approved")
-        await asyncio.to_thread(approvals.refuse_key_request, self.state.store, code)
+        await self.decided(request, viewer, approvals.refuse_key_request, code)
         return self.redirect(f"/approve/{code}?msg=refused")
 
     # Keys ------------------------------------------------------------------------------------
@@ -788,6 +851,31 @@ def _system(meta: dict[str, Any]) -> str:
     name = str(meta.get("systemTitle") or meta.get("systemId") or "")
     version = str(meta.get("systemVersion") or "")
     return f"{name} {version}".strip()
+
+
+async def form_data(request: web.Request) -> MultiDictProxy[Any]:
+    """The request's form fields, read up to MAX_FORM_BYTES whatever the body's framing (a
+    chunked body has no Content-Length to check first), else a 413 page."""
+    try:
+        return await request.clone(client_max_size=MAX_FORM_BYTES).post()
+    except web.HTTPRequestEntityTooLarge:
+        raise Refused(413, "Form too large") from None
+
+
+def same_origin(request: web.Request) -> bool:
+    """Whether a browser sent this request from the relay's own pages: an `Origin` header, when
+    there is one, names this relay (as the browser reached it: its Host, or the
+    X-Forwarded-Host a proxy in front set), and `Sec-Fetch-Site` is not `cross-site`. A
+    client that sends neither (curl), or `Origin: null` (what a browser sends from the
+    dashboard's own pages: their Referrer-Policy is no-referrer), is judged by `Sec-Fetch-Site`
+    and the CSRF token alone."""
+    if request.headers.get("Sec-Fetch-Site", "") in ("cross-site", "same-site"):
+        return False
+    origin = request.headers.get("Origin")
+    if origin is None or origin == "null":
+        return True
+    hosts = {request.host, request.headers.get("X-Forwarded-Host", "").split(",")[0].strip()}
+    return urlsplit(origin).netloc in hosts - {""}
 
 
 def _https(request: web.Request) -> bool:

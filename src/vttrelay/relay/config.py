@@ -78,6 +78,9 @@ class RelayConfig:
     # Unknown request codes one IP may look up per 15 minutes (the two status polls and the
     # /pair and /approve pages); looking up a code that exists costs nothing. 0 disables
     code_miss_limit: int = 10
+    # ... and all callers together (many addresses are not many budgets); when spent, code
+    # lookups are refused for the rest of the window. 0 disables
+    code_miss_global_limit: int = 200
     pair_request_ttl: float = 600.0  # seconds a pair request waits for a decision
     key_request_ttl: float = 600.0  # seconds a key request waits for a decision
     probe_rate_limit: int = 60  # GET /api/clients/{id}/active per IP per minute; 0 disables

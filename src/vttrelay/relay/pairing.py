@@ -94,18 +94,27 @@ async def _check_rate(request: web.Request, state: RelayState) -> None:
 
 
 async def check_misses(request: web.Request, state: RelayState) -> None:
-    """Refuse any code lookup from an IP that has spent its budget of unknown codes."""
-    limit = state.config.code_miss_limit
+    """Refuse any code lookup from an IP that has spent its budget of unknown codes, or once all
+    callers together have spent theirs (`code_miss_global_limit`)."""
+    config, counters = state.config, state.counters
     if not await peer_limits.has_token(
-        state.counters, peer_limits.MISSES, request, limit, RATE_WINDOW
+        counters, peer_limits.MISSES, request, config.code_miss_limit, RATE_WINDOW
+    ) or not await peer_limits.has_token_named(
+        counters, peer_limits.ALL_MISSES, config.code_miss_global_limit, RATE_WINDOW
     ):
         raise error(429, TOO_MANY)
 
 
 async def count_miss(request: web.Request, state: RelayState) -> None:
-    """Charge the IP one token of its unknown-code budget (a lookup found nothing)."""
-    limit = state.config.code_miss_limit
-    await peer_limits.take(state.counters, peer_limits.MISSES, request, limit, RATE_WINDOW)
+    """Charge the IP, and all callers together, one token of the unknown-code budget (a lookup
+    found nothing)."""
+    config, counters = state.config, state.counters
+    await peer_limits.take(
+        counters, peer_limits.MISSES, request, config.code_miss_limit, RATE_WINDOW
+    )
+    await peer_limits.take_named(
+        counters, peer_limits.ALL_MISSES, config.code_miss_global_limit, RATE_WINDOW
+    )
 
 
 async def _body(request: web.Request, route: Route) -> dict[str, Any]:

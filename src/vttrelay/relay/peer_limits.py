@@ -5,7 +5,9 @@ Five limits count a client by its address (`ratelimit.peer_key`: an IPv4 address
 (REQUESTS), lookups of unknown request codes (MISSES) and dashboard sign-ins (SIGNIN). In one
 process they are token buckets in memory; scaled out (`--redis`) they live in Redis beside the
 API keys' budgets, so ten instances behind a balancer do not give a client ten budgets to guess
-codes with.
+codes with. Unknown codes are also counted per dashboard account (`take_named` with
+`account_bucket`: a signed-in owner deciding requests by code) and over all callers at once
+(`ALL_MISSES`), so many addresses do not add up to many budgets (issue 20 item 12).
 """
 
 from __future__ import annotations
@@ -23,6 +25,14 @@ PROBE: Final = "probe"
 REQUESTS: Final = "requests"
 MISSES: Final = "misses"
 SIGNIN: Final = "signin"
+
+
+ALL_MISSES: Final = "all:misses"  # the unknown-code budget of every caller together
+
+
+def account_bucket(limit: str, account: str | None) -> str:
+    """The budget's name in `Counters` for a dashboard account (None: the operator)."""
+    return f"account:{limit}:{'*' if account is None else account}"
 
 
 def bucket(limit: str, address: str) -> str:
@@ -46,6 +56,16 @@ async def has_token(
     return await _decided(
         counters.has_token(bucket(limit, request.remote or ""), per_window, window=window)
     )
+
+
+async def take_named(counters: Counters, name: str, per_window: int, window: float) -> bool:
+    """Take one token of the budget `name` (`ALL_MISSES`, an `account_bucket`); False: spent."""
+    return await _decided(counters.allow(name, per_window, window=window))
+
+
+async def has_token_named(counters: Counters, name: str, per_window: int, window: float) -> bool:
+    """Whether the budget `name` has a token left, taking none."""
+    return await _decided(counters.has_token(name, per_window, window=window))
 
 
 async def _decided(answer: bool | Awaitable[bool]) -> bool:

@@ -1,7 +1,8 @@
 """Fixtures of the dashboard tests: a signed-in browser-like HTTP session, and a real browser.
 
 - `signin(relay, account=None) -> Visitor`: an aiohttp session with its own cookie jar, signed in
-  through `POST /dashboard/signin` with a fresh one-time token (operator for None); `.csrf` is
+  as a browser does (the form, then `POST /dashboard/signin` with its CSRF token) with a fresh
+  one-time token (operator for None); `.csrf` is
   the session's CSRF token read from a page; `.get(path)` / `.post(path, data, csrf=True)` return
   `(status, text, headers)` without following redirects.
 - `browser` -> a Playwright browser context on Debian's chromium (`/usr/bin/chromium`,
@@ -62,6 +63,13 @@ def csrf_of(page: str) -> str:
     return found.group(1)
 
 
+def signin_csrf_of(page: str) -> str:
+    """The sign-in form's CSRF token (its cookie came with the page)."""
+    found = re.search(r'name="signin_csrf" value="([^"]+)"', page)
+    assert found, "no sign-in CSRF field on the page"
+    return found.group(1)
+
+
 @pytest.fixture
 async def signin() -> AsyncIterator[Any]:
     sessions: list[aiohttp.ClientSession] = []
@@ -71,7 +79,10 @@ async def signin() -> AsyncIterator[Any]:
         sessions.append(http)
         visitor = Visitor(relay.url, http)  # a proxy in front would strip base_path
         token = issue_signin_token(relay.store, account)
-        status, _, headers = await visitor.post("/dashboard/signin", {"token": token}, csrf=False)
+        status, form, _ = await visitor.get(f"/dashboard/signin?token={token}")
+        assert status == 200
+        fields = {"token": token, "signin_csrf": signin_csrf_of(form)}
+        status, _, headers = await visitor.post("/dashboard/signin", fields, csrf=False)
         assert status == 303, "sign-in refused"
         status, page, _ = await visitor.get("/dashboard/worlds")
         assert status == 200

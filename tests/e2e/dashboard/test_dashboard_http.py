@@ -15,15 +15,17 @@ from vttrelay.dashboard.sessions import issue_signin_token
 from vttrelay.relay import approvals, peer_limits
 from vttrelay.relay.approvals import KeyAsk, PairAsk
 
+from .conftest import signin_csrf_of
+
 
 async def _post_token(relay: Any, token: str, base: str = "") -> tuple[int, str, Any]:
-    async with (
-        aiohttp.ClientSession() as http,
-        http.post(
-            relay.url + base + "/dashboard/signin", data={"token": token}, allow_redirects=False
-        ) as resp,
-    ):
-        return resp.status, await resp.text(), resp.headers
+    """Sign in as a browser does: the form (its CSRF cookie and field), then the POST."""
+    url = relay.url + base + "/dashboard/signin"
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+        async with http.get(url) as resp:
+            fields = {"token": token, "signin_csrf": signin_csrf_of(await resp.text())}
+        async with http.post(url, data=fields, allow_redirects=False) as resp:
+            return resp.status, await resp.text(), resp.headers
 
 
 async def test_a_signin_token_works_once_and_sets_a_guarded_cookie(relay: Any) -> None:

@@ -220,3 +220,21 @@ async def test_a_key_request_for_another_accounts_world_is_refused_clearly(relay
     assert relay.store.list_keys("mallory") == []
     done = approvals.approve_key_request(relay.store, code, "alice")
     assert relay.store.get_key(done.key_id).client_ids == ("alice-world",)
+
+
+# Item 12: unknown codes cost each address and all callers together -----------------------------
+
+
+async def test_unknown_codes_from_many_addresses_share_one_global_budget(
+    relay_factory: Any,
+) -> None:
+    relay = await relay_factory(code_miss_limit=2, code_miss_global_limit=5)
+    statuses = []
+    for n in range(2, 6):  # four addresses, two guesses each: eight misses against five
+        connector = aiohttp.TCPConnector(local_addr=(f"127.0.0.{n}", 0))
+        async with aiohttp.ClientSession(connector=connector) as http:
+            for guess in ("ZZZZZZZZ", "YYYYYYYY"):
+                url = f"{relay.url}/auth/pair-request/{guess}/status"
+                async with http.get(url) as resp:
+                    statuses.append(resp.status)
+    assert statuses == [404] * 5 + [429] * 3
