@@ -75,6 +75,11 @@ class ActionContext:
             raise RuntimeError("no open transaction: async handlers use ctx.transact()")
         return self._tx
 
+    def checkpoint(self) -> None:
+        """Stop here if the action is past its time limit (an ActionError; nothing commits).
+        For long loops that neither read nor write the store (each store call checks too)."""
+        self.tx.checkpoint()
+
     def transact(self, fn: Callable[[ActionContext], T]) -> T:
         """For async handlers: run `fn` synchronously in one transaction of its own, with the same
         user; its events are sent after it commits."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,8 +150,11 @@ class Tx:
     """An open transaction. Reads see this transaction's own writes; others see nothing until
     commit. Every document handed out is a private copy."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, checkpoint: Callable[[], None] | None = None
+    ) -> None:
         self._conn = conn
+        self._checkpoint = checkpoint
         self._writes: dict[_Key, bytes | None] = {}
         self._originals: dict[_Key, bytes | None] = {}
         self._indexed: dict[_Key, tuple[str, str, str, str, str | None]] = {}  # at put time
@@ -159,7 +162,15 @@ class Tx:
         self._active: dict[_Key, bool] = {}  # at put time, for ACTIVE_FLAGGED
         self._names: dict[_Key, str] = {}  # name_key at put time, for NAME_INDEXED
 
+    def checkpoint(self) -> None:
+        """Let the transaction's owner stop it here (its time limit: the owner's callable
+        raises, and the transaction commits nothing). Every read and write passes here; a long
+        loop that does neither calls it itself."""
+        if self._checkpoint is not None:
+            self._checkpoint()
+
     def _load(self, key: _Key) -> bytes | None:
+        self.checkpoint()
         row = self._conn.execute(
             "SELECT data FROM documents WHERE collection = ? AND id = ?", key
         ).fetchone()
@@ -173,6 +184,7 @@ class Tx:
 
     def all(self, collection: str) -> list[dict[str, Any]]:
         """Every document of a collection, in insertion order."""
+        self.checkpoint()
         out: list[dict[str, Any]] = []
         rows = self._conn.execute(
             "SELECT id, data FROM documents WHERE collection = ? ORDER BY seq", (collection,)
@@ -194,6 +206,7 @@ class Tx:
         this transaction sees them: committed rows whose seq `seqs_sql` (a SELECT of seqs, with
         `args`) returns, unless this transaction wrote them; and the documents it wrote for which
         `wrote_match` (key -> truthy, taken at put time) holds. Only those are parsed."""
+        self.checkpoint()
         pending = {key[1]: raw for key, raw in self._writes.items() if key[0] == collection}
         marks = ",".join("?" * len(pending))
         rows = self._conn.execute(
@@ -237,6 +250,7 @@ class Tx:
     def ids(self, collection: str) -> list[str]:
         """The ids of every document of a collection, in insertion order (as `all`, without
         reading or parsing the documents)."""
+        self.checkpoint()
         out = [
             doc_id
             for (doc_id,) in self._conn.execute(
@@ -255,6 +269,7 @@ class Tx:
         if not isinstance(doc_id, str) or not doc_id:
             raise ValueError(f"a {collection} document needs a string _id")
         key = (collection, doc_id)
+        self.checkpoint()
         if key not in self._originals:
             self._originals[key] = self._load(key)
         self._writes[key] = orjson.dumps(doc)
@@ -270,9 +285,17 @@ class Tx:
     def delete(self, collection: str, doc_id: str) -> None:
         """Delete a document (no-op if it does not exist)."""
         key = (collection, doc_id)
+        self.checkpoint()
         if key not in self._originals:
             self._originals[key] = self._load(key)
         self._writes[key] = None
+
+    def written(self) -> Iterator[tuple[str, str, bytes | None, bytes]]:
+        """(collection, id, JSON before, JSON after) of each document this transaction wrote
+        and did not delete, unparsed (`before` is None for a new document)."""
+        for (collection, doc_id), raw in self._writes.items():
+            if raw is not None:
+                yield collection, doc_id, self._originals.get((collection, doc_id)), raw
 
     def changes(self) -> list[Change]:
         """The documents this transaction changed so far, in first-write order."""
@@ -302,6 +325,7 @@ class Tx:
         """Rows of the search index, by name: `match` is a substring (3+ characters) looked up
         in the trigram index; `like` a LIKE pattern (escape `\\`) on the lower-cased name;
         `collection` and `sub_type` (case-insensitive) narrow it."""
+        self.checkpoint()
         where: list[str] = []
         args: list[str] = []
         if match is not None:
@@ -338,6 +362,7 @@ class Tx:
         by `speaker` (alias, actor id or actor uuid; see `rules.chat.speaker_keys`) when given.
         The count and the page come from the chat index; only the page's messages are read and
         parsed. Committed messages only (the chat list's transaction writes nothing)."""
+        self.checkpoint()
         where: list[str] = []
         args: list[Any] = []
         if chat_type is not None:
@@ -447,8 +472,10 @@ class WorldStore:
         self._owner: int | None = None
 
     @contextmanager
-    def transaction(self) -> Iterator[Tx]:
-        """Open a transaction: commits at exit, discards everything on an exception."""
+    def transaction(self, checkpoint: Callable[[], None] | None = None) -> Iterator[Tx]:
+        """Open a transaction: commits at exit, discards everything on an exception.
+        `checkpoint` is called at each read and write (`Tx.checkpoint`) and right before the
+        commit: when it raises, the transaction commits nothing."""
         if self._owner == threading.get_ident():
             raise RuntimeError("a world transaction is already open in this thread")
         with self._lock:
@@ -456,8 +483,9 @@ class WorldStore:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
-                    tx = Tx(self._conn)
+                    tx = Tx(self._conn, checkpoint)
                     yield tx
+                    tx.checkpoint()
                     tx._commit()
                     self._conn.execute("COMMIT")
                 except BaseException:

@@ -3,6 +3,14 @@ and the one place where an action runs in a transaction and its events are sent 
 
 The agent feeds request frames to `World.handle` and installs `World.sink` to send event frames;
 `World.subscriptions` mirrors the relay's `event-subscription-update` counts.
+
+Every transaction an action runs in has a time limit (`time_limit`, `ACTION_TIME_LIMIT` by
+default, counted from the request's arrival): each read and write of the store, and each
+`ctx.checkpoint()` of a long loop, checks it, and so does the commit. An action past its limit
+stops there with an error reply and commits nothing (the relay stops waiting after 10 s at the
+least, and a caller who got 408 must not find the change made after all). Before the commit the
+world also checks every document written against `rules.bounds` (no embedded collection past
+its bound, no document past its size), whichever action wrote it.
 """
 
 from __future__ import annotations
@@ -11,13 +19,16 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import orjson
 
 from vttrelay import protocol
 from vttrelay.world import documents, packs
-from vttrelay.world.actions import UserNotFound, dispatch, load_actions
+from vttrelay.world.actions import ActionError, UserNotFound, dispatch, load_actions
 from vttrelay.world.context import ActionContext
 from vttrelay.world.events import collect_document_events
+from vttrelay.world.rules import bounds
 from vttrelay.world.rules import rolls as rolls_rules
 from vttrelay.world.store import Tx, WorldStore
 
@@ -26,6 +37,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+# Seconds an action may run (sync actions, and each transaction of an async one). Under the
+# relay's shortest wait for a reply (10 s), with 2 s for the reply to reach the caller.
+ACTION_TIME_LIMIT: Final = 8.0
 
 WORLD_DIR = "world"
 WORLD_DB = "world.db"
@@ -49,10 +64,14 @@ class World:
         *,
         dice: Dice | None = None,
         clock: Callable[[], int] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+        time_limit: float = ACTION_TIME_LIMIT,
     ) -> None:
         self.store = store
         self._dice = dice
         self._clock = clock or (lambda: int(time.time() * 1000))
+        self._monotonic = monotonic  # what time limits are measured with (seconds)
+        self.time_limit = time_limit
         self._last_ms = 0
         self.selection: list[str] = []  # the GM's controlled tokens (token uuids)
         self.subscriptions: dict[str, int] = {}
@@ -172,14 +191,50 @@ class World:
         with self.store.transaction() as tx:
             return self._resolve(tx, ref)
 
+    def deadline(self) -> float:
+        """When a request arriving now must be over (`monotonic` seconds)."""
+        return self._monotonic() + self.time_limit
+
+    def _checker(self, deadline: float) -> Callable[[], None]:
+        def check() -> None:
+            if self._monotonic() > deadline:
+                raise ActionError(
+                    f"The request ran past the world's time limit of {self.time_limit:g} s "
+                    "and was stopped: nothing was changed"
+                )
+
+        return check
+
+    @staticmethod
+    def _check_bounds(tx: Tx) -> None:
+        """ActionError if a document this transaction wrote grew past `rules.bounds`."""
+        for collection, _, before, after in tx.written():
+            problem = bounds.size_problem(collection, len(before or b""), len(after))
+            if problem is None and len(after) >= bounds.MIN_BYTES_PAST_EMBEDDED:
+                keys = tuple(documents.EMBEDDED.get(collection, {}).values())
+                problem = bounds.embedded_problem(
+                    collection,
+                    keys,
+                    orjson.loads(before) if before is not None else None,
+                    orjson.loads(after),
+                )
+            if problem is not None:
+                raise ActionError(problem)
+
     def _run(
-        self, user_ref: object, user: dict[str, Any] | None, fn: Callable[[ActionContext], T]
+        self,
+        user_ref: object,
+        user: dict[str, Any] | None,
+        fn: Callable[[ActionContext], T],
+        deadline: float | None = None,
     ) -> T:
-        with self.store.transaction() as tx:
+        check = self._checker(self.deadline() if deadline is None else deadline)
+        with self.store.transaction(check) as tx:
             if user is None:
                 user = self._resolve(tx, user_ref)
             ctx = self.context(tx, user)
             result = fn(ctx)
+            self._check_bounds(tx)
             collect_document_events(ctx, tx.changes)
         if ctx.selection is not None:
             self.selection = ctx.selection
@@ -195,9 +250,11 @@ class World:
         user_ref: object,
         handler: Callable[[ActionContext, dict[str, Any]], dict[str, Any]],
         frame: dict[str, Any],
+        deadline: float | None = None,
     ) -> dict[str, Any]:
-        """Resolve the user, run a sync handler in one transaction, commit, then send events."""
-        return self._run(user_ref, None, lambda ctx: handler(ctx, frame))
+        """Resolve the user, run a sync handler in one transaction, commit, then send events.
+        Past `deadline` (default: `time_limit` from now) it stops and commits nothing."""
+        return self._run(user_ref, None, lambda ctx: handler(ctx, frame), deadline)
 
     def run_in_transaction(
         self, user: dict[str, Any] | None, fn: Callable[[ActionContext], T]
@@ -205,6 +262,7 @@ class World:
         """Run `fn` in one transaction as `user` (already resolved); events after commit."""
         return self._run(None, user, fn)
 
-    async def handle(self, frame: dict[str, Any]) -> dict[str, Any]:
-        """Answer one request frame."""
-        return await dispatch(self, frame)
+    async def handle(self, frame: dict[str, Any], deadline: float | None = None) -> dict[str, Any]:
+        """Answer one request frame (a sync action by `deadline`, default `time_limit` from
+        now, or not at all)."""
+        return await dispatch(self, frame, self.deadline() if deadline is None else deadline)

@@ -136,8 +136,11 @@ def _head(frame: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def dispatch(world: World, frame: dict[str, Any]) -> dict[str, Any]:
-    """Run one request frame and build its reply frame (never raises)."""
+async def dispatch(
+    world: World, frame: dict[str, Any], deadline: float | None = None
+) -> dict[str, Any]:
+    """Run one request frame and build its reply frame (never raises). A sync handler past
+    `deadline` (the world's monotonic clock) stops and commits nothing."""
     name = frame.get("type")
     head = _head(frame)
     spec = ACTIONS.get(name) if isinstance(name, str) else None
@@ -150,7 +153,7 @@ async def dispatch(world: World, frame: dict[str, Any]) -> dict[str, Any]:
             ctx = world.context(None, user)
             body = await spec.handler(ctx, frame)
         else:
-            body = world.run_action(user_ref, spec.handler, frame)
+            body = world.run_action(user_ref, spec.handler, frame, deadline)
     except UserNotFound as exc:
         return {**head, "error": f"User not found: {exc.ref}", "data": None}
     except ActionError as exc:
