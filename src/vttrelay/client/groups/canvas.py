@@ -70,7 +70,8 @@ DELETE = RouteSpec(
         ParamSpec("clientId", "client_id", "string", ("query",)),
         ParamSpec("userId", "user_id", "string", ("query", "body")),
         ParamSpec("documentType", "document_type", "string", ("path",), required=True),
-        ParamSpec("documentId", "document_id", "string", ("query",), required=True),
+        ParamSpec("documentId", "document_id", "string", ("query",)),
+        ParamSpec("documentIds", "document_ids", "array", ("body", "query")),
         ParamSpec("sceneId", "scene_id", "string", ("query",)),
     ),
     "json",
@@ -233,18 +234,21 @@ class Canvas:
     def delete(
         self,
         document_type: str,
-        document_id: str,
         *,
+        document_id: str | None = None,
+        document_ids: Sequence[str] | None = None,
         scene_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.CanvasDocumentsReply:
-        """Delete a document from a scene (`DELETE /canvas/{documentType}`, scope `canvas:write`).
+        """Delete a document from a scene, or several at once (`DELETE /canvas/{documentType}`,
+        scope `canvas:write`).
 
         Args:
             document_type: tokens, tiles, drawings, lights, sounds, notes, templates, walls or
                 regions.
             document_id: Id of the document.
+            document_ids: Ids of several documents (at most 10000), all deleted or none.
             scene_id: Scene id (default: the active scene).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
@@ -256,6 +260,7 @@ class Canvas:
                 "userId": user_id,
                 "documentType": document_type,
                 "documentId": document_id,
+                "documentIds": document_ids,
                 "sceneId": scene_id,
             },
         )
@@ -456,18 +461,21 @@ class AsyncCanvas:
     async def delete(
         self,
         document_type: str,
-        document_id: str,
         *,
+        document_id: str | None = None,
+        document_ids: Sequence[str] | None = None,
         scene_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.CanvasDocumentsReply:
-        """Delete a document from a scene (`DELETE /canvas/{documentType}`, scope `canvas:write`).
+        """Delete a document from a scene, or several at once (`DELETE /canvas/{documentType}`,
+        scope `canvas:write`).
 
         Args:
             document_type: tokens, tiles, drawings, lights, sounds, notes, templates, walls or
                 regions.
             document_id: Id of the document.
+            document_ids: Ids of several documents (at most 10000), all deleted or none.
             scene_id: Scene id (default: the active scene).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
@@ -479,6 +487,7 @@ class AsyncCanvas:
                 "userId": user_id,
                 "documentType": document_type,
                 "documentId": document_id,
+                "documentIds": document_ids,
                 "sceneId": scene_id,
             },
         )

@@ -3,7 +3,7 @@ distances."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from vttrelay.relay.routes.common import BQ, B, P, Q, bq, forward
 from vttrelay.relay.routes.model import DEFAULT_TIMEOUT, USE_TIMEOUT, Group, Param, Route, Sdk
@@ -43,6 +43,7 @@ def _canvas(
     sdk: Sdk,
     timeout: float = DEFAULT_TIMEOUT,
     document_types: dict[str, str] | None = None,
+    **fields: Any,
 ) -> Route:
     return forward(
         method,
@@ -55,6 +56,7 @@ def _canvas(
         timeout=timeout,
         document_types=document_types,
         sdk=sdk,
+        **fields,
     )
 
 
@@ -111,13 +113,22 @@ ROUTES: Final = (
         "DELETE",
         "/canvas/{documentType}",
         "delete-canvas-document",
-        "Delete a document from a scene.",
+        "Delete a document from a scene, or several at once.",
         "canvas:write",
         DOCUMENT_TYPE,
-        Param("documentId", "string", Q, required=True, description="Id of the document."),
+        Param("documentId", "string", Q, description="Id of the document."),
+        Param(
+            "documentIds",
+            "array",
+            BQ,
+            description="Ids of several documents (at most 10000), all deleted or none.",
+            sdk_type="Sequence[str]",
+        ),
         SCENE_ID_Q,
         document_types=CANVAS_DOCUMENT_TYPES,
         sdk=Sdk("delete", "CanvasDocumentsReply"),
+        require_any=("documentId", "documentIds"),
+        require_any_error="'documentId' is required",
     ),
     _canvas(
         "POST",

@@ -4,7 +4,11 @@ distances.
 - get-/create-/update-/delete-canvas-document: one collection of a scene (`documentType`:
   tokens, tiles, drawings, lights, sounds, notes, templates, walls, regions; the relay adds the
   document class as `className`). The scene is `sceneId`, else the active scene. Reading needs
-  LIMITED on the scene, writing OWNER (GMs always pass).
+  LIMITED on the scene, writing OWNER (GMs always pass). Create takes one document or an array,
+  delete one `documentId` or an array `documentIds`, at most `rules.canvas.MAX_BATCH` per call,
+  each in time linear in the scene's and the call's documents; a scene holds at most
+  `rules.bounds.MAX_EMBEDDED` documents of each type (one holding more, from before that bound,
+  can still be cut down).
 - move-token: a token found by uuid (a token, or an actor's token on the scene) or name, moved
   through its waypoints to (x, y), each position snapped to the scene's grid and refused when
   the token would leave the scene. Walls block nothing (the module does not check them either).
@@ -27,6 +31,7 @@ from vttrelay.world.documents import Resolved
 from vttrelay.world.permissions import LIMITED, assert_can_write, assert_owner, permission_level
 from vttrelay.world.rules import canvas as rules
 from vttrelay.world.rules import grid
+from vttrelay.world.rules.bounds import MAX_EMBEDDED
 from vttrelay.world.rules.entities import apply_document_update
 
 DATA_NULL: Final = {"data": None}
@@ -88,6 +93,17 @@ def _check(class_name: str, doc: dict[str, Any]) -> None:
         raise ActionError(problem)
 
 
+def check_written(kind: str, doc: dict[str, Any]) -> None:
+    """ActionError unless a document written by another route is valid as the canvas routes
+    require: a whole Scene (each document it holds), or one document of a scene."""
+    if kind == "Scene":
+        problem = rules.scene_error(doc, SCENE_CLASSES)
+        if problem is not None:
+            raise ActionError(problem)
+    elif kind in SCENE_CLASSES:
+        _check(kind, doc)
+
+
 # CRUD ------------------------------------------------------------------------------------------
 
 
@@ -120,11 +136,23 @@ def create_documents(ctx: ActionContext, params: dict[str, Any]) -> dict[str, An
     if len(batch) != len(given):
         raise ActionError("data must be an object or an array of objects")
     docs = _docs(scene, key)
-    created = [_new_document(ctx, class_name, d) for d in batch]
-    for doc in created:
-        if any(d.get("_id") == doc["_id"] for d in docs if isinstance(d, dict)):
+    if len(batch) > rules.MAX_BATCH:
+        raise ActionError(f"At most {rules.MAX_BATCH} documents can be created in one call")
+    if len(docs) + len(batch) > MAX_EMBEDDED:
+        raise ActionError(
+            f"Scene {scene['_id']} holds {len(docs)} {key}: it can hold at most "
+            f"{MAX_EMBEDDED}, so {len(batch)} more can't be created"
+        )
+    ids = {d.get("_id") for d in docs if isinstance(d, dict)}
+    created = []
+    for data in batch:
+        ctx.checkpoint()
+        doc = _new_document(ctx, class_name, data)
+        if doc["_id"] in ids:
             raise ActionError(f"{class_name} {doc['_id']} already exists in Scene {scene['_id']}")
+        ids.add(doc["_id"])
         docs.append(doc)
+        created.append(doc)
     ctx.tx.put("Scene", scene)
     return {**_head(scene, params), "data": created}
 
@@ -159,15 +187,33 @@ def update_document(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any
     return {**_head(scene, params), "data": [doc]}
 
 
+def _ids_to_delete(params: dict[str, Any]) -> list[Any]:
+    """`documentIds` (an array), else `[documentId]`; each id once."""
+    many = params.get("documentIds")
+    if many is None:
+        return [params.get("documentId")]
+    if not (isinstance(many, list) and many and all(isinstance(d, str) for d in many)):
+        raise ActionError("documentIds must be a non-empty array of document ids")
+    if len(many) > rules.MAX_BATCH:
+        raise ActionError(f"At most {rules.MAX_BATCH} documents can be deleted in one call")
+    return list(dict.fromkeys(many))
+
+
 @action("delete-canvas-document", error_extra=FAILED)
 def delete_document(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
-    """Delete one document from a scene."""
+    """Delete one document from a scene (`documentId`), or several (`documentIds`): all or
+    none (an unknown id deletes nothing)."""
     scene = find_scene(ctx, params)
     assert_owner(ctx, scene, "delete embedded documents from")
     _, key = collection(params)
     docs = _docs(scene, key)
-    doc = _find(docs, params.get("documentId"))
-    scene[key] = [d for d in docs if d is not doc]
+    wanted = _ids_to_delete(params)
+    present = {d.get("_id") for d in docs if isinstance(d, dict)}
+    missing = [i for i in wanted if i not in present]
+    if missing:
+        raise ActionError(f"Document not found: {missing[0]}")
+    doomed = set(wanted)
+    scene[key] = [d for d in docs if not (isinstance(d, dict) and d.get("_id") in doomed)]
     ctx.tx.put("Scene", scene)
     return {**_head(scene, params), "success": True}
 

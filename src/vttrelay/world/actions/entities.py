@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from vttrelay.world import documents
 from vttrelay.world.actions import ActionError, action
+from vttrelay.world.actions.canvas import check_written
 from vttrelay.world.actions.search import ranked_entries
 from vttrelay.world.context import ActionContext
 from vttrelay.world.documents import Resolved
@@ -171,6 +172,7 @@ def create(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
                     f"{entity_type} '{wanted_id}'"
                 )
             rules.apply_document_update(existing.doc, data, entity_type, ctx.new_id)
+            check_written(existing.kind, existing.doc)
             _touch(ctx, existing)
             documents.save(ctx.tx, existing)
             return {"uuid": existing.uuid, "entity": existing.doc}
@@ -186,6 +188,7 @@ def create(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
         user_id=ctx.user["_id"] if ctx.user is not None else None,
         new_id=ctx.new_id,
     )
+    check_written(entity_type, doc)
     ctx.tx.put(entity_type, doc)
     return {"uuid": documents.doc_uuid(entity_type, doc["_id"]), "entity": doc}
 
@@ -245,6 +248,7 @@ def update(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
         fresh = _resolve(ctx, uuid)
         assert fresh is not None
         rules.apply_document_update(fresh.doc, data, fresh.kind, ctx.new_id)
+        check_written(fresh.kind, fresh.doc)
         _touch(ctx, fresh)
         documents.save(ctx.tx, fresh)
     for uuid in uuids:

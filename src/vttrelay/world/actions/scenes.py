@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from vttrelay.world import documents, scene_image
 from vttrelay.world.actions import ActionError, action
+from vttrelay.world.actions.canvas import check_written
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import assert_can_write, assert_gm, filter_views, view
 from vttrelay.world.rules import entities as entity_rules
@@ -100,6 +101,7 @@ def create_scene(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
         user_id=ctx.acting_user_id,
         new_id=ctx.new_id,
     )
+    check_written("Scene", scene)
     if scene.get("active"):
         _activate(ctx, scene)
     ctx.tx.put("Scene", scene)
@@ -128,6 +130,7 @@ def update_scene(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
             raise ActionError(invalid)
     scene = res.doc
     entity_rules.apply_document_update(scene, changes, "Scene", ctx.new_id)
+    check_written("Scene", scene)
     if changes.get("active") is True:
         _activate(ctx, scene)
     _save(ctx, scene)
