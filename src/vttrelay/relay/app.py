@@ -32,6 +32,8 @@ from vttrelay.mcp import lazy as mcp_http
 from vttrelay.protocol import Close
 from vttrelay.relay import openapi, pairing, peer_limits
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
+from vttrelay.relay.accounts import http as accounts_http
+from vttrelay.relay.accounts import services as accounts_services
 from vttrelay.relay.auth import KeyCache, UsageCounter
 from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends_for
 from vttrelay.relay.config import RelayConfig
@@ -298,6 +300,7 @@ LOCAL_HANDLERS: dict[str, LocalHandler] = {
     "scene_image": forward_image,
     **pairing.HANDLERS,  # pair and key requests (endpoints-beyond-seed §12)
     **dashboard.PAGE_HANDLERS,  # the pages their pairUrl and approvalUrl open
+    **accounts_http.HANDLERS,  # accounts and sessions (/auth, accounts-auth.md)
 }
 
 
@@ -441,6 +444,7 @@ def create_app(
         middlewares=[relay_middleware(state)], client_max_size=config.max_body_bytes
     )
     app[STATE] = state
+    accounts_services.install(app, config.accounts, config.base_path)
     state.streams = Streams(state)
     registry.add_listener(state.streams)
 

@@ -11,6 +11,8 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vttrelay.relay.accounts.settings import AccountSettings
+
 DATA_DIR_ENV = "VTTRELAY_DATA_DIR"
 REDIS_URL_ENV = "VTTRELAY_REDIS_URL"  # `vttrelay serve --redis`'s default
 DATABASE_ENV = "VTTRELAY_DATABASE_URL"  # `--database`'s default
@@ -110,6 +112,8 @@ class RelayConfig:
     session_ttl: float = 12 * 3600.0  # seconds a dashboard session lasts
     # Operations: also serve GET /metrics alone on this port (None: not; 0: a free one)
     metrics_port: int | None = None
+    # Accounts: sign-up policy, mail, per-IP limits of the /auth routes (relay/accounts)
+    accounts: AccountSettings = field(default_factory=AccountSettings)
     # Identity
     instance_id: str = field(default_factory=new_instance_id)
 

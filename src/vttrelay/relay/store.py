@@ -52,6 +52,11 @@ class KeyRecord:
     created_at: float
     last_used_at: float | None
     request_count: int
+    monthly_limit: int | None = None  # calls per calendar month (UTC); None: no limit
+    user_ids: tuple[tuple[str, str], ...] = ()  # (clientId, forced userId) per world
+    usage_month: str = ""  # the month `month_requests` counts ("2026-11")
+    month_requests: int = 0
+    updated_at: float | None = None
 
     def expired(self, now: float | None = None) -> bool:
         return self.expires_at is not None and (now or time.time()) >= self.expires_at
@@ -113,7 +118,18 @@ def _key_row(row: Row) -> KeyRecord:
         created_at=row["created_at"],
         last_used_at=row["last_used_at"],
         request_count=row["request_count"],
+        monthly_limit=row["monthly_limit"],
+        user_ids=tuple(orjson.loads(row["user_ids"]).items()),
+        usage_month=row["usage_month"],
+        month_requests=row["month_requests"],
+        updated_at=row["updated_at"],
     )
+
+
+def usage_periods(ts: float) -> tuple[str, str]:
+    """The month and day (UTC) a call at `ts` counts in: `("2026-11", "2026-11-27")`."""
+    day = time.strftime("%Y-%m-%d", time.gmtime(ts))
+    return day[:7], day
 
 
 def _token_row(row: Row) -> TokenRecord:
@@ -285,15 +301,24 @@ class RelayStore:
         )
 
     def add_usage(self, usage: Mapping[str, tuple[int, float]]) -> None:
-        """Add batched request counts: key id -> (count, last used at)."""
+        """Add batched request counts: key id -> (count, last used at); the month's and the
+        day's counts start again at a new month or day (UTC)."""
         if not usage:
             return
+        month, day = usage_periods(time.time())
         with self.transaction() as db:
             db.executemany(
                 "UPDATE api_keys SET request_count = request_count + ?,"
                 " last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < ? THEN ?"
-                " ELSE last_used_at END WHERE id = ?",
-                [(n, last, last, key_id) for key_id, (n, last) in sorted(usage.items())],
+                " ELSE last_used_at END,"
+                " month_requests = CASE WHEN usage_month = ? THEN month_requests + ? ELSE ? END,"
+                " usage_month = ?,"
+                " day_requests = CASE WHEN usage_day = ? THEN day_requests + ? ELSE ? END,"
+                " usage_day = ? WHERE id = ?",
+                [
+                    (n, last, last, month, n, n, month, day, n, n, day, key_id)
+                    for key_id, (n, last) in sorted(usage.items())
+                ],
             )
 
     # Pairing and connection tokens ----------------------------------------------------------

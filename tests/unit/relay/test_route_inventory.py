@@ -110,6 +110,28 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("POST", "/auth/key-request"): (None, None, None),
     ("GET", "/auth/key-request/{code}/status"): (None, None, None),
     ("POST", "/auth/key-request/exchange"): (None, None, None),
+    # accounts-auth.md §5, §12.1: the account routes and billing (answered by the relay)
+    **{
+        route: (None, None, None)
+        for route in (
+            ("POST", "/auth/register"),
+            ("GET", "/auth/verify"),
+            ("POST", "/auth/resend-verification"),
+            ("POST", "/auth/login"),
+            ("POST", "/auth/logout"),
+            ("GET", "/auth/user-data"),
+            ("POST", "/auth/regenerate-key"),
+            ("POST", "/auth/change-password"),
+            ("POST", "/auth/forgot-password"),
+            ("POST", "/auth/reset-password"),
+            ("GET", "/auth/validate-reset-token/{token}"),
+            ("GET", "/auth/export-data"),
+            ("DELETE", "/auth/account"),
+            ("GET", "/api/subscriptions/status"),
+            ("POST", "/api/subscriptions/create-checkout-session"),
+            ("POST", "/api/subscriptions/create-portal-session"),
+        )
+    },
     ("GET", "/pair/{code}"): (None, None, None),
     ("GET", "/approve/{code}"): (None, None, None),
 }

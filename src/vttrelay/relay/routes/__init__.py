@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Final
 
 from vttrelay.relay.routes import (
+    accounts,
     auth,
     canvas,
     chat,
@@ -80,6 +81,7 @@ GROUPS: Final[tuple[Group, ...]] = (
     clients.GROUP,
     status.GROUP,
     auth.GROUP,
+    accounts.GROUP,
 )
 
 ROUTES: Final[tuple[Route, ...]] = tuple(route for group in GROUPS for route in group.routes)

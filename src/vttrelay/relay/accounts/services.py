@@ -1,0 +1,49 @@
+"""The account services one relay holds (settings, password hasher, mails in flight), kept in
+the aiohttp application under `ACCOUNTS` (`install`), read by the /auth handlers with
+`services(request)`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from vttrelay.relay.accounts.passwords import Passwords
+from vttrelay.relay.accounts.settings import AccountSettings
+
+
+@dataclass
+class AccountServices:
+    settings: AccountSettings
+    passwords: Passwords
+    base_path: str = ""  # RelayConfig.base_path: the prefix of the relay's links
+    pending: set[asyncio.Task[None]] = field(default_factory=set)  # mails being sent
+
+    async def close(self) -> None:
+        """Stop the mails still being sent (the relay is stopping)."""
+        for task in list(self.pending):
+            task.cancel()
+        for task in list(self.pending):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+ACCOUNTS = web.AppKey("vttrelay_accounts", AccountServices)
+
+
+def services(request: web.Request) -> AccountServices:
+    return request.app[ACCOUNTS]
+
+
+def install(app: web.Application, settings: AccountSettings, base_path: str) -> AccountServices:
+    """Put the account services in `app`; mails still in flight are stopped at cleanup."""
+    made = AccountServices(settings=settings, passwords=Passwords(), base_path=base_path)
+    app[ACCOUNTS] = made
+
+    async def close(app: web.Application) -> None:
+        await made.close()
+
+    app.on_cleanup.append(close)
+    return made
