@@ -4,6 +4,8 @@ password costs."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import argon2
 import pytest
 
@@ -67,7 +69,7 @@ class CountingHasher(argon2.PasswordHasher):
         super().__init__(time_cost=1, memory_cost=8, parallelism=1)
         self.verified: list[str] = []
 
-    def verify(self, hash: str | bytes, password: str | bytes) -> bool:  # noqa: A002
+    def verify(self, hash: str | bytes, password: str | bytes) -> Literal[True]:  # noqa: A002
         self.verified.append(str(hash))
         return super().verify(hash, password)
 

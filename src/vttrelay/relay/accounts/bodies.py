@@ -3,9 +3,10 @@
 Bodies come in the reference's three styles (accounts-auth.md §0.2): `map` (optional; empty is
 `{}`; not a JSON object is 400 `invalid JSON: ...`; a string field is read only when it is a
 JSON string), `strict` (the route's fixed 400 text for any decoding problem or a wrong type) and
-`loose` (decoding problems ignored). Every body is at most `MAX_BODY` bytes (413) and every
-string field has a maximum length (400 `'<name>' is too long ...`). Answers are JSON with sorted
-keys (Go's map order), timestamps RFC 3339 UTC with seconds.
+`loose` (decoding problems ignored). Every body is read up to its route's limit
+(`forward.read_body`: 413 past it) and every string field has a maximum length (400 `'<name>'
+is too long ...`). Answers are JSON with sorted keys (Go's map order), timestamps RFC 3339 UTC
+with seconds.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import orjson
 from aiohttp import web
 
 from vttrelay.relay.core import error
+from vttrelay.relay.forward import read_body
+from vttrelay.relay.routes import Route
 
-MAX_BODY: Final = 64 * 1024
 MAX_FIELD: Final = 2048  # characters of a string field unless a route says otherwise
-BODY_TOO_LARGE: Final = "Request body too large"
 
 
 def answer(body: Any, status: int = 200) -> web.Response:
@@ -40,19 +41,9 @@ def stamp(ts: float | None) -> str | None:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-async def read_raw(request: web.Request) -> bytes:
-    """The body, at most MAX_BODY bytes (413 past it, whatever Content-Length said)."""
-    if request.content_length is not None and request.content_length > MAX_BODY:
-        raise error(413, BODY_TOO_LARGE)
-    raw = await request.content.read(MAX_BODY + 1)
-    if len(raw) > MAX_BODY:
-        raise error(413, BODY_TOO_LARGE)
-    return raw
-
-
-async def map_body(request: web.Request) -> dict[str, Any]:
+async def map_body(request: web.Request, route: Route) -> dict[str, Any]:
     """A `map` body: `{}` when empty, else a JSON object (400 `invalid JSON: ...`)."""
-    raw = await read_raw(request)
+    raw = await read_body(request, route)
     if not raw.strip():
         return {}
     try:
@@ -64,9 +55,11 @@ async def map_body(request: web.Request) -> dict[str, Any]:
     return body
 
 
-async def strict_body(request: web.Request, text: str, *, empty_ok: bool = False) -> dict[str, Any]:
+async def strict_body(
+    request: web.Request, route: Route, text: str, *, empty_ok: bool = False
+) -> dict[str, Any]:
     """A `strict` body: a JSON object or 400 `text` (an empty body too unless `empty_ok`)."""
-    raw = await read_raw(request)
+    raw = await read_body(request, route)
     if not raw.strip():
         if empty_ok:
             return {}
@@ -80,9 +73,9 @@ async def strict_body(request: web.Request, text: str, *, empty_ok: bool = False
     return body
 
 
-async def loose_body(request: web.Request) -> dict[str, Any]:
+async def loose_body(request: web.Request, route: Route) -> dict[str, Any]:
     """A `loose` body: a JSON object, else `{}`."""
-    raw = await read_raw(request)
+    raw = await read_body(request, route)
     try:
         body = orjson.loads(raw) if raw.strip() else {}
     except orjson.JSONDecodeError:

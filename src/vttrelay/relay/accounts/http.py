@@ -82,7 +82,7 @@ async def h_register(request: web.Request, route: Route, state: RelayState) -> w
     policy = accounts.settings.signup
     if policy == "closed":
         raise error(403, "Registration is disabled on this server")
-    body = await map_body(request)
+    body = await map_body(request, route)
     email, password = _email(body), _password(body, "password")
     if not email or not password:
         raise error(400, REQUIRED)
@@ -228,7 +228,7 @@ async def _check_password(
 
 async def h_login(request: web.Request, route: Route, state: RelayState) -> web.Response:
     await limit(request, state, "auth")
-    body = await map_body(request)
+    body = await map_body(request, route)
     email, password = _email(body), _password(body, "password")
     if not email or not password:
         raise error(400, REQUIRED)
@@ -285,7 +285,7 @@ async def h_user_data(request: web.Request, route: Route, state: RelayState) -> 
 
 async def h_regenerate_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
     await limit(request, state, "auth")
-    body = await map_body(request)
+    body = await map_body(request, route)
     email, password = _email(body), _password(body, "password")
     if not email or not password:
         raise error(400, REQUIRED)
@@ -306,7 +306,7 @@ async def h_regenerate_key(request: web.Request, route: Route, state: RelayState
 async def h_change_password(request: web.Request, route: Route, state: RelayState) -> web.Response:
     await limit(request, state, "account")
     signed = await signed_in(request, state, SH)
-    body = await map_body(request)
+    body = await map_body(request, route)
     current, new = _password(body, "currentPassword"), _password(body, "newPassword")
     if not current or not new:
         raise error(400, "Current password and new password are required")
@@ -323,7 +323,7 @@ async def h_change_password(request: web.Request, route: Route, state: RelayStat
 
 async def h_forgot_password(request: web.Request, route: Route, state: RelayState) -> web.Response:
     await limit(request, state, "reset")
-    body = await map_body(request)
+    body = await map_body(request, route)
     email = _email(body)
     if not email:
         raise error(400, "Email is required")
@@ -347,7 +347,7 @@ async def h_forgot_password(request: web.Request, route: Route, state: RelayStat
 
 async def h_reset_password(request: web.Request, route: Route, state: RelayState) -> web.Response:
     await limit(request, state, "reset")
-    body = await map_body(request)
+    body = await map_body(request, route)
     token, password = text(body, "token", 256), _password(body, "password")
     if not token or not password:
         raise error(400, "Token and password are required")
@@ -410,7 +410,7 @@ async def h_export_data(request: web.Request, route: Route, state: RelayState) -
 async def h_delete_account(request: web.Request, route: Route, state: RelayState) -> web.Response:
     await limit(request, state, "account")
     signed = await signed_in(request, state, SH)
-    body = await map_body(request)
+    body = await map_body(request, route)
     confirm, password = _email(body, "confirmEmail"), _password(body, "password")
     if not confirm or bare_email(confirm) != signed.user.email:
         raise error(
