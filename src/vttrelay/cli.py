@@ -470,7 +470,7 @@ async def run_instance(
     `reuse_port`, beside other processes on the same port: `--workers`), the embedded world when
     `prepared` has its token, the "listening" lines on stdout when `announce`; `ready()` is
     called once it serves. Closes `store` at the end."""
-    from vttrelay.relay.app import create_app
+    from vttrelay.relay.app import STATE, create_app
     from vttrelay.relay.listener import RelaySite, connection_limit, make_runner, raise_fd_limit
     from vttrelay.world import embedded
 
@@ -495,6 +495,11 @@ async def run_instance(
         reuse_port=reuse_port,
     )
     await site.start()
+    if config.redis_url:  # scaled out: the link port's sockets count against the limit too
+        from vttrelay.relay.backends.redis_directory import RedisDirectory
+
+        if isinstance(registry := app[STATE].registry, RedisDirectory):
+            registry.count_links_in(site.gate)
     port = site.port
     log.info("open files limit %d; at most %d connections", fd_limit, max_connections)
     local_host = "127.0.0.1" if config.host in ("0.0.0.0", "", "::") else config.host

@@ -99,6 +99,20 @@ class ConnectionGate:
             return True
         return False
 
+    def hold(self) -> bool:
+        """Count a connection that is not the site's (one to the link port, from another
+        instance or not) against the limit; False: no room. A silent HTTP connection gives way
+        first, as for a new HTTP connection. `let_go` when it ends."""
+        if self.open - self.evicting >= self.limit and not self._evict_oldest_silent():
+            self._refusing()
+            return False
+        self.open += 1
+        return True
+
+    def let_go(self) -> None:
+        """A connection counted by `hold` ended."""
+        self._one_less()
+
     def _refusing(self) -> None:
         if self.refused == 0:
             log.warning(
@@ -110,10 +124,13 @@ class ConnectionGate:
         self.refused_total += 1
 
     def _closed(self, connection: _Gated) -> None:
-        self.open -= 1
         self.silent.pop(connection, None)
         if connection.evicted:
             self.evicting -= 1
+        self._one_less()
+
+    def _one_less(self) -> None:
+        self.open -= 1
         if self.refused and self.open < self.limit:
             log.warning("accepting connections again (%d refused)", self.refused)
             self.refused = 0

@@ -6,6 +6,7 @@ public bodies read only up to the route's own limit (item 5), no log line takes 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -16,6 +17,7 @@ import pytest
 
 from vttrelay import protocol
 from vttrelay.relay import approvals
+from vttrelay.relay.backends import redis_link
 from vttrelay.relay.core import RelayError
 
 TRAVERSAL = "z/../../keys/key_0123/revoke?"
@@ -238,3 +240,55 @@ async def test_unknown_codes_from_many_addresses_share_one_global_budget(
                 async with http.get(url) as resp:
                     statuses.append(resp.status)
     assert statuses == [404] * 5 + [429] * 3
+
+
+# Item 6: the scale-out link port ------------------------------------------------------------------
+
+
+async def test_idle_link_connections_time_out_and_count_against_max_connections(
+    relay_factory: Any,
+) -> None:
+    relay = await relay_factory(max_connections=6)
+    (site,) = relay.runner.sites
+    listener = await redis_link.listen(
+        "127.0.0.1", "127.0.0.1", lambda *_: None, lambda *_: None, auth_timeout=0.5
+    )
+    listener.doorman.gate = site.gate  # as `vttrelay serve` wires it (count_links_in)
+    idle = []
+    try:
+        while listener.doorman.refused == 0 and len(idle) < 20:  # sockets that send nothing
+            idle.append(await asyncio.open_connection("127.0.0.1", listener.address.port))
+            await asyncio.sleep(0.01)
+        assert listener.doorman.refused == 1 and len(idle) <= 7  # the limit held
+        async with aiohttp.ClientSession() as http, http.get(relay.url + "/api/health") as resp:
+            assert (resp.status, await resp.json()) == (503, {"error": "Too many connections"})
+        for reader, _ in idle:  # each closed by the link port for want of a secret
+            assert await asyncio.wait_for(reader.read(), 3) == b""
+        assert listener.doorman.timeouts >= 1 and listener.doorman.open == {}
+        async with aiohttp.ClientSession() as http, http.get(relay.url + "/api/health") as resp:
+            assert resp.status == 200
+    finally:
+        for _, writer in idle:
+            writer.close()
+        await listener.close()
+
+
+async def test_a_flood_of_idle_link_connections_leaves_room_for_a_real_link() -> None:
+    got: list[bytes] = []
+    listener = await redis_link.listen(
+        "127.0.0.1", "127.0.0.1", lambda _, m: got.append(m), lambda *_: None, limit=3
+    )
+    idle = [await asyncio.open_connection("127.0.0.1", listener.address.port) for _ in range(10)]
+    try:
+        await _until(lambda: listener.doorman.refused + len(listener.doorman.open) >= 3)
+        assert len(listener.doorman.open) <= 3
+        address = dataclasses.replace(listener.address, path="")  # over TCP
+        link = await redis_link.dial(address, lambda *_: None, lambda *_: None)
+        link.send(b"hello")
+        await _until(lambda: got == [b"hello"])
+        assert len(listener.doorman.open) <= 3 and listener.doorman.waiting.keys() != set()
+        link.close()
+    finally:
+        for _, writer in idle:
+            writer.close()
+        await listener.close()

@@ -60,6 +60,7 @@ from vttrelay.relay.backends.base import BackendUnavailable
 from vttrelay.relay.backends.local import LocalDirectory, WorldIndex
 from vttrelay.relay.backends.redis_client import open_redis, stop_tasks
 from vttrelay.relay.backends.redis_link import (
+    Admission,
     Link,
     LinkAddress,
     Listener,
@@ -226,6 +227,7 @@ class RedisDirectory(LocalDirectory):
         check_interval: float = 0.25,
         resync_interval: float = 10.0,
         link_host: str | None = "127.0.0.1",
+        link_limit: int = 10_000,
     ) -> None:
         super().__init__(instance_id)
         self.url = url
@@ -245,6 +247,7 @@ class RedisDirectory(LocalDirectory):
         # request went on (None: published)
         self._pending: dict[str, tuple[asyncio.Future[Reply], RemoteWorld, Link | None]] = {}
         self.link_host = link_host  # None: no direct links, every hop through pub/sub
+        self.link_limit = link_limit  # connections the link port holds at most
         self.link_address = ""  # where this instance's link listens (in its entries)
         self._listener: Listener | None = None
         self._links: dict[str, Link] = {}  # open links to holders, by their address
@@ -662,8 +665,15 @@ class RedisDirectory(LocalDirectory):
         if self.link_host is None:
             return
         bind, advertise = link_hosts(self.link_host, self.url)
-        self._listener = await listen(bind, advertise, self._on_link_message, self._on_link_lost)
+        self._listener = await listen(
+            bind, advertise, self._on_link_message, self._on_link_lost, self.link_limit
+        )
         self.link_address = str(self._listener.address)
+
+    def count_links_in(self, gate: Admission) -> None:
+        """Count the link port's connections against the HTTP site's connection limit too."""
+        if self._listener is not None:
+            self._listener.doorman.gate = gate
 
     async def _stop_links(self) -> None:
         for link in list(self._links.values()):
@@ -788,4 +798,5 @@ def redis_directory(config: RelayConfig) -> RedisDirectory:
         heartbeat_ttl=config.heartbeat_ttl,
         check_interval=config.heartbeat_check_interval,
         link_host=config.host,
+        link_limit=config.max_connections,
     )

@@ -20,7 +20,11 @@ still used when a link cannot be opened (`RedisDirectory` falls back to them).
   else (or when that fails) over TCP. A message over a Unix socket costs the two processes about
   a third of one over loopback TCP (4.9 against 13.6 us for a send and its receive, measured
   here). Its first message is the holder's secret, and the holder closes a connection whose
-  first message is not it.
+  first message is not it, or that has not sent it within `AUTH_TIMEOUT` seconds.
+- Connections to the link port are counted (`Doorman`): at most `limit` open, the oldest one
+  still without its secret closed to make room for a new one; once the relay's HTTP site serves,
+  each also counts against its `--max-connections` (`listener.ConnectionGate.hold`), so idle
+  sockets on the link port cannot use up the process's file descriptors (issue 20 item 6).
 - `Link` is one such connection, on either end: messages both ways, each a 4-byte big-endian
   length and then the message (the same bytes a pub/sub message carries: `encode(head,
   payload)` of the directory). The holder answers on the link the request came on; when a link
@@ -44,7 +48,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, cast
+from typing import Final, Protocol, cast
 from urllib.parse import urlsplit
 
 from vttrelay.relay.frame_batch import WriteBatch
@@ -55,6 +59,7 @@ _LENGTH: Final = struct.Struct(">I")
 SECRET_BYTES: Final = 16
 MAX_FIRST_MESSAGE: Final = 256  # bytes a connection may send before its secret is checked
 CONNECT_TIMEOUT: Final = 2.0  # seconds to open a link before the call goes through Redis
+AUTH_TIMEOUT: Final = 5.0  # seconds an accepted connection has to send the secret
 
 OnMessage = Callable[["Link", bytes], None]
 OnLost = Callable[["Link"], None]
@@ -94,22 +99,99 @@ class LinkAddress:
         return cls(secret, host, int(port), machine if path else "", path if machine else "")
 
 
+class Admission(Protocol):
+    """What counts connections against the relay's connection limit (`ConnectionGate`)."""
+
+    def hold(self) -> bool: ...
+
+    def let_go(self) -> None: ...
+
+
+class Doorman:
+    """Counts the connections a `Listener` accepted (see the module docstring): at most `limit`
+    open, each given `auth_timeout` seconds to send the secret; `gate` (set once the HTTP site
+    serves) counts them against the relay's connection limit too."""
+
+    def __init__(self, limit: int, auth_timeout: float = AUTH_TIMEOUT) -> None:
+        self.limit = limit
+        self.auth_timeout = auth_timeout
+        self.gate: Admission | None = None
+        self.open: dict[Link, Admission | None] = {}  # each with the gate that holds it
+        self.waiting: dict[Link, asyncio.TimerHandle] = {}  # no secret yet, oldest first
+        self.refused = 0
+        self.timeouts = 0
+
+    def admit(self, link: Link) -> bool:
+        """Count a new connection; False: no room (it is to be closed at once)."""
+        if len(self.open) >= self.limit and not self._evict_oldest_waiting():
+            return self._refuse()
+        gate = self.gate
+        if gate is not None and not gate.hold():
+            return self._refuse()
+        self.open[link] = gate
+        loop = asyncio.get_running_loop()
+        self.waiting[link] = loop.call_later(self.auth_timeout, self._late, link)
+        return True
+
+    def _refuse(self) -> bool:
+        if self.refused == 0:
+            log.warning("link port: no room for a new connection, refusing new ones")
+        self.refused += 1
+        return False
+
+    def _evict_oldest_waiting(self) -> bool:
+        for link in self.waiting:
+            self.waiting.pop(link).cancel()
+            link.abort()
+            self.released(link)
+            return True
+        return False
+
+    def _late(self, link: Link) -> None:
+        if self.waiting.pop(link, None) is not None:
+            self.timeouts += 1
+            log.debug("link connection closed: no secret in %.1f s", self.auth_timeout)
+            link.abort()
+
+    def authenticated(self, link: Link) -> None:
+        timer = self.waiting.pop(link, None)
+        if timer is not None:
+            timer.cancel()
+
+    def released(self, link: Link) -> None:
+        """The connection is gone (or going): uncount it, once."""
+        self.authenticated(link)
+        if link in self.open:
+            gate = self.open.pop(link)
+            if gate is not None:
+                gate.let_go()
+
+
 class Link(WriteBatch, asyncio.Protocol):
     """One connection between two instances (see the module docstring). `expect` is the secret
-    the first message must be (the accepting end), `None` on the connecting end. What it sends
-    leaves once per loop iteration (`WriteBatch`)."""
+    the first message must be (the accepting end, which `doorman` counts), `None` on the
+    connecting end. What it sends leaves once per loop iteration (`WriteBatch`)."""
 
-    def __init__(self, on_message: OnMessage, on_lost: OnLost, expect: bytes | None) -> None:
+    def __init__(
+        self,
+        on_message: OnMessage,
+        on_lost: OnLost,
+        expect: bytes | None,
+        doorman: Doorman | None = None,
+    ) -> None:
         super().__init__(None)
         self.on_message = on_message
         self.on_lost = on_lost
         self._expect = expect
+        self._doorman = doorman
         self._buffer = b""
         self.closed = False
         self.address = ""  # the connecting end's: the address it dialled
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        if self._doorman is not None and not self._doorman.admit(self):
+            self.abort()
 
     def writable(self) -> bool:
         return self.transport is not None and not self.closed
@@ -141,6 +223,8 @@ class Link(WriteBatch, asyncio.Protocol):
                     self.close()
                     return
                 self._expect = None
+                if self._doorman is not None:
+                    self._doorman.authenticated(self)
                 continue
             self.on_message(self, message)
         self._buffer = data[offset:]
@@ -148,6 +232,8 @@ class Link(WriteBatch, asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self.transport = None
+        if self._doorman is not None:
+            self._doorman.released(self)
         self.on_lost(self)
 
     def close(self) -> None:
@@ -155,15 +241,24 @@ class Link(WriteBatch, asyncio.Protocol):
             self.closed = True
             self.transport.close()
 
+    def abort(self) -> None:
+        """Drop the connection now (unread data and all): for a peer that is not a relay."""
+        if self.transport is not None and not self.closed:
+            self.closed = True
+            self.transport.abort()
+
 
 class Listener:
     """Where this instance accepts links: a TCP port and a Unix socket (see the module
     docstring). `address` is what it advertises."""
 
-    def __init__(self, servers: list[asyncio.Server], address: LinkAddress, tmp: str) -> None:
+    def __init__(
+        self, servers: list[asyncio.Server], address: LinkAddress, tmp: str, doorman: Doorman
+    ) -> None:
         self.servers = servers
         self.address = address
         self._tmp = tmp
+        self.doorman = doorman
 
     async def close(self) -> None:
         for server in self.servers:
@@ -175,15 +270,22 @@ class Listener:
 
 
 async def listen(
-    bind_host: str, advertise_host: str, on_message: OnMessage, on_lost: OnLost
+    bind_host: str,
+    advertise_host: str,
+    on_message: OnMessage,
+    on_lost: OnLost,
+    limit: int = 10_000,
+    auth_timeout: float = AUTH_TIMEOUT,
 ) -> Listener:
-    """Listen for links on a free port of `bind_host` and on a Unix socket."""
+    """Listen for links on a free port of `bind_host` and on a Unix socket; at most `limit`
+    connections open, each with `auth_timeout` seconds to send the secret (`Doorman`)."""
     secret = secrets.token_hex(SECRET_BYTES)
     expect = secret.encode()
     loop = asyncio.get_running_loop()
+    doorman = Doorman(limit, auth_timeout)
 
     def protocol() -> Link:
-        return Link(on_message, on_lost, expect)
+        return Link(on_message, on_lost, expect, doorman)
 
     tcp = await loop.create_server(protocol, bind_host, 0)
     port = int(tcp.sockets[0].getsockname()[1])
@@ -193,9 +295,9 @@ async def listen(
         unix = await loop.create_unix_server(protocol, path)
     except (OSError, NotImplementedError) as exc:  # no Unix sockets here: TCP only
         log.info("no Unix socket for links (%r): TCP only", exc)
-        return Listener([tcp], LinkAddress(secret, advertise_host, port), tmp)
+        return Listener([tcp], LinkAddress(secret, advertise_host, port), tmp, doorman)
     address = LinkAddress(secret, advertise_host, port, machine_id(), path)
-    return Listener([tcp, unix], address, tmp)
+    return Listener([tcp, unix], address, tmp, doorman)
 
 
 async def dial(address: LinkAddress, on_message: OnMessage, on_lost: OnLost) -> Link:
