@@ -254,7 +254,7 @@ async def test_idle_link_connections_time_out_and_count_against_max_connections(
         "127.0.0.1", "127.0.0.1", lambda *_: None, lambda *_: None, auth_timeout=0.5
     )
     listener.doorman.gate = site.gate  # as `vttrelay serve` wires it (count_links_in)
-    idle = []
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
     try:
         while listener.doorman.refused == 0 and len(idle) < 20:  # sockets that send nothing
             idle.append(await asyncio.open_connection("127.0.0.1", listener.address.port))
