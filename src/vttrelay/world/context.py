@@ -21,6 +21,7 @@ from vttrelay.world.store import Tx
 
 if TYPE_CHECKING:
     from vttrelay.world.dice import Dice
+    from vttrelay.world.files.store import FileStore
     from vttrelay.world.world import World
 
 T = TypeVar("T")
@@ -88,6 +89,11 @@ class ActionContext:
     @property
     def dice(self) -> Dice:
         return self._world.dice
+
+    @property
+    def files(self) -> FileStore | None:
+        """The world's file store (files actions, pictures of uploaded images)."""
+        return self._world.files
 
     def now_ms(self) -> int:
         return self._world.now_ms()

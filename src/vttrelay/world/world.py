@@ -28,6 +28,7 @@ from vttrelay.world import documents, packs
 from vttrelay.world.actions import ActionError, UserNotFound, dispatch, load_actions
 from vttrelay.world.context import ActionContext
 from vttrelay.world.events import collect_document_events
+from vttrelay.world.files.store import FileStore
 from vttrelay.world.rules import bounds
 from vttrelay.world.rules import rolls as rolls_rules
 from vttrelay.world.store import Tx, WorldStore
@@ -44,6 +45,7 @@ ACTION_TIME_LIMIT: Final = 8.0
 
 WORLD_DIR = "world"
 WORLD_DB = "world.db"
+FILES_DIR = "files"
 
 
 def world_dir(data_dir: Path) -> Path:
@@ -66,8 +68,10 @@ class World:
         clock: Callable[[], int] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         time_limit: float = ACTION_TIME_LIMIT,
+        files: FileStore | None = None,
     ) -> None:
         self.store = store
+        self.files = files  # the file store (`data` and `public`), None: no files
         self._dice = dice
         self._clock = clock or (lambda: int(time.time() * 1000))
         self._monotonic = monotonic  # what time limits are measured with (seconds)
@@ -83,15 +87,19 @@ class World:
 
     @classmethod
     def open(cls, data_dir: Path, **kwargs: Any) -> World:
-        """Open `<data-dir>/world/world.db`, seeding the demo world into a fresh file."""
+        """Open `<data-dir>/world/world.db`, seeding the demo world into a fresh file, and its
+        file store `<data-dir>/world/files/`."""
         from vttrelay.world.seed import seed
 
         store = WorldStore(world_db_path(data_dir))
         if store.is_empty():
             seed(store)
+        kwargs.setdefault("files", FileStore(world_dir(data_dir) / FILES_DIR))
         return cls(store, **kwargs)
 
     def close(self) -> None:
+        if self.files is not None:
+            self.files.close()
         self.store.close()
 
     # Basics ---------------------------------------------------------------------------------
