@@ -588,6 +588,32 @@ class SceneBackground(TypedDict):
     sceneId: str
     sceneName: str
     src: str
+    imageData: NotRequired[str]  # a data URL, when the world has the file
+    mimeType: NotRequired[str]
+
+
+# Files -----------------------------------------------------------------------------------------
+
+
+class FileEntry(TypedDict):
+    name: str
+    path: str
+    type: Literal["file", "directory"]
+
+
+class FileListing(WorldReply):
+    """GET /file-system: a folder's directories, then its files (and deeper ones)."""
+
+    path: str
+    source: str
+    results: list[FileEntry]
+    recursive: bool
+
+
+class FileUploaded(WorldReply):
+    """POST /upload: where the file was stored."""
+
+    path: str
 
 
 # Entities and search -------------------------------------------------------------------------

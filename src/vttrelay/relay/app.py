@@ -30,7 +30,7 @@ from vttrelay import __version__, protocol
 from vttrelay.dashboard import views as dashboard
 from vttrelay.mcp import lazy as mcp_http
 from vttrelay.protocol import Close
-from vttrelay.relay import openapi, pairing, peer_limits
+from vttrelay.relay import files, openapi, pairing, peer_limits
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
 from vttrelay.relay.accounts import http as accounts_http
 from vttrelay.relay.accounts import services as accounts_services
@@ -298,6 +298,7 @@ LOCAL_HANDLERS: dict[str, LocalHandler] = {
     "docs": h_docs,
     "contents_deprecated": h_contents_deprecated,
     "scene_image": forward_image,
+    **files.HANDLERS,  # POST /upload, GET /download (files-sheet-sessions §1)
     **pairing.HANDLERS,  # pair and key requests (endpoints-beyond-seed §12)
     **dashboard.PAGE_HANDLERS,  # the pages their pairUrl and approvalUrl open
     **accounts_http.HANDLERS,  # accounts and sessions (/auth, accounts-auth.md)

@@ -269,6 +269,21 @@ async def _raw_image(ctx: Ctx, method: Method) -> Any:
 
 simple("POST /switch-scene", name=AMBUSH)
 
+# Files ---------------------------------------------------------------------------------------
+
+HELLO = "data:text/plain;base64,SGVsbG8="
+simple("POST /upload", path="sdk", filename="hello.txt", file_data=HELLO, overwrite=True)
+simple("GET /file-system", recursive=True)
+
+
+@case("GET /download")
+async def _download(ctx: Ctx, method: Method) -> Any:
+    await ctx.sdk.files.upload(path="sdk", filename="hello.txt", file_data=HELLO, overwrite=True)
+    data = await method(path="sdk/hello.txt")
+    assert data == b"Hello"
+    return data
+
+
 # Entities and search -------------------------------------------------------------------------
 
 simple("GET /get", uuid=PIP)

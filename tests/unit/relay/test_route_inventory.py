@@ -58,6 +58,10 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("POST", "/switch-scene"): ("scene:write", "switch-scene", 30.0),
     ("GET", "/scene/image"): ("scene:read", "scene-screenshot", 30.0),
     ("GET", "/scene/image/raw"): ("scene:read", "scene-raw-image", 30.0),
+    # files-sheet-sessions §1
+    ("GET", "/file-system"): ("file:read", "file-system", 15.0),
+    ("GET", "/download"): ("file:read", "download-file", 45.0),
+    ("POST", "/upload"): ("file:write", "upload-file", 30.0),
     ("GET", "/get"): ("entity:read", "entity", 10.0),
     ("POST", "/create"): ("entity:write", "create", 10.0),
     ("PUT", "/update"): ("entity:write", "update", 10.0),

@@ -22,6 +22,8 @@ from vttrelay.client.groups.encounters import ROUTES as ENCOUNTERS_ROUTES
 from vttrelay.client.groups.encounters import AsyncEncounters, Encounters
 from vttrelay.client.groups.entities import ROUTES as ENTITIES_ROUTES
 from vttrelay.client.groups.entities import AsyncEntities, Entities
+from vttrelay.client.groups.files import ROUTES as FILES_ROUTES
+from vttrelay.client.groups.files import AsyncFiles, Files
 from vttrelay.client.groups.macros import ROUTES as MACROS_ROUTES
 from vttrelay.client.groups.macros import AsyncMacros, Macros
 from vttrelay.client.groups.playlists import ROUTES as PLAYLISTS_ROUTES
@@ -57,6 +59,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     *USERS_ROUTES,
     *ENCOUNTERS_ROUTES,
     *SCENES_ROUTES,
+    *FILES_ROUTES,
     *ENTITIES_ROUTES,
     *SEARCH_ROUTES,
     *STREAMS_ROUTES,
@@ -81,6 +84,7 @@ class SyncGroups:
     users: Users
     encounters: Encounters
     scenes: Scenes
+    files: Files
     entities: Entities
     search: Search
     streams: Streams
@@ -101,6 +105,7 @@ class SyncGroups:
         self.users = Users(client)
         self.encounters = Encounters(client)
         self.scenes = Scenes(client)
+        self.files = Files(client)
         self.entities = Entities(client)
         self.search = Search(client)
         self.streams = Streams(client)
@@ -124,6 +129,7 @@ class AsyncGroups:
     users: AsyncUsers
     encounters: AsyncEncounters
     scenes: AsyncScenes
+    files: AsyncFiles
     entities: AsyncEntities
     search: AsyncSearch
     streams: AsyncStreams
@@ -144,6 +150,7 @@ class AsyncGroups:
         self.users = AsyncUsers(client)
         self.encounters = AsyncEncounters(client)
         self.scenes = AsyncScenes(client)
+        self.files = AsyncFiles(client)
         self.entities = AsyncEntities(client)
         self.search = AsyncSearch(client)
         self.streams = AsyncStreams(client)
