@@ -1,9 +1,11 @@
 """A picture of a scene, drawn with Pillow: what the embedded world shows for GET /scene/image.
 
-The embedded world has no canvas and no image files, so it draws what it knows of the scene: the
-scene's background colour, its grid (square grids; `showGrid`), the walls (doors in their own
+The embedded world has no canvas, so it draws what it knows of the scene: the scene's background
+colour, its background image when the file is in the world's file store (`background`, stretched
+over the scene rectangle), its grid (square grids; `showGrid`), the walls (doors in their own
 colour), the lights' bright and dim radii, and the tokens as discs in their disposition's colour
-with their initial (`hideOverlays` leaves out walls and lights). The picture covers the scene
+with their initial, or their image from the file store cut to a disc (`images`: src -> file;
+`hideOverlays` leaves out walls and lights). The picture covers the scene
 rectangle (`rules.grid.scene_rect`: the scene without its padding), scaled to the requested
 width and/or height keeping the aspect ratio, at most `MAX_SIDE` pixels a side.
 """
@@ -13,7 +15,9 @@ from __future__ import annotations
 import base64
 import io
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from vttrelay.world.rules import grid as grid_rules
@@ -62,6 +66,33 @@ def output_size(scene: dict[str, Any], width: Any, height: Any) -> tuple[int, in
     return max(1, round(scene_w * scale)), max(1, round(scene_h * scale)), scale
 
 
+def token_sources(scene: dict[str, Any]) -> list[str]:
+    """The image `src` of each token (`texture.src`)."""
+    found = []
+    for token in scene.get("tokens") or ():
+        texture = token.get("texture") if isinstance(token, dict) else None
+        src = texture.get("src") if isinstance(texture, dict) else None
+        if isinstance(src, str) and src:
+            found.append(src)
+    return found
+
+
+def open_image(path: Path | None, size: tuple[int, int]) -> Any:
+    """The image file at `path` scaled to `size` (RGBA), or None if it cannot be read."""
+    from PIL import Image, UnidentifiedImageError
+
+    if path is None or size[0] < 1 or size[1] < 1:
+        return None
+    try:
+        with Image.open(path) as source:
+            if source.width * source.height > MAX_SIDE * MAX_SIDE * 4:
+                return None  # a decompression bomb is not drawn
+            source.draft("RGB", size)  # JPEG: decode at a reduced size
+            return source.convert("RGBA").resize(size)
+    except (OSError, UnidentifiedImageError, ValueError):
+        return None
+
+
 def render(
     scene: dict[str, Any],
     *,
@@ -71,8 +102,11 @@ def render(
     height: Any = None,
     show_grid: bool = True,
     hide_overlays: bool = False,
+    background: Path | None = None,
+    images: Mapping[str, Path] | None = None,
 ) -> Picture:
-    """Draw the scene. `fmt` is "png" or "jpeg" (`quality` 0-1 or 1-100 for jpeg)."""
+    """Draw the scene. `fmt` is "png" or "jpeg" (`quality` 0-1 or 1-100 for jpeg); `background`
+    and `images` are files of the world's store (see the module docstring)."""
     from PIL import Image, ImageDraw  # loaded when a picture is drawn, not at world start-up
 
     pil_format, mime_type = FORMATS[fmt]
@@ -80,6 +114,9 @@ def render(
     rect = grid_rules.scene_rect(scene)
     ox, oy = rect.x, rect.y
     image = Image.new("RGB", (out_w, out_h), str(scene.get("backgroundColor") or "#999999"))
+    backdrop = open_image(background, (out_w, out_h))
+    if backdrop is not None:
+        image.paste(backdrop, (0, 0), backdrop)
     draw = ImageDraw.Draw(image)
 
     def at(x: Any, y: Any) -> tuple[float, float]:
@@ -117,6 +154,14 @@ def render(
         h = _number(token.get("height"), 1) * size * scale
         color = DISPOSITION_COLORS.get(int(_number(token.get("disposition"), 0)), "#f1d836")
         draw.ellipse([x + 2, y + 2, x + w - 2, y + h - 2], fill=color, outline="#000000")
+        texture = token.get("texture")
+        src = texture.get("src") if isinstance(texture, dict) else None
+        picture = open_image((images or {}).get(str(src)), (round(w) - 6, round(h) - 6))
+        if picture is not None:
+            mask = Image.new("L", picture.size, 0)
+            ImageDraw.Draw(mask).ellipse([0, 0, picture.width - 1, picture.height - 1], fill=255)
+            image.paste(picture, (round(x) + 3, round(y) + 3), mask)
+            continue
         name = str(token.get("name") or "")
         if name and w >= 12:
             draw.text((x + w / 2, y + h / 2), name[0].upper(), fill="#000000", anchor="mm")

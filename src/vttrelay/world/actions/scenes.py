@@ -12,12 +12,16 @@ data) deactivates the others, and the scene stream's `scene-activate` event foll
 
 from __future__ import annotations
 
+import asyncio
+import base64
+from pathlib import Path
 from typing import Any, Final
 
 from vttrelay.world import documents, scene_image
 from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.canvas import check_written
 from vttrelay.world.context import ActionContext
+from vttrelay.world.files.store import StoreError
 from vttrelay.world.permissions import assert_can_write, assert_gm, filter_views, view
 from vttrelay.world.rules import entities as entity_rules
 
@@ -172,10 +176,7 @@ def _pictured(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     return res.doc
 
 
-@action("scene-screenshot")
-def scene_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    """A picture of the viewed scene (`world.scene_image`), as a data URL; the relay answers
-    GET /scene/image with its bytes."""
+def _screenshot_scene(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     scene = _pictured(ctx, frame)
     viewed = documents.active_scene(ctx.tx)
     if viewed is None or viewed["_id"] != scene["_id"]:
@@ -183,11 +184,39 @@ def scene_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any
             f"Scene '{scene.get('name', '')}' is not the currently viewed scene. "
             "Switch to it first."
         )
+    return scene
+
+
+def _image_file(ctx: ActionContext, src: Any) -> Path | None:
+    """The store's file an image `src` names, or None (no store, a URL, no such file)."""
+    store = ctx.files
+    return store.image_path(src) if store is not None and isinstance(src, str) else None
+
+
+def background_src(scene: dict[str, Any]) -> str | None:
+    background = scene.get("background")
+    src = background.get("src") if isinstance(background, dict) else background
+    src = src or scene.get("img")
+    return src if isinstance(src, str) and src else None
+
+
+@action("scene-screenshot")
+async def scene_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
+    """A picture of the viewed scene (`world.scene_image`), drawn in a worker thread (with the
+    background and token images of the file store), as a data URL; the relay answers
+    GET /scene/image with its bytes."""
+    scene = ctx.transact(lambda c: _screenshot_scene(c, frame))
     fmt = str(frame.get("format") or "png").lower()
     fmt = "jpeg" if fmt == "jpg" else fmt
     if fmt not in scene_image.FORMATS:
         raise ActionError(f"Invalid format '{frame.get('format')}': use png or jpeg")
-    picture = scene_image.render(
+    images = {
+        src: path
+        for src in [background_src(scene), *scene_image.token_sources(scene)]
+        if src and (path := _image_file(ctx, src)) is not None
+    }
+    picture = await asyncio.to_thread(
+        scene_image.render,
         scene,
         fmt=fmt,
         quality=frame.get("quality"),
@@ -195,6 +224,8 @@ def scene_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any
         height=frame.get("height"),
         show_grid=frame.get("showGrid") is not False,
         hide_overlays=frame.get("hideOverlays") is True,
+        background=images.get(background_src(scene) or ""),
+        images=images,
     )
     return {
         "data": {
@@ -209,12 +240,22 @@ def scene_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any
 
 
 @action("scene-raw-image")
-def scene_raw_image(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    """The scene's background image. The embedded world holds no image files, so a background
-    is named by its `src` only (what the module answers when it cannot fetch the file)."""
-    scene = _pictured(ctx, frame)
-    background = scene.get("background")
-    src = background.get("src") if isinstance(background, dict) else background
-    if not (isinstance(src, str) and src):
+async def scene_raw_image(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
+    """The scene's background image: with the file (`imageData`, `mimeType`) when it is in the
+    world's file store, else named by its `src` only (what the module answers when it cannot
+    fetch the file)."""
+    scene = ctx.transact(lambda c: _pictured(c, frame))
+    src = background_src(scene)
+    if src is None:
         raise ActionError(f"Scene '{scene.get('name', '')}' has no background image")
-    return {"data": {"sceneId": scene["_id"], "sceneName": scene.get("name"), "src": src}}
+    data: dict[str, Any] = {"sceneId": scene["_id"], "sceneName": scene.get("name"), "src": src}
+    path = _image_file(ctx, src)
+    if path is not None and ctx.files is not None:
+        try:
+            raw, mime = await asyncio.to_thread(ctx.files.read, src)
+        except StoreError:
+            return {"data": data}
+        encoded = await asyncio.to_thread(base64.b64encode, raw)
+        data["imageData"] = f"data:{mime};base64,{encoded.decode()}"
+        data["mimeType"] = mime
+    return {"data": data}
