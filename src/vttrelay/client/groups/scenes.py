@@ -307,8 +307,8 @@ class Scenes:
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.SceneBackground]:
-        """The scene's background image: its src (the embedded world holds no image files) (`GET
-        /scene/image/raw`, scope `scene:read`).
+        """The scene's background image: its src, and the file (a data URL) when the world has it
+        (`GET /scene/image/raw`, scope `scene:read`).
 
         Args:
             scene_id: Scene id (default: the viewed scene).
@@ -512,8 +512,8 @@ class AsyncScenes:
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.SceneBackground]:
-        """The scene's background image: its src (the embedded world holds no image files) (`GET
-        /scene/image/raw`, scope `scene:read`).
+        """The scene's background image: its src, and the file (a data URL) when the world has it
+        (`GET /scene/image/raw`, scope `scene:read`).
 
         Args:
             scene_id: Scene id (default: the viewed scene).

@@ -124,7 +124,7 @@ ROUTES: Final = (
         "GET",
         "/scene/image/raw",
         "scene-raw-image",
-        "The scene's background image: its src (the embedded world holds no image files).",
+        "The scene's background image: its src, and the file (a data URL) when the world has it.",
         Param("sceneId", None, BQ, description="Scene id (default: the viewed scene)."),
         Param("active", "boolean", BQ, description="The active (viewed) scene."),
         scope="scene:read",
