@@ -41,12 +41,17 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from vttrelay.client import AsyncClient
+from vttrelay.mcp.lazy import SessionLimits
 from vttrelay.mcp.server import Caller, build_server
+from vttrelay.relay import peer_limits
+from vttrelay.relay.backends.base import Counters
 from vttrelay.relay.core import error
 from vttrelay.relay.forward import add_cors
 from vttrelay.relay.store import KeyRecord
 
 DISCONNECT_POLL = 1.0
+SESSION_HEADER = "mcp-session-id"
+TOO_MANY_SESSIONS = "Too many MCP sessions for this API key, please try again later"
 KEY_SCOPE = "vttrelay.key"  # the KeyRecord, in the ASGI scope
 BASE_SCOPE = "vttrelay.base_url"  # where the tools reach this relay, in the ASGI scope
 
@@ -169,10 +174,19 @@ class McpEndpoint:
     relay's shutdown, before aiohttp waits for open requests: that ends every session, so a
     client's open GET stream doesn't hold the relay's exit."""
 
-    def __init__(self, keys: Any) -> None:
+    def __init__(
+        self, keys: Any, counters: Counters | None = None, limits: SessionLimits | None = None
+    ) -> None:
         self.keys = keys  # the relay's KeyCache
+        self.counters = counters
+        self.limits = limits = limits or SessionLimits()
         self.clients: dict[str, AsyncClient] = {}
-        self.manager = StreamableHTTPSessionManager(app=build_server(HttpCallers(self.clients)))
+        self.manager = StreamableHTTPSessionManager(
+            app=build_server(HttpCallers(self.clients)),
+            max_sessions=limits.total,
+            session_idle_timeout=limits.idle_timeout,
+        )
+        self.opening: dict[str, int] = {}  # requests opening a session now, per key id
         self.stopping = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
@@ -192,9 +206,36 @@ class McpEndpoint:
             self.task.result()
 
     async def handle(self, request: web.Request, key: KeyRecord, secret: str) -> web.StreamResponse:
-        """One `/mcp` request (POST, GET or DELETE) by a valid key (`lazy.LazyMcp` checked it)."""
+        """One `/mcp` request (POST, GET or DELETE) by a valid key (`lazy.LazyMcp` checked it).
+        A request that opens a session (no session id) is first held to the key's limits."""
         scope = asgi_scope(request, key, secret)
-        return await asgi_bridge(request, self.manager.handle_request, scope)
+        if request.method != "POST" or SESSION_HEADER in request.headers:
+            return await asgi_bridge(request, self.manager.handle_request, scope)
+        await self._admit(key.id)
+        self.opening[key.id] = self.opening.get(key.id, 0) + 1
+        try:
+            return await asgi_bridge(request, self.manager.handle_request, scope)
+        finally:
+            self.opening[key.id] -= 1
+            if not self.opening[key.id]:
+                del self.opening[key.id]
+
+    async def _admit(self, key_id: str) -> None:
+        """429 when the key holds `per_key` sessions (open, or opening now) or opened
+        `per_minute` in the last minute."""
+        limits = self.limits
+        if self.sessions_of(key_id) + self.opening.get(key_id, 0) >= limits.per_key:
+            raise error(429, TOO_MANY_SESSIONS)
+        if self.counters is not None and not await peer_limits.take_named(
+            self.counters, f"mcp:sessions:{key_id}", limits.per_minute, 60.0
+        ):
+            raise error(429, TOO_MANY_SESSIONS)
+
+    def sessions_of(self, key_id: str) -> int:
+        """Sessions the key opened that are still open (the SDK's record of their owners: the
+        `client_id` of the key's `AccessToken`, `asgi_scope`)."""
+        owners = getattr(self.manager, "_session_owners", {})
+        return sum(1 for owner in owners.values() if owner.get("client_id") == key_id)
 
     async def stop(self) -> None:
         """End every session and the manager's task (idempotent)."""

@@ -12,6 +12,7 @@ without making the relay load the MCP server.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -21,8 +22,21 @@ from vttrelay.relay.forward import API_KEY_HEADER
 
 if TYPE_CHECKING:
     from vttrelay.mcp.aiohttp_asgi import McpEndpoint
+    from vttrelay.relay.backends.base import Counters
 
 MCP_PATH = "/mcp"
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """How many MCP sessions `/mcp` keeps (issue 20 item 7): `total` over all keys (the SDK
+    answers 503 past it), `per_key` open at once for one API key, `per_minute` opened by one
+    key per minute (both 429). Idle sessions end after `idle_timeout` seconds."""
+
+    total: int = 1000
+    per_key: int = 10
+    per_minute: int = 10
+    idle_timeout: float = 600.0
 
 
 def request_secret(request: web.Request) -> str | None:
@@ -37,8 +51,12 @@ def request_secret(request: web.Request) -> str | None:
 class LazyMcp:
     """Builds and starts the `McpEndpoint` on the first request; stops it at shutdown."""
 
-    def __init__(self, keys: Any) -> None:
+    def __init__(
+        self, keys: Any, counters: Counters | None = None, limits: SessionLimits | None = None
+    ) -> None:
         self.keys = keys  # the relay's KeyCache
+        self.counters = counters  # the relay's Counters: new sessions per key per minute
+        self.limits = limits or SessionLimits()
         self.endpoint: McpEndpoint | None = None
         self.loading = asyncio.Lock()
 
@@ -58,7 +76,7 @@ class LazyMcp:
                 if self.endpoint is None:
                     from vttrelay.mcp.aiohttp_asgi import McpEndpoint
 
-                    endpoint = McpEndpoint(self.keys)
+                    endpoint = McpEndpoint(self.keys, self.counters, self.limits)
                     await endpoint.start()
                     self.endpoint = endpoint
         return await self.endpoint.handle(request, key, secret)
@@ -72,10 +90,15 @@ class LazyMcp:
             await self.endpoint.close()
 
 
-def install(app: web.Application, keys: Any) -> LazyMcp:
+def install(
+    app: web.Application,
+    keys: Any,
+    counters: Counters | None = None,
+    limits: SessionLimits | None = None,
+) -> LazyMcp:
     """Serve `/mcp` (POST, GET, DELETE) on the relay application. `keys` is the relay's
-    `KeyCache`."""
-    lazy = LazyMcp(keys)
+    `KeyCache`, `counters` its `Counters` (the rate of new sessions per key)."""
+    lazy = LazyMcp(keys, counters, limits)
     for method in ("POST", "GET", "DELETE"):
         app.router.add_route(method, MCP_PATH, lazy.handle)
     app.on_shutdown.append(lazy.shutdown)

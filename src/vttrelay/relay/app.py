@@ -457,7 +457,10 @@ def create_app(
             state.metrics.add_streaming((added.resource,))
     state.prometheus = make_registry(state)
     app.router.add_get("/ws/api", state.streams.handle_client_ws)
-    mcp_http.install(app, state.keys)  # /mcp: the MCP server over streamable HTTP
+    mcp_limits = mcp_http.SessionLimits(
+        config.mcp_max_sessions, config.mcp_sessions_per_key, config.mcp_sessions_per_minute
+    )
+    mcp_http.install(app, state.keys, state.counters, mcp_limits)  # /mcp over streamable HTTP
     dashboard.setup(app, state)  # the web dashboard under /dashboard/
     app.on_shutdown.append(state.streams.close)  # end SSE streams and /ws/api sockets
 

@@ -80,6 +80,10 @@ class RelayConfig:
     # Unknown request codes one IP may look up per 15 minutes (the two status polls and the
     # /pair and /approve pages); looking up a code that exists costs nothing. 0 disables
     code_miss_limit: int = 10
+    # /mcp sessions: open at once over all keys, open at once per key, opened per key per minute
+    mcp_max_sessions: int = 1000
+    mcp_sessions_per_key: int = 10
+    mcp_sessions_per_minute: int = 10
     # ... and all callers together (many addresses are not many budgets); when spent, code
     # lookups are refused for the rest of the window. 0 disables
     code_miss_global_limit: int = 200
