@@ -59,9 +59,16 @@ def normalize_speaker(speaker: dict[str, Any] | None) -> dict[str, Any]:
 class ActionContext:
     """Everything a handler may touch. Handlers are synchronous and do no I/O besides this."""
 
-    def __init__(self, world: World, tx: Tx | None, user: dict[str, Any] | None) -> None:
+    def __init__(
+        self,
+        world: World,
+        tx: Tx | None,
+        user: dict[str, Any] | None,
+        check: Callable[[], None] | None = None,
+    ) -> None:
         self._world = world
         self._tx = tx
+        self._check = check  # an async handler's time limit (a sync one's is its tx's)
         self.user = user
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.selection: list[str] | None = None  # a new selection (token uuids), set by /select
@@ -78,8 +85,12 @@ class ActionContext:
 
     def checkpoint(self) -> None:
         """Stop here if the action is past its time limit (an ActionError; nothing commits).
-        For long loops that neither read nor write the store (each store call checks too)."""
-        self.tx.checkpoint()
+        For long loops that neither read nor write the store (each store call checks too), also
+        in an async handler's work outside a transaction (a picture drawn in a thread)."""
+        if self._tx is not None:
+            self._tx.checkpoint()
+        elif self._check is not None:
+            self._check()
 
     def transact(self, fn: Callable[[ActionContext], T]) -> T:
         """For async handlers: run `fn` synchronously in one transaction of its own, with the same

@@ -8,6 +8,14 @@ with their initial, or their image from the file store cut to a disc (`images`: 
 `hideOverlays` leaves out walls and lights). The picture covers the scene
 rectangle (`rules.grid.scene_rect`: the scene without its padding), scaled to the requested
 width and/or height keeping the aspect ratio, at most `MAX_SIDE` pixels a side.
+
+Its cost is bounded whatever the scene holds (scenes written before the world bounded their
+numbers included): Pillow's circle costs time in proportion to its radius (a light 10^6 pixels
+wide took a minute), so a light's circle that misses the picture, or holds it whole, is not
+drawn, and one wider than `BIG` pixels is drawn as the arc that crosses the picture, a point
+every 2 pixels (at most `MAX_ARC_POINTS`); a token's disc is drawn only if its box meets the
+picture, at most `BIG` pixels a side around its centre. Lines are clipped by Pillow itself.
+The caller's `checkpoint` runs between documents (the action's time limit).
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from __future__ import annotations
 import base64
 import io
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -29,6 +37,8 @@ DISPOSITION_COLORS: Final = {-2: "#7f3fbf", -1: "#e72124", 0: "#f1d836", 1: "#43
 WALL_COLOR: Final = "#ffffff"
 DOOR_COLOR: Final = "#3fa9f5"
 LIGHT_COLOR: Final = "#ffd27f"
+BIG: Final = 8 * MAX_SIDE  # pixels: wider circles are drawn as their arc across the picture
+MAX_ARC_POINTS: Final = 20_000
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,38 @@ def open_image(path: Path | None, size: tuple[int, int]) -> Any:
         return None
 
 
+def _circle(
+    draw: Any, cx: float, cy: float, r: float, size: tuple[int, int], color: str, width: int
+) -> None:
+    """The outline of a circle, at a cost bounded by the picture's size, not the radius."""
+    w, h = size
+    corners = [(x, y) for x in (0, w) for y in (0, h)]
+    near = math.hypot(cx - min(max(cx, 0), w), cy - min(max(cy, 0), h))
+    far = max(math.hypot(cx - x, cy - y) for x, y in corners)
+    if r + width < near or r - width > far:
+        return  # wholly outside the picture, or the picture wholly inside the circle
+    if r <= BIG:
+        draw.ellipse([cx - r, cy - r, cx + r, cy + r], outline=color, width=width)
+        return
+    # Here the centre lies outside the picture (else r > far): the picture spans less than a
+    # half-turn seen from it, and only the arc in that span can show.
+    mid = math.atan2(h / 2 - cy, w / 2 - cx)
+    turns = [(math.atan2(y - cy, x - cx) - mid + math.pi) % math.tau - math.pi for x, y in corners]
+    pad = width / r
+    lo, hi = mid + min(turns) - pad, mid + max(turns) + pad
+    n = min(MAX_ARC_POINTS, max(2, math.ceil((hi - lo) * r / 2)))
+    step = (hi - lo) / (n - 1)
+    points = [
+        (cx + r * math.cos(lo + i * step), cy + r * math.sin(lo + i * step)) for i in range(n)
+    ]
+    draw.line(points, fill=color, width=width)
+
+
+def _meets(box: tuple[float, float, float, float], size: tuple[int, int]) -> bool:
+    x0, y0, x1, y1 = box
+    return x1 >= 0 and y1 >= 0 and x0 <= size[0] and y0 <= size[1]
+
+
 def render(
     scene: dict[str, Any],
     *,
@@ -104,9 +146,11 @@ def render(
     hide_overlays: bool = False,
     background: Path | None = None,
     images: Mapping[str, Path] | None = None,
+    checkpoint: Callable[[], None] = lambda: None,
 ) -> Picture:
     """Draw the scene. `fmt` is "png" or "jpeg" (`quality` 0-1 or 1-100 for jpeg); `background`
-    and `images` are files of the world's store (see the module docstring)."""
+    and `images` are files of the world's store (see the module docstring). `checkpoint` is
+    called between the documents drawn (it raises to stop the drawing)."""
     from PIL import Image, ImageDraw  # loaded when a picture is drawn, not at world start-up
 
     pil_format, mime_type = FORMATS[fmt]
@@ -133,30 +177,41 @@ def render(
             draw.line([(0, i * step), (out_w, i * step)], fill=color)
     if not hide_overlays:
         for light in scene.get("lights") or ():
+            checkpoint()
             if not isinstance(light, dict) or light.get("hidden"):
                 continue
             x, y = at(light.get("x"), light.get("y"))
             config = light.get("config") or {}
+            config = config if isinstance(config, dict) else {}
             for radius, width_px in ((config.get("dim"), 1), (config.get("bright"), 2)):
                 r = _number(radius, 0) / (grid.distance or 1) * size * scale
-                if r > 0:
-                    draw.ellipse([x - r, y - r, x + r, y + r], outline=LIGHT_COLOR, width=width_px)
+                if 0 < r < math.inf:
+                    _circle(draw, x, y, r, image.size, LIGHT_COLOR, width_px)
         for wall in scene.get("walls") or ():
+            checkpoint()
             c = wall.get("c") if isinstance(wall, dict) else None
             if isinstance(c, list) and len(c) == 4:
                 color = DOOR_COLOR if wall.get("door") else WALL_COLOR
                 draw.line([at(c[0], c[1]), at(c[2], c[3])], fill=color, width=3)
     for token in scene.get("tokens") or ():
+        checkpoint()
         if not isinstance(token, dict) or token.get("hidden"):
             continue
         x, y = at(token.get("x"), token.get("y"))
         w = _number(token.get("width"), 1) * size * scale
         h = _number(token.get("height"), 1) * size * scale
+        if w < 4 or h < 4 or not _meets((x, y, x + w, y + h), image.size):
+            continue  # too small to show, or off the picture
+        if w > BIG or h > BIG:  # clamped around its centre
+            x, y = x + w / 2 - min(w, BIG) / 2, y + h / 2 - min(h, BIG) / 2
+            w, h = min(w, BIG), min(h, BIG)
         color = DISPOSITION_COLORS.get(int(_number(token.get("disposition"), 0)), "#f1d836")
         draw.ellipse([x + 2, y + 2, x + w - 2, y + h - 2], fill=color, outline="#000000")
         texture = token.get("texture")
         src = texture.get("src") if isinstance(texture, dict) else None
-        picture = open_image((images or {}).get(str(src)), (round(w) - 6, round(h) - 6))
+        fits = w <= MAX_SIDE and h <= MAX_SIDE  # a larger token is its colour disc only
+        path = (images or {}).get(str(src)) if fits else None
+        picture = open_image(path, (round(w) - 6, round(h) - 6))
         if picture is not None:
             mask = Image.new("L", picture.size, 0)
             ImageDraw.Draw(mask).ellipse([0, 0, picture.width - 1, picture.height - 1], fill=255)

@@ -181,8 +181,10 @@ class World:
 
     # Running actions ------------------------------------------------------------------------
 
-    def context(self, tx: Tx | None, user: dict[str, Any] | None) -> ActionContext:
-        return ActionContext(self, tx, user)
+    def context(
+        self, tx: Tx | None, user: dict[str, Any] | None, check: Callable[[], None] | None = None
+    ) -> ActionContext:
+        return ActionContext(self, tx, user, check)
 
     @staticmethod
     def _resolve(tx: Tx, ref: object) -> dict[str, Any] | None:
@@ -203,7 +205,9 @@ class World:
         """When a request arriving now must be over (`monotonic` seconds)."""
         return self._monotonic() + self.time_limit
 
-    def _checker(self, deadline: float) -> Callable[[], None]:
+    def checker(self, deadline: float) -> Callable[[], None]:
+        """A check that raises the time-limit ActionError once `deadline` has passed."""
+
         def check() -> None:
             if self._monotonic() > deadline:
                 raise ActionError(
@@ -236,7 +240,7 @@ class World:
         fn: Callable[[ActionContext], T],
         deadline: float | None = None,
     ) -> T:
-        check = self._checker(self.deadline() if deadline is None else deadline)
+        check = self.checker(self.deadline() if deadline is None else deadline)
         with self.store.transaction(check) as tx:
             if user is None:
                 user = self._resolve(tx, user_ref)

@@ -94,3 +94,20 @@ async def test_a_scene_of_20000_walls_is_repaired_over_rest(
     status, body = await api("POST", "/canvas/walls", {"data": walls(1)})
     assert status == 200, body
     assert len(stored_walls(world)) == 3
+
+
+async def test_a_light_of_a_huge_radius_is_pictured_at_once(
+    relay: Any, world: Any, api: Api
+) -> None:
+    with world.world.store.transaction() as tx:  # stored before radii were bounded
+        scene = tx.get("Scene", SCENE)
+        scene["lights"] = [
+            {"_id": "hugeLight0000001", "x": 1500, "y": 1100, "config": {"dim": 10**7}},
+            {"_id": "hugeLight0000002", "x": -(10**6), "y": 1100, "config": {"dim": 50_300}},
+        ]
+        tx.put("Scene", scene)
+    start = time.perf_counter()
+    answer = await relay.call("GET", "/scene/image", key=relay.key(("scene:read",)))
+    assert time.perf_counter() - start < 3.0  # about 0.1 s (was 34 s and more)
+    assert answer.status == 200 and answer.body.startswith(b"\x89PNG")
+    assert (await relay.call("GET", "/api/health")).status == 200

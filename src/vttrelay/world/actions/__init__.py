@@ -140,7 +140,8 @@ async def dispatch(
     world: World, frame: dict[str, Any], deadline: float | None = None
 ) -> dict[str, Any]:
     """Run one request frame and build its reply frame (never raises). A sync handler past
-    `deadline` (the world's monotonic clock) stops and commits nothing."""
+    `deadline` (the world's monotonic clock) stops and commits nothing; an async one stops at
+    its next `ctx.checkpoint()` past it."""
     name = frame.get("type")
     head = _head(frame)
     spec = ACTIONS.get(name) if isinstance(name, str) else None
@@ -150,7 +151,8 @@ async def dispatch(
     try:
         if spec.is_async:
             user = world.resolve_user_ref(user_ref)
-            ctx = world.context(None, user)
+            check = world.checker(world.deadline() if deadline is None else deadline)
+            ctx = world.context(None, user, check)
             body = await spec.handler(ctx, frame)
         else:
             body = world.run_action(user_ref, spec.handler, frame, deadline)

@@ -226,6 +226,7 @@ async def scene_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[st
         hide_overlays=frame.get("hideOverlays") is True,
         background=images.get(background_src(scene) or ""),
         images=images,
+        checkpoint=ctx.checkpoint,
     )
     return {
         "data": {

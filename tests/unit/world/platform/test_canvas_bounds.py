@@ -174,3 +174,34 @@ async def test_other_routes_do_not_grow_a_scene_past_the_bound(world: World) -> 
     )
     assert reply["error"].startswith("Scene validation errors:\n  lights: at most 10000")
     assert scene_walls(world) == []
+
+
+async def test_drawn_radii_and_numbers_are_bounded_on_every_route(world: World) -> None:
+    reply = await create(world, {"x": 600, "y": 600, "config": {"dim": 10**9}}, "lights")
+    assert reply["error"] == (
+        "AmbientLight validation errors:\n  config.dim: must be a number from 0 to 100000"
+    )
+    reply = await create(world, {"c": [0, 0, 1e12, 5]})
+    assert reply["error"] == (
+        "Wall validation errors:\n  c: each coordinate must be between -10000000 and 10000000"
+    )
+    light = (await create(world, {"x": 600, "y": 600}, "lights"))["data"][0]
+    reply = await call(
+        world,
+        "update-scene",
+        sceneId=SCENE,
+        data={"lights": [{"_id": light["_id"], "config": {"bright": -1}}]},
+    )
+    assert reply["error"] == (
+        "AmbientLight validation errors:\n  config.bright: must be a number from 0 to 100000"
+    )
+    reply = await call(
+        world,
+        "update",
+        uuid=f"Scene.{SCENE}.AmbientLight.{light['_id']}",
+        data={"config.dim": 1e300},
+    )
+    assert "config.dim: must be a number from 0 to 100000" in reply["error"]
+    with world.store.transaction() as tx:
+        scene = tx.get("Scene", SCENE)
+    assert scene is not None and scene["lights"][0]["config"]["dim"] == 0

@@ -122,3 +122,13 @@ async def test_actions_within_their_limit_commit(timed_world: World, ticking: Ti
     assert "error" not in reply, reply
     assert len(walls(timed_world)) == 50
     assert (await call(timed_world, "chat-send", content="in time"))["success"] is True
+
+
+async def test_a_picture_past_its_deadline_stops_drawing(
+    timed_world: World, ticking: Ticking
+) -> None:
+    frame = {"type": "scene-screenshot", "requestId": "r2"}
+    reply = await timed_world.handle(frame, deadline=ticking.now - 0.5)
+    assert reply == {"type": "scene-screenshot-result", "requestId": "r2", "error": STOPPED}
+    reply = await timed_world.handle(frame)
+    assert reply["data"]["imageData"].startswith("data:image/png;base64,")
