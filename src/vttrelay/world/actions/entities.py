@@ -31,6 +31,7 @@ from vttrelay.world.rules import entities as rules
 from vttrelay.world.store import COLLECTIONS
 
 FAILED: Final = {"success": False}
+SETTING_REFUSED: Final = "Setting documents can't be changed or deleted through the API"
 SETTING_ALLOW_MACRO_WRITE: Final = documents.SETTING_ALLOW_MACRO_WRITE
 MACRO_WRITE_SCOPE: Final = "macro:write"
 _MACRO_DISABLED: Final = (
@@ -226,8 +227,13 @@ def _resolve_all(ctx: ActionContext, params: dict[str, Any], uuids: list[str]) -
 
 
 def _read_only(res: Resolved) -> None:
+    """Refuse changing a compendium document or a world setting: settings are what /create and
+    scripts already refuse (who may run scripts, which writes are allowed); the API never
+    changes them (issue 20 item 9)."""
     if res.pack is not None:
         raise ActionError(f"You may not modify the locked compendium {res.pack}")
+    if res.root_collection == "Setting":
+        raise ActionError(SETTING_REFUSED)
 
 
 @action("update", error_shape=_uuid_error_shape("Failed to update entity"))
@@ -331,9 +337,10 @@ def give(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
         raise ActionError("Target UUID or selected is required")
     if not item_uuid and not item_name:
         raise ActionError("Item UUID or Item Name is required")
-    amount = params.get("quantity") or 1
-    if not isinstance(amount, int | float) or isinstance(amount, bool) or amount < 0:
-        raise ActionError("Quantity must be a positive number")
+    given = params.get("quantity")
+    amount = 1 if given is None else rules.whole_quantity(given)
+    if amount is None:
+        raise ActionError(rules.QUANTITY_ERROR)
     source: Resolved | None = None
     if from_uuid:
         source = _resolve(ctx, from_uuid) if isinstance(from_uuid, str) else None
@@ -382,6 +389,11 @@ def give(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     new_item_id, quantity = rules.add_to_target(
         receiver.doc, item_data, amount, ctx.new_id(), ctx.now_ms()
     )
+    if quantity > rules.MAX_QUANTITY:
+        raise ActionError(
+            f"{receiver.doc.get('name') or to_uuid} would hold {quantity} of "
+            f"{item.doc.get('name', wanted)}: at most {rules.MAX_QUANTITY}"
+        )
     documents.save(ctx.tx, receiver)
     reply: dict[str, Any] = {}
     if from_uuid:
@@ -425,10 +437,11 @@ def remove(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
         item = _resolve(ctx, f"{actor.uuid}.Item.{found['_id']}") if found else None
     if item is None:
         raise ActionError(f"Item not found: {item_uuid or item_name}")
-    quantity = params.get("quantity")
-    left = rules.remove_quantity(
-        actor.doc, str(item.doc["_id"]), quantity if isinstance(quantity, int | float) else None
-    )
+    given = params.get("quantity")
+    quantity = None if given is None else rules.whole_quantity(given)
+    if given is not None and quantity is None:
+        raise ActionError(rules.QUANTITY_ERROR)
+    left = rules.remove_quantity(actor.doc, str(item.doc["_id"]), quantity)
     documents.save(ctx.tx, actor)
     return {
         "actorUuid": actor.uuid,

@@ -144,14 +144,22 @@ def js_typeof(value: Any, present: bool = True) -> str:
 _ABSENT: Final = object()
 
 
+MAX_SAFE_INTEGER: Final = 2**53 - 1  # the largest integer a JavaScript number holds exactly
+
+
 def change_number(doc: dict[str, Any], attribute: str, delta: float) -> tuple[Any, Any]:
     """Add `delta` to the number at `attribute`; (old, new), or ValueError naming what was found
-    there when it is not a number."""
+    there when it is not a number, or when the result would leave +-MAX_SAFE_INTEGER."""
     value = get_path(doc, attribute, _ABSENT)
     if isinstance(value, bool) or not isinstance(value, int | float):
         found = js_typeof(value, value is not _ABSENT)
         raise ValueError(f"Attribute {attribute} is not a number, found: {found}")
     new = value + delta
+    if not abs(new) <= MAX_SAFE_INTEGER:
+        raise ValueError(
+            f"Attribute {attribute} would become {new}: numbers stay between "
+            f"-{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER}"
+        )
     if isinstance(new, float) and new.is_integer() and abs(new) < 2**53:
         new = int(new)
     set_path(doc, attribute, new)
@@ -198,6 +206,19 @@ def toggle_status(
 
 
 # Items between actors ----------------------------------------------------------------------------
+
+
+MAX_QUANTITY: Final = 1_000_000  # of one item an actor holds, gives or removes at once
+QUANTITY_ERROR: Final = f"Quantity must be a whole number from 1 to {MAX_QUANTITY}"
+
+
+def whole_quantity(value: Any) -> int | None:
+    """A /give or /remove quantity as an int from 1 to MAX_QUANTITY (2.0 is 2), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not value.is_integer():
+        return None
+    return int(value) if 1 <= value <= MAX_QUANTITY else None
 
 
 def _quantity(item: dict[str, Any]) -> Any:
@@ -257,9 +278,9 @@ def add_to_target(
     return new_id, amount
 
 
-def remove_quantity(actor: dict[str, Any], item_id: str, quantity: float | None) -> Any:
-    """/remove: drop `quantity` when the item holds more, else delete it. The quantity left
-    (0 when deleted)."""
+def remove_quantity(actor: dict[str, Any], item_id: str, quantity: int | None) -> Any:
+    """/remove: drop `quantity` (a `whole_quantity`; None: all) when the item holds more, else
+    delete it. The quantity left (0 when deleted)."""
     item = documents.find_item(actor, item_id)
     if item is None:
         return 0
