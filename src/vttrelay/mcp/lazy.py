@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS
 from vttrelay.relay.core import error, key_problem
 from vttrelay.relay.forward import API_KEY_HEADER
 
@@ -65,8 +66,8 @@ class LazyMcp:
         secret = request_secret(request)
         if not secret:
             raise error(401, "API key is required")
-        if self.keys.missing(secret):
-            await self.keys.load(secret)  # read in a thread (a Bearer key the middleware missed)
+        if self.keys.missing(secret) and not await self.keys.load(secret, request.remote or ""):
+            raise error(429, TOO_MANY_UNKNOWN_KEYS)  # a Bearer key the middleware did not read
         key = self.keys.lookup(secret)
         problem = key_problem(key)
         if problem or key is None:

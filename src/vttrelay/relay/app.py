@@ -34,7 +34,7 @@ from vttrelay.relay import files, openapi, pairing, peer_limits
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
 from vttrelay.relay.accounts import http as accounts_http
 from vttrelay.relay.accounts import services as accounts_services
-from vttrelay.relay.auth import KeyCache, UsageCounter
+from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS, KeyCache, UsageCounter
 from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends_for
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError, admitted, error
@@ -280,8 +280,18 @@ async def h_openapi(request: web.Request, route: Route, state: RelayState) -> we
     return web.Response(body=openapi.document_bytes(), content_type="application/json")
 
 
+# /docs holds an API key in its form: no other site may frame it (clickjacking), nor read which
+# page it came from
+DOCS_HEADERS = {
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
 async def h_docs(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    return web.Response(text=openapi.docs_html(), content_type="text/html")
+    return web.Response(text=openapi.docs_html(), content_type="text/html", headers=DOCS_HEADERS)
 
 
 LocalHandler = Callable[[web.Request, Route, RelayState], Awaitable[web.StreamResponse]]
@@ -332,8 +342,14 @@ def relay_middleware(state: RelayState) -> Middleware:
                 status = 200
                 return web.Response(status=200, headers=PREFLIGHT_HEADERS)
             secret = request.headers.get(API_KEY_HEADER)
-            if secret and keys.missing(secret):
-                await keys.load(secret)  # a key not seen yet: read in a thread, then cached
+            # a key not seen yet: read in a thread, then cached (an address's unknown ones:
+            # a budget per minute, KeyCache)
+            if (
+                secret
+                and keys.missing(secret)
+                and not await keys.load(secret, request.remote or "")
+            ):
+                raise error(429, TOO_MANY_UNKNOWN_KEYS)
             length = request.content_length
             if length is not None and length > max_body:
                 raise error(413, BODY_TOO_LARGE)
@@ -434,7 +450,9 @@ def create_app(
         store=store,
         backends=backends,
         registry=registry,
-        keys=KeyCache(store, config.key_cache_ttl),
+        keys=KeyCache(
+            store, config.key_cache_ttl, unknown_per_minute=config.unknown_key_rate_limit
+        ),
         usage=UsageCounter(store),
         counters=backends.counters,
         gateway=WorldGateway(config, store, registry),

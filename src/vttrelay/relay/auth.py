@@ -13,11 +13,13 @@ import contextlib
 import logging
 import time
 
+from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.store import KeyRecord, RelayStore
 
 log = logging.getLogger("vttrelay.relay")
 
 MAX_SECRET = 256  # longer secrets are never looked up: no key has one
+TOO_MANY_UNKNOWN_KEYS = "Too many unknown API keys from this address, please try again later"
 
 
 class KeyCache:
@@ -29,12 +31,25 @@ class KeyCache:
     stay in memory and `run` re-reads them all in one batch every `ttl` seconds (in a thread),
     so a key revoked or changed anywhere (another relay instance, the CLI) stops working here
     within `ttl` seconds plus one batch. Unknown secrets are remembered as misses for `ttl`.
+
+    Each unknown secret costs one store read, so a caller's address may try at most
+    `unknown_per_minute` unknown secrets a minute (`load` with the address; 0: no limit): past
+    that its new secrets are not read until its budget refills. Only the first read of a secret
+    is counted, and only when it names no key: known keys never pay anything.
     """
 
-    def __init__(self, store: RelayStore, ttl: float = 5.0, max_entries: int = 100_000) -> None:
+    def __init__(
+        self,
+        store: RelayStore,
+        ttl: float = 5.0,
+        max_entries: int = 100_000,
+        unknown_per_minute: int = 0,
+    ) -> None:
         self.store = store
         self.ttl = ttl
         self.max_entries = max_entries
+        self.unknown_per_minute = unknown_per_minute
+        self._unknown = TokenBuckets()  # per address: unknown secrets looked up
         # secret -> (time a miss is forgotten; known keys: 0.0, kept until a refresh drops them)
         self._cache: dict[str, tuple[float, KeyRecord | None]] = {}
         self._loading: dict[str, asyncio.Future[None]] = {}
@@ -52,13 +67,21 @@ class KeyCache:
         hit = self._cache.get(secret)
         return hit is None or (hit[1] is None and hit[0] <= time.monotonic())
 
-    async def load(self, secret: str) -> None:
+    async def load(self, secret: str, address: str | None = None) -> bool:
         """Read one secret's key into the cache in a worker thread (concurrent loads of the same
-        secret share one read)."""
+        secret share one read). From a caller at `address` whose budget of unknown secrets is
+        spent, nothing is read: False (answer 429 `TOO_MANY_UNKNOWN_KEYS`)."""
+        limit = self.unknown_per_minute
+        bucket = peer_key(address) if address is not None and limit > 0 else None
+        if bucket is not None and not self._unknown.has_token(bucket, limit):
+            return False
         pending = self._loading.get(secret)
         if pending is None:
             pending = self._loading[secret] = asyncio.ensure_future(self._load(secret))
         await asyncio.shield(pending)  # a caller that goes away does not cancel the others'
+        if bucket is not None and self._cache.get(secret, (0.0, None))[1] is None:
+            self._unknown.allow(bucket, limit)
+        return True
 
     async def _load(self, secret: str) -> None:
         try:

@@ -55,6 +55,7 @@ from aiohttp import WSMsgType, web
 
 from vttrelay import protocol
 from vttrelay.relay import core
+from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS
 from vttrelay.relay.core import SUBSCRIBE_SCOPE, RelayError, error
 from vttrelay.relay.events import dumps
 from vttrelay.relay.params import ParamError, extract
@@ -181,8 +182,10 @@ class ClientSocket:
             return await self._refuse(4002, "Invalid auth message")
         wanted = frame.get("clientId")
         wanted = wanted if isinstance(wanted, str) and wanted else None
-        if self.state.keys.missing(token):
-            await self.state.keys.load(token)  # read in a thread, then cached
+        if self.state.keys.missing(token) and not await self.state.keys.load(
+            token, self.request.remote or ""
+        ):  # read in a thread, then cached; refused past the address's unknown-key budget
+            return await self._refuse(4002, TOO_MANY_UNKNOWN_KEYS)
         try:
             key = await core.admitted(core.admit(self.state, token, None, wanted))
             world = core.resolve_world(key, wanted, self.state.registry)

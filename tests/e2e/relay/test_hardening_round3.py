@@ -292,3 +292,54 @@ async def test_a_flood_of_idle_link_connections_leaves_room_for_a_real_link() ->
         for _, writer in idle:
             writer.close()
         await listener.close()
+
+
+# Item 14: /docs, unknown API keys -----------------------------------------------------------------
+
+
+async def test_the_docs_page_cannot_be_framed_and_keeps_no_key(relay: Any) -> None:
+    got = await relay.call("GET", "/docs")
+    assert got.status == 200
+    assert got.headers["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in got.headers["Content-Security-Policy"]
+    page = got.body.decode()
+    assert "localStorage" not in page and "sessionStorage" in page  # this tab only
+
+
+async def test_unknown_api_keys_cost_the_address_a_budget(
+    relay_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    relay = await relay_factory(unknown_key_rate_limit=3)
+    reads: list[str] = []
+    original = relay.store.key_by_secret
+
+    def counted(secret: str) -> Any:
+        reads.append(secret)
+        return original(secret)
+
+    monkeypatch.setattr(relay.store, "key_by_secret", counted)
+    valid = relay.key()
+    guesses = [f"{n:064x}" for n in range(5)]
+
+    async def get(address: str, secret: str, path: str = "/clients") -> int:
+        connector = aiohttp.TCPConnector(local_addr=(address, 0))
+        async with (
+            aiohttp.ClientSession(connector=connector) as http,
+            http.get(relay.url + path, headers={"x-api-key": secret}) as resp,
+        ):
+            return resp.status
+
+    assert await get("127.0.0.2", valid) == 200  # a known key costs nothing
+    assert [await get("127.0.0.2", g) for g in guesses] == [401, 401, 401, 429, 429]
+    assert len(reads) == 4  # the valid key and three guesses: no read past the budget
+    assert await get("127.0.0.2", valid) == 200  # known keys still work from there
+    assert await get("127.0.0.3", guesses[4]) == 401  # another address has its own budget
+    # /mcp (Bearer keys) shares the budget
+    connector = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
+    async with (
+        aiohttp.ClientSession(connector=connector) as http,
+        http.post(
+            relay.url + "/mcp", headers={"Authorization": "Bearer " + "f" * 64}, data=b"{}"
+        ) as resp,
+    ):
+        assert resp.status == 429
