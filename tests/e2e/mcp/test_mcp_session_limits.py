@@ -8,19 +8,10 @@ from typing import Any
 
 from vttrelay.mcp.aiohttp_asgi import TOO_MANY_SESSIONS
 
-INIT = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "1"},
-        },
-    }
-).encode()
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+from .test_mcp_resources_and_http import INIT as INITIALIZE
+from .test_mcp_resources_and_http import MCP_HEADERS as HEADERS
+
+INIT = json.dumps(INITIALIZE).encode()
 
 
 async def _open(relay: Any, key: str) -> tuple[int, Any, str]:

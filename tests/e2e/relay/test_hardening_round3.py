@@ -20,6 +20,8 @@ from vttrelay.relay import approvals
 from vttrelay.relay.backends import redis_link
 from vttrelay.relay.core import RelayError
 
+from ..conftest import eventually
+
 TRAVERSAL = "z/../../keys/key_0123/revoke?"
 INVALID_ID = (400, {"error": "Invalid client ID"})
 
@@ -131,7 +133,7 @@ async def test_pairing_with_a_live_worlds_id_gets_a_new_id_and_the_world_keeps_i
 
     # Offline, another world (another world id) does not get it either; the same world does
     await owner.close()
-    await _until(lambda: relay.state.registry.get("fvtt_owner") is None)
+    await eventually(lambda: relay.state.registry.get("fvtt_owner") is None)
     body = {"code": relay.store.create_pairing_code(), "worldId": "other-world"}
     got = await relay.call("POST", "/auth/pair", json={**body, "existingClientId": "fvtt_owner"})
     assert got.status == 200 and got.json()["clientId"] != "fvtt_owner"
@@ -149,14 +151,6 @@ async def test_the_pair_approval_page_shows_which_client_id_will_be_redeemed(rel
     made = (await relay.call("POST", "/auth/pair-request", json={"worldId": "test-world"})).json()
     page = (await relay.call("GET", f"/pair/{made['code']}")).body.decode()
     assert "a new id, unless the world already has one of the approving account" in page
-
-
-async def _until(predicate: Any, timeout: float = 5.0) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if predicate():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not met in time")
 
 
 # Item 5: public bodies read up to the route's own limit ----------------------------------------
@@ -280,12 +274,12 @@ async def test_a_flood_of_idle_link_connections_leaves_room_for_a_real_link() ->
     )
     idle = [await asyncio.open_connection("127.0.0.1", listener.address.port) for _ in range(10)]
     try:
-        await _until(lambda: listener.doorman.refused + len(listener.doorman.open) >= 3)
+        await eventually(lambda: listener.doorman.refused + len(listener.doorman.open) >= 3)
         assert len(listener.doorman.open) <= 3
         address = dataclasses.replace(listener.address, path="")  # over TCP
         link = await redis_link.dial(address, lambda *_: None, lambda *_: None)
         link.send(b"hello")
-        await _until(lambda: got == [b"hello"])
+        await eventually(lambda: got == [b"hello"])
         assert len(listener.doorman.open) <= 3 and listener.doorman.waiting.keys() != set()
         link.close()
     finally:
