@@ -12,6 +12,7 @@ from vttrelay.relay.routes import Param, ParamType, Route
 PY_TYPES: Final[dict[ParamType | None, str]] = {
     "string": "str",
     "number": "float",
+    "integer": "int",
     "boolean": "bool",
     "array": "Sequence[Json]",
     "object": "Mapping[str, Json]",
@@ -65,9 +66,10 @@ def qualified(annotation: str) -> str:
     )
 
 
-def param_type(param: Param) -> str:
-    """The parameter's annotation, qualified."""
-    return qualified(param.sdk_type or PY_TYPES[param.type])
+def param_type(param: Param, qualify: bool = True) -> str:
+    """The parameter's annotation (qualified for the generated code, or as the docs write it)."""
+    annotation = param.sdk_type or PY_TYPES[param.type]
+    return qualified(annotation) if qualify else annotation
 
 
 def route_key(route: Route) -> str:

@@ -62,20 +62,28 @@ def _is_client_id(p: Param) -> bool:
     return p.name == "clientId" and "path" not in p.sources
 
 
-def _signature(route: Route) -> tuple[list[str], list[str]]:
-    """The parameters of a method (positional: required ones in table order; keyword-only: the
-    rest, None meaning 'not sent') and the `wire: python` pairs of its call."""
+def method_params(route: Route) -> list[Param]:
+    """The route's parameters in the method's order: required ones (table order), then the
+    others, `userId` last; a `clientId` read from the query is the `client_id` keyword."""
     required = [p for p in route.params if p.required and not _is_client_id(p)]
     optional = [p for p in route.params if not p.required and not _is_client_id(p)]
-    optional.sort(key=lambda p: p.name == "userId")  # user_id last, then client_id
-    has_client_id = any(_is_client_id(p) for p in route.params)
-    args = [f"{snake(p.name)}: {param_type(p)}" for p in required]
-    keywords = [f"{snake(p.name)}: {param_type(p)} | None = None" for p in optional]
-    if has_client_id:
+    optional.sort(key=lambda p: p.name == "userId")
+    return required + optional
+
+
+def signature(route: Route, qualify: bool = True) -> list[str]:
+    """The parameters of a method: required ones positional, the rest keyword-only with None
+    meaning 'not sent', then `client_id` (and a stream's `last_event_id`, `reconnects`)."""
+    params = method_params(route)
+    args = [f"{snake(p.name)}: {param_type(p, qualify)}" for p in params if p.required]
+    keywords = [
+        f"{snake(p.name)}: {param_type(p, qualify)} | None = None" for p in params if not p.required
+    ]
+    if any(_is_client_id(p) for p in route.params):
         keywords.append("client_id: str | None = None")
-    signature = args + (["*", *keywords] if keywords else [])
-    pairs = [f"{p.name!r}: {snake(p.name)}" for p in route.params]
-    return signature, pairs
+    if route.mode == "stream":
+        keywords += ["last_event_id: str = ''", "reconnects: int = 5"]
+    return args + (["*", *keywords] if keywords else [])
 
 
 def _wrap(text: str, indent: str, first: str = "", more: str = "") -> list[str]:
@@ -114,17 +122,13 @@ def returns(route: Route, asynchronous: bool) -> str:
 
 
 def _method(route: Route, asynchronous: bool) -> str:
-    signature, pairs = _signature(route)
-    if route.mode == "stream":
-        signature = [*signature, "last_event_id: str = ''", "reconnects: int = 5"]
-        if "*" not in signature:
-            signature.insert(0, "*")
-    params = ", ".join(["self", *signature])
-    call_args = "{" + ", ".join(pairs) + "}"
+    params = ", ".join(["self", *signature(route)])
+    call_args = "{" + ", ".join(f"{p.name!r}: {snake(p.name)}" for p in route.params) + "}"
     indent = " " * 8
     head = f"    {'async ' if asynchronous and route.mode != 'stream' else ''}"
     head += f"def {sdk_of(route).method}(\n"
-    head += f"        {params},\n    ) -> {qualified(returns(route, asynchronous))}:\n"
+    annotation = qualified(returns(route, asynchronous))
+    head += f"        {params},\n    ) -> {annotation}:\n"
     if route.mode == "stream":
         body = (
             f"{indent}return self._client.stream(\n"
@@ -133,8 +137,10 @@ def _method(route: Route, asynchronous: bool) -> str:
             f"{indent})\n"
         )
     else:
+        # the caller answers Any (parsed JSON): the route table says what it is
         await_ = "await " if asynchronous else ""
-        body = f"{indent}return {await_}self._client.request({constant(route)}, {call_args})\n"
+        call = f"{await_}self._client.request({constant(route)}, {call_args})"
+        body = f"{indent}return cast({annotation!r}, {call})\n"
     return head + _docstring(route, indent) + body
 
 
@@ -152,7 +158,8 @@ def render_group(group: Group, source: str) -> str:
         f"(`{cls}`, `Async{cls}`), and the routes they call as `RouteSpec` data.\n"
         '"""\n\n',
         "from __future__ import annotations\n\n",
-        "from collections.abc import AsyncGenerator, Generator, Mapping, Sequence\n\n",
+        "from collections.abc import AsyncGenerator, Generator, Mapping, Sequence\n",
+        "from typing import cast\n\n",
         "from vttrelay.client import types as shapes\n",
         "from vttrelay.client.callers import AsyncCaller, SyncCaller\n",
         "from vttrelay.client.spec import ParamSpec, RouteSpec\n\n",

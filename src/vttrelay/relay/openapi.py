@@ -41,7 +41,7 @@ def _limits(param: Param) -> dict[str, Any]:
     """The parameter's declared limits as JSON Schema keywords (README "Limits"); the JSON size
     and nesting depth, which JSON Schema cannot say, as `x-max-bytes` and `x-max-depth`."""
     kind = param.type
-    if kind == "number":
+    if kind in ("number", "integer"):
         return {"minimum": param.minimum, "maximum": param.maximum}
     limits: dict[str, Any] = {}
     if kind in ("string", None):

@@ -84,7 +84,7 @@ def coerce(param: Param, value: Any, from_query: bool) -> Any:
         if isinstance(value, str):
             return value
         raise ParamError(f"'{name}' must be a string")
-    if kind == "number":
+    if kind in ("number", "integer"):
         return _number(name, value)
     if kind == "boolean":
         if isinstance(value, bool):
@@ -145,7 +145,7 @@ def check_limits(param: Param, value: Any) -> None:
                 f"'{name}' is too large (at most {param.max_bytes} bytes of JSON)", 413
             )
     elif (
-        param.type == "number"
+        param.type in ("number", "integer")
         and isinstance(value, int | float)
         and not param.minimum <= value <= param.maximum
     ):

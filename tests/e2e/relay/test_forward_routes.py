@@ -19,6 +19,7 @@ FORWARD = [r for r in ROUTES if r.mode == "forward"]
 SAMPLES: dict[str | None, Any] = {
     "string": "text-value",
     "number": 3,
+    "integer": 2,
     "boolean": True,
     "array": ["items", "spells"],
     "object": {"gp": 5, "sp": 3},

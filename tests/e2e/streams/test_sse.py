@@ -151,9 +151,13 @@ async def test_connect_errors(relay: Any, sse: Any) -> None:
         403,
         {"error": "API key lacks required scope: events:subscribe"},
     )
+    await relay.world("world-3")  # without clientId, a stream finds its world as REST does
     assert await status_and_body("/chat/subscribe", key) == (
         400,
-        {"error": "'clientId' is required"},
+        {
+            "error": "Multiple clients connected. Please specify clientId.",
+            "connectedClients": ["world-1", "world-3"],
+        },
     )
     assert await status_and_body("/chat/subscribe", key, clientId="ghost") == (
         404,

@@ -108,6 +108,7 @@ def test_openapi_shows_the_limits() -> None:
     assert chat_get["offset"]["minimum"] == 0
     assert chat_get["offset"]["maximum"] == MAX_SAFE_INTEGER
     assert chat_get["limit"]["maximum"] == 1000
+    assert chat_get["limit"]["type"] == chat_get["chatType"]["type"] == "integer"
     body = doc["paths"]["/chat"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert body["properties"]["content"]["maxLength"] == 100_000
     assert body["properties"]["flavor"]["maxLength"] == 10_000

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
@@ -90,7 +91,7 @@ KEY_REQUEST = RouteSpec(
         ParamSpec("appUrl", "app_url", "string", ("body",)),
         ParamSpec("callbackUrl", "callback_url", "string", ("body",)),
         ParamSpec("clientIds", "client_ids", "array", ("body",)),
-        ParamSpec("suggestedMonthlyLimit", "suggested_monthly_limit", "number", ("body",)),
+        ParamSpec("suggestedMonthlyLimit", "suggested_monthly_limit", "integer", ("body",)),
         ParamSpec("suggestedExpiry", "suggested_expiry", "string", ("body",)),
     ),
     "json",
@@ -150,14 +151,17 @@ class Auth:
             world_title: The world's title.
             existing_client_id: Keep this client id when re-pairing.
         """
-        return self._client.request(
-            PAIR,
-            {
-                "code": code,
-                "worldId": world_id,
-                "worldTitle": world_title,
-                "existingClientId": existing_client_id,
-            },
+        return cast(
+            "shapes.Paired",
+            self._client.request(
+                PAIR,
+                {
+                    "code": code,
+                    "worldId": world_id,
+                    "worldTitle": world_title,
+                    "existingClientId": existing_client_id,
+                },
+            ),
         )
 
     def client_active(
@@ -169,7 +173,7 @@ class Auth:
         Args:
             client_id: World id.
         """
-        return self._client.request(CLIENT_ACTIVE, {"clientId": client_id})
+        return cast("shapes.Active", self._client.request(CLIENT_ACTIVE, {"clientId": client_id}))
 
     def self_unpair(
         self,
@@ -180,7 +184,7 @@ class Auth:
         Args:
             token: Connection token.
         """
-        return self._client.request(SELF_UNPAIR, {"token": token})
+        return cast("shapes.Unpaired", self._client.request(SELF_UNPAIR, {"token": token}))
 
     def pair_request(
         self,
@@ -192,7 +196,7 @@ class Auth:
         system_version: str | None = None,
         foundry_version: str | None = None,
         requested_remote_scopes: Sequence[str] | None = None,
-        requested_target_clients: Sequence[shapes.Json] | None = None,
+        requested_target_clients: Sequence[str] | None = None,
         upgrade_only: bool | None = None,
         client_id: str | None = None,
     ) -> shapes.PairRequested:
@@ -211,20 +215,23 @@ class Auth:
             upgrade_only: Only upgrade permissions.
             client_id: The paired world's id (upgrade).
         """
-        return self._client.request(
-            PAIR_REQUEST,
-            {
-                "worldId": world_id,
-                "worldTitle": world_title,
-                "systemId": system_id,
-                "systemTitle": system_title,
-                "systemVersion": system_version,
-                "foundryVersion": foundry_version,
-                "clientId": client_id,
-                "requestedRemoteScopes": requested_remote_scopes,
-                "requestedTargetClients": requested_target_clients,
-                "upgradeOnly": upgrade_only,
-            },
+        return cast(
+            "shapes.PairRequested",
+            self._client.request(
+                PAIR_REQUEST,
+                {
+                    "worldId": world_id,
+                    "worldTitle": world_title,
+                    "systemId": system_id,
+                    "systemTitle": system_title,
+                    "systemVersion": system_version,
+                    "foundryVersion": foundry_version,
+                    "clientId": client_id,
+                    "requestedRemoteScopes": requested_remote_scopes,
+                    "requestedTargetClients": requested_target_clients,
+                    "upgradeOnly": upgrade_only,
+                },
+            ),
         )
 
     def pair_status(
@@ -237,7 +244,7 @@ class Auth:
         Args:
             code: The request's code.
         """
-        return self._client.request(PAIR_STATUS, {"code": code})
+        return cast("shapes.PairStatus", self._client.request(PAIR_STATUS, {"code": code}))
 
     def key_request(
         self,
@@ -248,7 +255,7 @@ class Auth:
         app_url: str | None = None,
         callback_url: str | None = None,
         client_ids: Sequence[str] | None = None,
-        suggested_monthly_limit: float | None = None,
+        suggested_monthly_limit: int | None = None,
         suggested_expiry: str | None = None,
     ) -> shapes.KeyRequested:
         """An app asks for an API key with these scopes; 201 with its code and approval URL (`POST
@@ -264,18 +271,21 @@ class Auth:
             suggested_monthly_limit: Shown to the approver.
             suggested_expiry: Shown to the approver.
         """
-        return self._client.request(
-            KEY_REQUEST,
-            {
-                "appName": app_name,
-                "scopes": scopes,
-                "appDescription": app_description,
-                "appUrl": app_url,
-                "callbackUrl": callback_url,
-                "clientIds": client_ids,
-                "suggestedMonthlyLimit": suggested_monthly_limit,
-                "suggestedExpiry": suggested_expiry,
-            },
+        return cast(
+            "shapes.KeyRequested",
+            self._client.request(
+                KEY_REQUEST,
+                {
+                    "appName": app_name,
+                    "scopes": scopes,
+                    "appDescription": app_description,
+                    "appUrl": app_url,
+                    "callbackUrl": callback_url,
+                    "clientIds": client_ids,
+                    "suggestedMonthlyLimit": suggested_monthly_limit,
+                    "suggestedExpiry": suggested_expiry,
+                },
+            ),
         )
 
     def key_status(
@@ -288,7 +298,7 @@ class Auth:
         Args:
             code: The request's code.
         """
-        return self._client.request(KEY_STATUS, {"code": code})
+        return cast("shapes.KeyStatus", self._client.request(KEY_STATUS, {"code": code}))
 
     def key_exchange(
         self,
@@ -300,7 +310,7 @@ class Auth:
         Args:
             code: The exchange code.
         """
-        return self._client.request(KEY_EXCHANGE, {"code": code})
+        return cast("shapes.KeyExchanged", self._client.request(KEY_EXCHANGE, {"code": code}))
 
 
 class AsyncAuth:
@@ -325,14 +335,17 @@ class AsyncAuth:
             world_title: The world's title.
             existing_client_id: Keep this client id when re-pairing.
         """
-        return await self._client.request(
-            PAIR,
-            {
-                "code": code,
-                "worldId": world_id,
-                "worldTitle": world_title,
-                "existingClientId": existing_client_id,
-            },
+        return cast(
+            "shapes.Paired",
+            await self._client.request(
+                PAIR,
+                {
+                    "code": code,
+                    "worldId": world_id,
+                    "worldTitle": world_title,
+                    "existingClientId": existing_client_id,
+                },
+            ),
         )
 
     async def client_active(
@@ -344,7 +357,9 @@ class AsyncAuth:
         Args:
             client_id: World id.
         """
-        return await self._client.request(CLIENT_ACTIVE, {"clientId": client_id})
+        return cast(
+            "shapes.Active", await self._client.request(CLIENT_ACTIVE, {"clientId": client_id})
+        )
 
     async def self_unpair(
         self,
@@ -355,7 +370,7 @@ class AsyncAuth:
         Args:
             token: Connection token.
         """
-        return await self._client.request(SELF_UNPAIR, {"token": token})
+        return cast("shapes.Unpaired", await self._client.request(SELF_UNPAIR, {"token": token}))
 
     async def pair_request(
         self,
@@ -367,7 +382,7 @@ class AsyncAuth:
         system_version: str | None = None,
         foundry_version: str | None = None,
         requested_remote_scopes: Sequence[str] | None = None,
-        requested_target_clients: Sequence[shapes.Json] | None = None,
+        requested_target_clients: Sequence[str] | None = None,
         upgrade_only: bool | None = None,
         client_id: str | None = None,
     ) -> shapes.PairRequested:
@@ -386,20 +401,23 @@ class AsyncAuth:
             upgrade_only: Only upgrade permissions.
             client_id: The paired world's id (upgrade).
         """
-        return await self._client.request(
-            PAIR_REQUEST,
-            {
-                "worldId": world_id,
-                "worldTitle": world_title,
-                "systemId": system_id,
-                "systemTitle": system_title,
-                "systemVersion": system_version,
-                "foundryVersion": foundry_version,
-                "clientId": client_id,
-                "requestedRemoteScopes": requested_remote_scopes,
-                "requestedTargetClients": requested_target_clients,
-                "upgradeOnly": upgrade_only,
-            },
+        return cast(
+            "shapes.PairRequested",
+            await self._client.request(
+                PAIR_REQUEST,
+                {
+                    "worldId": world_id,
+                    "worldTitle": world_title,
+                    "systemId": system_id,
+                    "systemTitle": system_title,
+                    "systemVersion": system_version,
+                    "foundryVersion": foundry_version,
+                    "clientId": client_id,
+                    "requestedRemoteScopes": requested_remote_scopes,
+                    "requestedTargetClients": requested_target_clients,
+                    "upgradeOnly": upgrade_only,
+                },
+            ),
         )
 
     async def pair_status(
@@ -412,7 +430,7 @@ class AsyncAuth:
         Args:
             code: The request's code.
         """
-        return await self._client.request(PAIR_STATUS, {"code": code})
+        return cast("shapes.PairStatus", await self._client.request(PAIR_STATUS, {"code": code}))
 
     async def key_request(
         self,
@@ -423,7 +441,7 @@ class AsyncAuth:
         app_url: str | None = None,
         callback_url: str | None = None,
         client_ids: Sequence[str] | None = None,
-        suggested_monthly_limit: float | None = None,
+        suggested_monthly_limit: int | None = None,
         suggested_expiry: str | None = None,
     ) -> shapes.KeyRequested:
         """An app asks for an API key with these scopes; 201 with its code and approval URL (`POST
@@ -439,18 +457,21 @@ class AsyncAuth:
             suggested_monthly_limit: Shown to the approver.
             suggested_expiry: Shown to the approver.
         """
-        return await self._client.request(
-            KEY_REQUEST,
-            {
-                "appName": app_name,
-                "scopes": scopes,
-                "appDescription": app_description,
-                "appUrl": app_url,
-                "callbackUrl": callback_url,
-                "clientIds": client_ids,
-                "suggestedMonthlyLimit": suggested_monthly_limit,
-                "suggestedExpiry": suggested_expiry,
-            },
+        return cast(
+            "shapes.KeyRequested",
+            await self._client.request(
+                KEY_REQUEST,
+                {
+                    "appName": app_name,
+                    "scopes": scopes,
+                    "appDescription": app_description,
+                    "appUrl": app_url,
+                    "callbackUrl": callback_url,
+                    "clientIds": client_ids,
+                    "suggestedMonthlyLimit": suggested_monthly_limit,
+                    "suggestedExpiry": suggested_expiry,
+                },
+            ),
         )
 
     async def key_status(
@@ -463,7 +484,7 @@ class AsyncAuth:
         Args:
             code: The request's code.
         """
-        return await self._client.request(KEY_STATUS, {"code": code})
+        return cast("shapes.KeyStatus", await self._client.request(KEY_STATUS, {"code": code}))
 
     async def key_exchange(
         self,
@@ -475,4 +496,4 @@ class AsyncAuth:
         Args:
             code: The exchange code.
         """
-        return await self._client.request(KEY_EXCHANGE, {"code": code})
+        return cast("shapes.KeyExchanged", await self._client.request(KEY_EXCHANGE, {"code": code}))

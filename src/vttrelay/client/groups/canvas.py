@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
@@ -155,21 +156,24 @@ class Canvas:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            GET,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "documentType": document_type,
-                "sceneId": scene_id,
-                "documentId": document_id,
-            },
+        return cast(
+            "shapes.CanvasDocumentsReply",
+            self._client.request(
+                GET,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "documentType": document_type,
+                    "sceneId": scene_id,
+                    "documentId": document_id,
+                },
+            ),
         )
 
     def create(
         self,
         document_type: str,
-        data: shapes.Json,
+        data: Mapping[str, shapes.Json] | Sequence[Mapping[str, shapes.Json]],
         *,
         scene_id: str | None = None,
         user_id: str | None = None,
@@ -186,15 +190,18 @@ class Canvas:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            CREATE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "documentType": document_type,
-                "data": data,
-                "sceneId": scene_id,
-            },
+        return cast(
+            "shapes.CanvasDocumentsReply",
+            self._client.request(
+                CREATE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "documentType": document_type,
+                    "data": data,
+                    "sceneId": scene_id,
+                },
+            ),
         )
 
     def update(
@@ -219,16 +226,19 @@ class Canvas:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            UPDATE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "documentType": document_type,
-                "documentId": document_id,
-                "data": data,
-                "sceneId": scene_id,
-            },
+        return cast(
+            "shapes.CanvasDocumentsReply",
+            self._client.request(
+                UPDATE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "documentType": document_type,
+                    "documentId": document_id,
+                    "data": data,
+                    "sceneId": scene_id,
+                },
+            ),
         )
 
     def delete(
@@ -253,16 +263,19 @@ class Canvas:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            DELETE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "documentType": document_type,
-                "documentId": document_id,
-                "documentIds": document_ids,
-                "sceneId": scene_id,
-            },
+        return cast(
+            "shapes.CanvasDocumentsReply",
+            self._client.request(
+                DELETE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "documentType": document_type,
+                    "documentId": document_id,
+                    "documentIds": document_ids,
+                    "sceneId": scene_id,
+                },
+            ),
         )
 
     def move_token(
@@ -292,19 +305,22 @@ class Canvas:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            MOVE_TOKEN,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "x": x,
-                "y": y,
-                "uuid": uuid,
-                "name": name,
-                "waypoints": waypoints,
-                "animate": animate,
-                "sceneId": scene_id,
-            },
+        return cast(
+            "shapes.Envelope[shapes.TokenMoved]",
+            self._client.request(
+                MOVE_TOKEN,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "x": x,
+                    "y": y,
+                    "uuid": uuid,
+                    "name": name,
+                    "waypoints": waypoints,
+                    "animate": animate,
+                    "sceneId": scene_id,
+                },
+            ),
         )
 
     def measure_distance(
@@ -338,21 +354,24 @@ class Canvas:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            MEASURE_DISTANCE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "originX": origin_x,
-                "originY": origin_y,
-                "originUuid": origin_uuid,
-                "originName": origin_name,
-                "targetX": target_x,
-                "targetY": target_y,
-                "targetUuid": target_uuid,
-                "targetName": target_name,
-                "sceneId": scene_id,
-            },
+        return cast(
+            "shapes.Envelope[shapes.Distance]",
+            self._client.request(
+                MEASURE_DISTANCE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "originX": origin_x,
+                    "originY": origin_y,
+                    "originUuid": origin_uuid,
+                    "originName": origin_name,
+                    "targetX": target_x,
+                    "targetY": target_y,
+                    "targetUuid": target_uuid,
+                    "targetName": target_name,
+                    "sceneId": scene_id,
+                },
+            ),
         )
 
 
@@ -382,21 +401,24 @@ class AsyncCanvas:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            GET,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "documentType": document_type,
-                "sceneId": scene_id,
-                "documentId": document_id,
-            },
+        return cast(
+            "shapes.CanvasDocumentsReply",
+            await self._client.request(
+                GET,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "documentType": document_type,
+                    "sceneId": scene_id,
+                    "documentId": document_id,
+                },
+            ),
         )
 
     async def create(
         self,
         document_type: str,
-        data: shapes.Json,
+        data: Mapping[str, shapes.Json] | Sequence[Mapping[str, shapes.Json]],
         *,
         scene_id: str | None = None,
         user_id: str | None = None,
@@ -413,15 +435,18 @@ class AsyncCanvas:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            CREATE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "documentType": document_type,
-                "data": data,
-                "sceneId": scene_id,
-            },
+        return cast(
+            "shapes.CanvasDocumentsReply",
+            await self._client.request(
+                CREATE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "documentType": document_type,
+                    "data": data,
+                    "sceneId": scene_id,
+                },
+            ),
         )
 
     async def update(
@@ -446,16 +471,19 @@ class AsyncCanvas:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            UPDATE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "documentType": document_type,
-                "documentId": document_id,
-                "data": data,
-                "sceneId": scene_id,
-            },
+        return cast(
+            "shapes.CanvasDocumentsReply",
+            await self._client.request(
+                UPDATE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "documentType": document_type,
+                    "documentId": document_id,
+                    "data": data,
+                    "sceneId": scene_id,
+                },
+            ),
         )
 
     async def delete(
@@ -480,16 +508,19 @@ class AsyncCanvas:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            DELETE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "documentType": document_type,
-                "documentId": document_id,
-                "documentIds": document_ids,
-                "sceneId": scene_id,
-            },
+        return cast(
+            "shapes.CanvasDocumentsReply",
+            await self._client.request(
+                DELETE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "documentType": document_type,
+                    "documentId": document_id,
+                    "documentIds": document_ids,
+                    "sceneId": scene_id,
+                },
+            ),
         )
 
     async def move_token(
@@ -519,19 +550,22 @@ class AsyncCanvas:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            MOVE_TOKEN,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "x": x,
-                "y": y,
-                "uuid": uuid,
-                "name": name,
-                "waypoints": waypoints,
-                "animate": animate,
-                "sceneId": scene_id,
-            },
+        return cast(
+            "shapes.Envelope[shapes.TokenMoved]",
+            await self._client.request(
+                MOVE_TOKEN,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "x": x,
+                    "y": y,
+                    "uuid": uuid,
+                    "name": name,
+                    "waypoints": waypoints,
+                    "animate": animate,
+                    "sceneId": scene_id,
+                },
+            ),
         )
 
     async def measure_distance(
@@ -565,19 +599,22 @@ class AsyncCanvas:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            MEASURE_DISTANCE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "originX": origin_x,
-                "originY": origin_y,
-                "originUuid": origin_uuid,
-                "originName": origin_name,
-                "targetX": target_x,
-                "targetY": target_y,
-                "targetUuid": target_uuid,
-                "targetName": target_name,
-                "sceneId": scene_id,
-            },
+        return cast(
+            "shapes.Envelope[shapes.Distance]",
+            await self._client.request(
+                MEASURE_DISTANCE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "originX": origin_x,
+                    "originY": origin_y,
+                    "originUuid": origin_uuid,
+                    "originName": origin_name,
+                    "targetX": target_x,
+                    "targetY": target_y,
+                    "targetUuid": target_uuid,
+                    "targetName": target_name,
+                    "sceneId": scene_id,
+                },
+            ),
         )

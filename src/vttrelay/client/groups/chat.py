@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
@@ -20,9 +21,9 @@ MESSAGES = RouteSpec(
     (
         ParamSpec("clientId", "client_id", "string", ("query",)),
         ParamSpec("userId", "user_id", "string", ("query", "body")),
-        ParamSpec("limit", "limit", "number", ("query",)),
-        ParamSpec("offset", "offset", "number", ("query",)),
-        ParamSpec("chatType", "chat_type", "number", ("query",)),
+        ParamSpec("limit", "limit", "integer", ("query",)),
+        ParamSpec("offset", "offset", "integer", ("query",)),
+        ParamSpec("chatType", "chat_type", "integer", ("query",)),
         ParamSpec("speaker", "speaker", "string", ("query",)),
     ),
     "json",
@@ -41,7 +42,7 @@ SEND = RouteSpec(
         ParamSpec("whisper", "whisper", "array", ("body",)),
         ParamSpec("speaker", "speaker", "string", ("body",)),
         ParamSpec("alias", "alias", "string", ("body",)),
-        ParamSpec("chatType", "chat_type", "number", ("body",)),
+        ParamSpec("chatType", "chat_type", "integer", ("body",)),
         ParamSpec("flavor", "flavor", "string", ("body",)),
     ),
     "json",
@@ -91,9 +92,9 @@ class Chat:
     def messages(
         self,
         *,
-        limit: float | None = None,
-        offset: float | None = None,
-        chat_type: float | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        chat_type: int | None = None,
         speaker: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -108,16 +109,19 @@ class Chat:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            MESSAGES,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "limit": limit,
-                "offset": offset,
-                "chatType": chat_type,
-                "speaker": speaker,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ChatPage]",
+            self._client.request(
+                MESSAGES,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "limit": limit,
+                    "offset": offset,
+                    "chatType": chat_type,
+                    "speaker": speaker,
+                },
+            ),
         )
 
     def send(
@@ -127,7 +131,7 @@ class Chat:
         whisper: Sequence[str] | None = None,
         speaker: str | None = None,
         alias: str | None = None,
-        chat_type: float | None = None,
+        chat_type: int | None = None,
         flavor: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -144,18 +148,21 @@ class Chat:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            SEND,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "content": content,
-                "whisper": whisper,
-                "speaker": speaker,
-                "alias": alias,
-                "chatType": chat_type,
-                "flavor": flavor,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ChatMessage]",
+            self._client.request(
+                SEND,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "content": content,
+                    "whisper": whisper,
+                    "speaker": speaker,
+                    "alias": alias,
+                    "chatType": chat_type,
+                    "flavor": flavor,
+                },
+            ),
         )
 
     def delete(
@@ -173,8 +180,11 @@ class Chat:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            DELETE, {"clientId": client_id, "userId": user_id, "messageId": message_id}
+        return cast(
+            "shapes.Envelope[shapes.ChatDeleted]",
+            self._client.request(
+                DELETE, {"clientId": client_id, "userId": user_id, "messageId": message_id}
+            ),
         )
 
     def flush(
@@ -189,7 +199,10 @@ class Chat:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(FLUSH, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.Envelope[shapes.Message]",
+            self._client.request(FLUSH, {"clientId": client_id, "userId": user_id}),
+        )
 
 
 class AsyncChat:
@@ -201,9 +214,9 @@ class AsyncChat:
     async def messages(
         self,
         *,
-        limit: float | None = None,
-        offset: float | None = None,
-        chat_type: float | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        chat_type: int | None = None,
         speaker: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -218,16 +231,19 @@ class AsyncChat:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            MESSAGES,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "limit": limit,
-                "offset": offset,
-                "chatType": chat_type,
-                "speaker": speaker,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ChatPage]",
+            await self._client.request(
+                MESSAGES,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "limit": limit,
+                    "offset": offset,
+                    "chatType": chat_type,
+                    "speaker": speaker,
+                },
+            ),
         )
 
     async def send(
@@ -237,7 +253,7 @@ class AsyncChat:
         whisper: Sequence[str] | None = None,
         speaker: str | None = None,
         alias: str | None = None,
-        chat_type: float | None = None,
+        chat_type: int | None = None,
         flavor: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -254,18 +270,21 @@ class AsyncChat:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            SEND,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "content": content,
-                "whisper": whisper,
-                "speaker": speaker,
-                "alias": alias,
-                "chatType": chat_type,
-                "flavor": flavor,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ChatMessage]",
+            await self._client.request(
+                SEND,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "content": content,
+                    "whisper": whisper,
+                    "speaker": speaker,
+                    "alias": alias,
+                    "chatType": chat_type,
+                    "flavor": flavor,
+                },
+            ),
         )
 
     async def delete(
@@ -283,8 +302,11 @@ class AsyncChat:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            DELETE, {"clientId": client_id, "userId": user_id, "messageId": message_id}
+        return cast(
+            "shapes.Envelope[shapes.ChatDeleted]",
+            await self._client.request(
+                DELETE, {"clientId": client_id, "userId": user_id, "messageId": message_id}
+            ),
         )
 
     async def flush(
@@ -299,4 +321,7 @@ class AsyncChat:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(FLUSH, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.Envelope[shapes.Message]",
+            await self._client.request(FLUSH, {"clientId": client_id, "userId": user_id}),
+        )

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
 from vttrelay.client.spec import RouteSpec
@@ -45,7 +47,7 @@ class Clients:
         self,
     ) -> shapes.ClientsReply:
         """Worlds of this account, live ones first (`GET /clients`, scope `clients:read`)."""
-        return self._client.request(LIST, {})
+        return cast("shapes.ClientsReply", self._client.request(LIST, {}))
 
     def key(
         self,
@@ -53,7 +55,7 @@ class Clients:
         """The calling API key: its name, scopes, allowed worlds and forced user (never the secret).
         Any valid key may read itself (`GET /api/key`).
         """
-        return self._client.request(KEY, {})
+        return cast("shapes.KeyInfo", self._client.request(KEY, {}))
 
 
 class AsyncClients:
@@ -66,7 +68,7 @@ class AsyncClients:
         self,
     ) -> shapes.ClientsReply:
         """Worlds of this account, live ones first (`GET /clients`, scope `clients:read`)."""
-        return await self._client.request(LIST, {})
+        return cast("shapes.ClientsReply", await self._client.request(LIST, {}))
 
     async def key(
         self,
@@ -74,4 +76,4 @@ class AsyncClients:
         """The calling API key: its name, scopes, allowed worlds and forced user (never the secret).
         Any valid key may read itself (`GET /api/key`).
         """
-        return await self._client.request(KEY, {})
+        return cast("shapes.KeyInfo", await self._client.request(KEY, {}))

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
@@ -425,9 +426,17 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            GET_ACTOR_DETAILS,
-            {"clientId": client_id, "userId": user_id, "actorUuid": actor_uuid, "details": details},
+        return cast(
+            "shapes.Envelope[shapes.ActorDetails]",
+            self._client.request(
+                GET_ACTOR_DETAILS,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "details": details,
+                },
+            ),
         )
 
     def modify_item_charges(
@@ -450,16 +459,19 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            MODIFY_ITEM_CHARGES,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "amount": amount,
-                "itemUuid": item_uuid,
-                "itemName": item_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ItemCharges]",
+            self._client.request(
+                MODIFY_ITEM_CHARGES,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "amount": amount,
+                    "itemUuid": item_uuid,
+                    "itemName": item_name,
+                },
+            ),
         )
 
     def use_ability(
@@ -484,17 +496,20 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            USE_ABILITY,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "abilityUuid": ability_uuid,
-                "abilityName": ability_name,
-                "targetUuid": target_uuid,
-                "targetName": target_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.UseResult]",
+            self._client.request(
+                USE_ABILITY,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "abilityUuid": ability_uuid,
+                    "abilityName": ability_name,
+                    "targetUuid": target_uuid,
+                    "targetName": target_name,
+                },
+            ),
         )
 
     def use_feature(
@@ -519,17 +534,20 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            USE_FEATURE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "abilityUuid": ability_uuid,
-                "abilityName": ability_name,
-                "targetUuid": target_uuid,
-                "targetName": target_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.UseResult]",
+            self._client.request(
+                USE_FEATURE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "abilityUuid": ability_uuid,
+                    "abilityName": ability_name,
+                    "targetUuid": target_uuid,
+                    "targetName": target_name,
+                },
+            ),
         )
 
     def use_spell(
@@ -554,17 +572,20 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            USE_SPELL,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "abilityUuid": ability_uuid,
-                "abilityName": ability_name,
-                "targetUuid": target_uuid,
-                "targetName": target_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.UseResult]",
+            self._client.request(
+                USE_SPELL,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "abilityUuid": ability_uuid,
+                    "abilityName": ability_name,
+                    "targetUuid": target_uuid,
+                    "targetName": target_name,
+                },
+            ),
         )
 
     def use_item(
@@ -589,17 +610,20 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            USE_ITEM,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "abilityUuid": ability_uuid,
-                "abilityName": ability_name,
-                "targetUuid": target_uuid,
-                "targetName": target_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.UseResult]",
+            self._client.request(
+                USE_ITEM,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "abilityUuid": ability_uuid,
+                    "abilityName": ability_name,
+                    "targetUuid": target_uuid,
+                    "targetName": target_name,
+                },
+            ),
         )
 
     def short_rest(
@@ -623,16 +647,19 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            SHORT_REST,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "selected": selected,
-                "autoHD": auto_hd,
-                "autoHDThreshold": auto_hd_threshold,
-            },
+        return cast(
+            "shapes.Envelope[shapes.RestResult]",
+            self._client.request(
+                SHORT_REST,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "selected": selected,
+                    "autoHD": auto_hd,
+                    "autoHDThreshold": auto_hd_threshold,
+                },
+            ),
         )
 
     def long_rest(
@@ -654,15 +681,18 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            LONG_REST,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "selected": selected,
-                "newDay": new_day,
-            },
+        return cast(
+            "shapes.Envelope[shapes.RestResult]",
+            self._client.request(
+                LONG_REST,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "selected": selected,
+                    "newDay": new_day,
+                },
+            ),
         )
 
     def skill_check(
@@ -689,18 +719,21 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            SKILL_CHECK,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "skill": skill,
-                "advantage": advantage,
-                "disadvantage": disadvantage,
-                "bonus": bonus,
-                "createChatMessage": create_chat_message,
-            },
+        return cast(
+            "shapes.Envelope[shapes.CheckResult]",
+            self._client.request(
+                SKILL_CHECK,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "skill": skill,
+                    "advantage": advantage,
+                    "disadvantage": disadvantage,
+                    "bonus": bonus,
+                    "createChatMessage": create_chat_message,
+                },
+            ),
         )
 
     def ability_save(
@@ -727,18 +760,21 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            ABILITY_SAVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "ability": ability,
-                "advantage": advantage,
-                "disadvantage": disadvantage,
-                "bonus": bonus,
-                "createChatMessage": create_chat_message,
-            },
+        return cast(
+            "shapes.Envelope[shapes.CheckResult]",
+            self._client.request(
+                ABILITY_SAVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "ability": ability,
+                    "advantage": advantage,
+                    "disadvantage": disadvantage,
+                    "bonus": bonus,
+                    "createChatMessage": create_chat_message,
+                },
+            ),
         )
 
     def ability_check(
@@ -765,18 +801,21 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            ABILITY_CHECK,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "ability": ability,
-                "advantage": advantage,
-                "disadvantage": disadvantage,
-                "bonus": bonus,
-                "createChatMessage": create_chat_message,
-            },
+        return cast(
+            "shapes.Envelope[shapes.CheckResult]",
+            self._client.request(
+                ABILITY_CHECK,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "ability": ability,
+                    "advantage": advantage,
+                    "disadvantage": disadvantage,
+                    "bonus": bonus,
+                    "createChatMessage": create_chat_message,
+                },
+            ),
         )
 
     def death_save(
@@ -797,15 +836,18 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            DEATH_SAVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "advantage": advantage,
-                "createChatMessage": create_chat_message,
-            },
+        return cast(
+            "shapes.Envelope[shapes.DeathSaveResult]",
+            self._client.request(
+                DEATH_SAVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "advantage": advantage,
+                    "createChatMessage": create_chat_message,
+                },
+            ),
         )
 
     def modify_experience(
@@ -826,15 +868,18 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            MODIFY_EXPERIENCE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "amount": amount,
-                "actorUuid": actor_uuid,
-                "selected": selected,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ExperienceChange]",
+            self._client.request(
+                MODIFY_EXPERIENCE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "amount": amount,
+                    "actorUuid": actor_uuid,
+                    "selected": selected,
+                },
+            ),
         )
 
     def get_concentration(
@@ -855,15 +900,18 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            GET_CONCENTRATION,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "actorName": actor_name,
-                "selected": selected,
-            },
+        return cast(
+            "shapes.Envelope[shapes.Concentration]",
+            self._client.request(
+                GET_CONCENTRATION,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "actorName": actor_name,
+                    "selected": selected,
+                },
+            ),
         )
 
     def break_concentration(
@@ -884,15 +932,18 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            BREAK_CONCENTRATION,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "actorName": actor_name,
-                "selected": selected,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ConcentrationBroken]",
+            self._client.request(
+                BREAK_CONCENTRATION,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "actorName": actor_name,
+                    "selected": selected,
+                },
+            ),
         )
 
     def concentration_save(
@@ -924,20 +975,23 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            CONCENTRATION_SAVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "damage": damage,
-                "actorUuid": actor_uuid,
-                "actorName": actor_name,
-                "selected": selected,
-                "advantage": advantage,
-                "disadvantage": disadvantage,
-                "bonus": bonus,
-                "createChatMessage": create_chat_message,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ConcentrationSave]",
+            self._client.request(
+                CONCENTRATION_SAVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "damage": damage,
+                    "actorUuid": actor_uuid,
+                    "actorName": actor_name,
+                    "selected": selected,
+                    "advantage": advantage,
+                    "disadvantage": disadvantage,
+                    "bonus": bonus,
+                    "createChatMessage": create_chat_message,
+                },
+            ),
         )
 
     def equip_item(
@@ -962,17 +1016,20 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            EQUIP_ITEM,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "equipped": equipped,
-                "actorUuid": actor_uuid,
-                "actorName": actor_name,
-                "itemUuid": item_uuid,
-                "itemName": item_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ItemEquipped]",
+            self._client.request(
+                EQUIP_ITEM,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "equipped": equipped,
+                    "actorUuid": actor_uuid,
+                    "actorName": actor_name,
+                    "itemUuid": item_uuid,
+                    "itemName": item_name,
+                },
+            ),
         )
 
     def attune_item(
@@ -997,17 +1054,20 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            ATTUNE_ITEM,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "attuned": attuned,
-                "actorUuid": actor_uuid,
-                "actorName": actor_name,
-                "itemUuid": item_uuid,
-                "itemName": item_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ItemAttuned]",
+            self._client.request(
+                ATTUNE_ITEM,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "attuned": attuned,
+                    "actorUuid": actor_uuid,
+                    "actorName": actor_name,
+                    "itemUuid": item_uuid,
+                    "itemName": item_name,
+                },
+            ),
         )
 
     def transfer_currency(
@@ -1033,17 +1093,20 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            TRANSFER_CURRENCY,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "currency": currency,
-                "sourceActorUuid": source_actor_uuid,
-                "sourceActorName": source_actor_name,
-                "targetActorUuid": target_actor_uuid,
-                "targetActorName": target_actor_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.CurrencyTransfer]",
+            self._client.request(
+                TRANSFER_CURRENCY,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "currency": currency,
+                    "sourceActorUuid": source_actor_uuid,
+                    "sourceActorName": source_actor_name,
+                    "targetActorUuid": target_actor_uuid,
+                    "targetActorName": target_actor_name,
+                },
+            ),
         )
 
     def modify_currency(
@@ -1064,15 +1127,18 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            MODIFY_CURRENCY,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "currency": currency,
-                "amount": amount,
-            },
+        return cast(
+            "shapes.Envelope[shapes.CurrencyChange]",
+            self._client.request(
+                MODIFY_CURRENCY,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "currency": currency,
+                    "amount": amount,
+                },
+            ),
         )
 
     def prepare_spell(
@@ -1093,15 +1159,18 @@ class Dnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            PREPARE_SPELL,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "spellName": spell_name,
-                "prepared": prepared,
-            },
+        return cast(
+            "shapes.Envelope[shapes.SpellPrepared]",
+            self._client.request(
+                PREPARE_SPELL,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "spellName": spell_name,
+                    "prepared": prepared,
+                },
+            ),
         )
 
 
@@ -1129,9 +1198,17 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            GET_ACTOR_DETAILS,
-            {"clientId": client_id, "userId": user_id, "actorUuid": actor_uuid, "details": details},
+        return cast(
+            "shapes.Envelope[shapes.ActorDetails]",
+            await self._client.request(
+                GET_ACTOR_DETAILS,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "details": details,
+                },
+            ),
         )
 
     async def modify_item_charges(
@@ -1154,16 +1231,19 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            MODIFY_ITEM_CHARGES,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "amount": amount,
-                "itemUuid": item_uuid,
-                "itemName": item_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ItemCharges]",
+            await self._client.request(
+                MODIFY_ITEM_CHARGES,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "amount": amount,
+                    "itemUuid": item_uuid,
+                    "itemName": item_name,
+                },
+            ),
         )
 
     async def use_ability(
@@ -1188,17 +1268,20 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            USE_ABILITY,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "abilityUuid": ability_uuid,
-                "abilityName": ability_name,
-                "targetUuid": target_uuid,
-                "targetName": target_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.UseResult]",
+            await self._client.request(
+                USE_ABILITY,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "abilityUuid": ability_uuid,
+                    "abilityName": ability_name,
+                    "targetUuid": target_uuid,
+                    "targetName": target_name,
+                },
+            ),
         )
 
     async def use_feature(
@@ -1223,17 +1306,20 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            USE_FEATURE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "abilityUuid": ability_uuid,
-                "abilityName": ability_name,
-                "targetUuid": target_uuid,
-                "targetName": target_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.UseResult]",
+            await self._client.request(
+                USE_FEATURE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "abilityUuid": ability_uuid,
+                    "abilityName": ability_name,
+                    "targetUuid": target_uuid,
+                    "targetName": target_name,
+                },
+            ),
         )
 
     async def use_spell(
@@ -1258,17 +1344,20 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            USE_SPELL,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "abilityUuid": ability_uuid,
-                "abilityName": ability_name,
-                "targetUuid": target_uuid,
-                "targetName": target_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.UseResult]",
+            await self._client.request(
+                USE_SPELL,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "abilityUuid": ability_uuid,
+                    "abilityName": ability_name,
+                    "targetUuid": target_uuid,
+                    "targetName": target_name,
+                },
+            ),
         )
 
     async def use_item(
@@ -1293,17 +1382,20 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            USE_ITEM,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "abilityUuid": ability_uuid,
-                "abilityName": ability_name,
-                "targetUuid": target_uuid,
-                "targetName": target_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.UseResult]",
+            await self._client.request(
+                USE_ITEM,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "abilityUuid": ability_uuid,
+                    "abilityName": ability_name,
+                    "targetUuid": target_uuid,
+                    "targetName": target_name,
+                },
+            ),
         )
 
     async def short_rest(
@@ -1327,16 +1419,19 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            SHORT_REST,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "selected": selected,
-                "autoHD": auto_hd,
-                "autoHDThreshold": auto_hd_threshold,
-            },
+        return cast(
+            "shapes.Envelope[shapes.RestResult]",
+            await self._client.request(
+                SHORT_REST,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "selected": selected,
+                    "autoHD": auto_hd,
+                    "autoHDThreshold": auto_hd_threshold,
+                },
+            ),
         )
 
     async def long_rest(
@@ -1358,15 +1453,18 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            LONG_REST,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "selected": selected,
-                "newDay": new_day,
-            },
+        return cast(
+            "shapes.Envelope[shapes.RestResult]",
+            await self._client.request(
+                LONG_REST,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "selected": selected,
+                    "newDay": new_day,
+                },
+            ),
         )
 
     async def skill_check(
@@ -1393,18 +1491,21 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            SKILL_CHECK,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "skill": skill,
-                "advantage": advantage,
-                "disadvantage": disadvantage,
-                "bonus": bonus,
-                "createChatMessage": create_chat_message,
-            },
+        return cast(
+            "shapes.Envelope[shapes.CheckResult]",
+            await self._client.request(
+                SKILL_CHECK,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "skill": skill,
+                    "advantage": advantage,
+                    "disadvantage": disadvantage,
+                    "bonus": bonus,
+                    "createChatMessage": create_chat_message,
+                },
+            ),
         )
 
     async def ability_save(
@@ -1431,18 +1532,21 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            ABILITY_SAVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "ability": ability,
-                "advantage": advantage,
-                "disadvantage": disadvantage,
-                "bonus": bonus,
-                "createChatMessage": create_chat_message,
-            },
+        return cast(
+            "shapes.Envelope[shapes.CheckResult]",
+            await self._client.request(
+                ABILITY_SAVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "ability": ability,
+                    "advantage": advantage,
+                    "disadvantage": disadvantage,
+                    "bonus": bonus,
+                    "createChatMessage": create_chat_message,
+                },
+            ),
         )
 
     async def ability_check(
@@ -1469,18 +1573,21 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            ABILITY_CHECK,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "ability": ability,
-                "advantage": advantage,
-                "disadvantage": disadvantage,
-                "bonus": bonus,
-                "createChatMessage": create_chat_message,
-            },
+        return cast(
+            "shapes.Envelope[shapes.CheckResult]",
+            await self._client.request(
+                ABILITY_CHECK,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "ability": ability,
+                    "advantage": advantage,
+                    "disadvantage": disadvantage,
+                    "bonus": bonus,
+                    "createChatMessage": create_chat_message,
+                },
+            ),
         )
 
     async def death_save(
@@ -1501,15 +1608,18 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            DEATH_SAVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "advantage": advantage,
-                "createChatMessage": create_chat_message,
-            },
+        return cast(
+            "shapes.Envelope[shapes.DeathSaveResult]",
+            await self._client.request(
+                DEATH_SAVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "advantage": advantage,
+                    "createChatMessage": create_chat_message,
+                },
+            ),
         )
 
     async def modify_experience(
@@ -1530,15 +1640,18 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            MODIFY_EXPERIENCE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "amount": amount,
-                "actorUuid": actor_uuid,
-                "selected": selected,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ExperienceChange]",
+            await self._client.request(
+                MODIFY_EXPERIENCE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "amount": amount,
+                    "actorUuid": actor_uuid,
+                    "selected": selected,
+                },
+            ),
         )
 
     async def get_concentration(
@@ -1559,15 +1672,18 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            GET_CONCENTRATION,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "actorName": actor_name,
-                "selected": selected,
-            },
+        return cast(
+            "shapes.Envelope[shapes.Concentration]",
+            await self._client.request(
+                GET_CONCENTRATION,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "actorName": actor_name,
+                    "selected": selected,
+                },
+            ),
         )
 
     async def break_concentration(
@@ -1588,15 +1704,18 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            BREAK_CONCENTRATION,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "actorName": actor_name,
-                "selected": selected,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ConcentrationBroken]",
+            await self._client.request(
+                BREAK_CONCENTRATION,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "actorName": actor_name,
+                    "selected": selected,
+                },
+            ),
         )
 
     async def concentration_save(
@@ -1628,20 +1747,23 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            CONCENTRATION_SAVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "damage": damage,
-                "actorUuid": actor_uuid,
-                "actorName": actor_name,
-                "selected": selected,
-                "advantage": advantage,
-                "disadvantage": disadvantage,
-                "bonus": bonus,
-                "createChatMessage": create_chat_message,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ConcentrationSave]",
+            await self._client.request(
+                CONCENTRATION_SAVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "damage": damage,
+                    "actorUuid": actor_uuid,
+                    "actorName": actor_name,
+                    "selected": selected,
+                    "advantage": advantage,
+                    "disadvantage": disadvantage,
+                    "bonus": bonus,
+                    "createChatMessage": create_chat_message,
+                },
+            ),
         )
 
     async def equip_item(
@@ -1666,17 +1788,20 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            EQUIP_ITEM,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "equipped": equipped,
-                "actorUuid": actor_uuid,
-                "actorName": actor_name,
-                "itemUuid": item_uuid,
-                "itemName": item_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ItemEquipped]",
+            await self._client.request(
+                EQUIP_ITEM,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "equipped": equipped,
+                    "actorUuid": actor_uuid,
+                    "actorName": actor_name,
+                    "itemUuid": item_uuid,
+                    "itemName": item_name,
+                },
+            ),
         )
 
     async def attune_item(
@@ -1701,17 +1826,20 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            ATTUNE_ITEM,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "attuned": attuned,
-                "actorUuid": actor_uuid,
-                "actorName": actor_name,
-                "itemUuid": item_uuid,
-                "itemName": item_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.ItemAttuned]",
+            await self._client.request(
+                ATTUNE_ITEM,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "attuned": attuned,
+                    "actorUuid": actor_uuid,
+                    "actorName": actor_name,
+                    "itemUuid": item_uuid,
+                    "itemName": item_name,
+                },
+            ),
         )
 
     async def transfer_currency(
@@ -1737,17 +1865,20 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            TRANSFER_CURRENCY,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "currency": currency,
-                "sourceActorUuid": source_actor_uuid,
-                "sourceActorName": source_actor_name,
-                "targetActorUuid": target_actor_uuid,
-                "targetActorName": target_actor_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.CurrencyTransfer]",
+            await self._client.request(
+                TRANSFER_CURRENCY,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "currency": currency,
+                    "sourceActorUuid": source_actor_uuid,
+                    "sourceActorName": source_actor_name,
+                    "targetActorUuid": target_actor_uuid,
+                    "targetActorName": target_actor_name,
+                },
+            ),
         )
 
     async def modify_currency(
@@ -1768,15 +1899,18 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            MODIFY_CURRENCY,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "currency": currency,
-                "amount": amount,
-            },
+        return cast(
+            "shapes.Envelope[shapes.CurrencyChange]",
+            await self._client.request(
+                MODIFY_CURRENCY,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "currency": currency,
+                    "amount": amount,
+                },
+            ),
         )
 
     async def prepare_spell(
@@ -1797,13 +1931,16 @@ class AsyncDnd5e:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            PREPARE_SPELL,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "spellName": spell_name,
-                "prepared": prepared,
-            },
+        return cast(
+            "shapes.Envelope[shapes.SpellPrepared]",
+            await self._client.request(
+                PREPARE_SPELL,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "spellName": spell_name,
+                    "prepared": prepared,
+                },
+            ),
         )

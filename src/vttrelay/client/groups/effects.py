@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
@@ -97,7 +98,10 @@ class Effects:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(STATUS_EFFECTS, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.Envelope[shapes.StatusEffects]",
+            self._client.request(STATUS_EFFECTS, {"clientId": client_id, "userId": user_id}),
+        )
 
     def get(
         self,
@@ -113,13 +117,16 @@ class Effects:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(GET, {"clientId": client_id, "userId": user_id, "uuid": uuid})
+        return cast(
+            "shapes.Envelope[shapes.EffectsData]",
+            self._client.request(GET, {"clientId": client_id, "userId": user_id, "uuid": uuid}),
+        )
 
     def add(
         self,
         uuid: str,
         *,
-        status_id: shapes.Json | None = None,
+        status_id: str | None = None,
         effect_data: Mapping[str, shapes.Json] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -134,23 +141,26 @@ class Effects:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            ADD,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "uuid": uuid,
-                "statusId": status_id,
-                "effectData": effect_data,
-            },
+        return cast(
+            "shapes.Envelope[shapes.EffectAdded]",
+            self._client.request(
+                ADD,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "uuid": uuid,
+                    "statusId": status_id,
+                    "effectData": effect_data,
+                },
+            ),
         )
 
     def remove(
         self,
         uuid: str,
         *,
-        effect_id: shapes.Json | None = None,
-        status_id: shapes.Json | None = None,
+        effect_id: str | None = None,
+        status_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.EffectRemoved]:
@@ -164,15 +174,18 @@ class Effects:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            REMOVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "uuid": uuid,
-                "effectId": effect_id,
-                "statusId": status_id,
-            },
+        return cast(
+            "shapes.Envelope[shapes.EffectRemoved]",
+            self._client.request(
+                REMOVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "uuid": uuid,
+                    "effectId": effect_id,
+                    "statusId": status_id,
+                },
+            ),
         )
 
 
@@ -195,8 +208,9 @@ class AsyncEffects:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            STATUS_EFFECTS, {"clientId": client_id, "userId": user_id}
+        return cast(
+            "shapes.Envelope[shapes.StatusEffects]",
+            await self._client.request(STATUS_EFFECTS, {"clientId": client_id, "userId": user_id}),
         )
 
     async def get(
@@ -213,15 +227,18 @@ class AsyncEffects:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            GET, {"clientId": client_id, "userId": user_id, "uuid": uuid}
+        return cast(
+            "shapes.Envelope[shapes.EffectsData]",
+            await self._client.request(
+                GET, {"clientId": client_id, "userId": user_id, "uuid": uuid}
+            ),
         )
 
     async def add(
         self,
         uuid: str,
         *,
-        status_id: shapes.Json | None = None,
+        status_id: str | None = None,
         effect_data: Mapping[str, shapes.Json] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -236,23 +253,26 @@ class AsyncEffects:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            ADD,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "uuid": uuid,
-                "statusId": status_id,
-                "effectData": effect_data,
-            },
+        return cast(
+            "shapes.Envelope[shapes.EffectAdded]",
+            await self._client.request(
+                ADD,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "uuid": uuid,
+                    "statusId": status_id,
+                    "effectData": effect_data,
+                },
+            ),
         )
 
     async def remove(
         self,
         uuid: str,
         *,
-        effect_id: shapes.Json | None = None,
-        status_id: shapes.Json | None = None,
+        effect_id: str | None = None,
+        status_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.EffectRemoved]:
@@ -266,13 +286,16 @@ class AsyncEffects:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            REMOVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "uuid": uuid,
-                "effectId": effect_id,
-                "statusId": status_id,
-            },
+        return cast(
+            "shapes.Envelope[shapes.EffectRemoved]",
+            await self._client.request(
+                REMOVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "uuid": uuid,
+                    "effectId": effect_id,
+                    "statusId": status_id,
+                },
+            ),
         )

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
@@ -178,7 +179,10 @@ class Encounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(LIST, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.EncountersReply",
+            self._client.request(LIST, {"clientId": client_id, "userId": user_id}),
+        )
 
     def start(
         self,
@@ -188,7 +192,7 @@ class Encounters:
         start_with_players: bool | None = None,
         roll_npc: bool | None = None,
         roll_all: bool | None = None,
-        name: shapes.Json | None = None,
+        name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.EncounterStarted:
@@ -205,18 +209,21 @@ class Encounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            START,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "tokenUuids": token_uuids,
-                "startWithSelected": start_with_selected,
-                "startWithPlayers": start_with_players,
-                "rollNPC": roll_npc,
-                "rollAll": roll_all,
-                "name": name,
-            },
+        return cast(
+            "shapes.EncounterStarted",
+            self._client.request(
+                START,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "tokenUuids": token_uuids,
+                    "startWithSelected": start_with_selected,
+                    "startWithPlayers": start_with_players,
+                    "rollNPC": roll_npc,
+                    "rollAll": roll_all,
+                    "name": name,
+                },
+            ),
         )
 
     def next_turn(
@@ -233,8 +240,11 @@ class Encounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            NEXT_TURN, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+        return cast(
+            "shapes.TurnReply",
+            self._client.request(
+                NEXT_TURN, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+            ),
         )
 
     def next_round(
@@ -251,8 +261,11 @@ class Encounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            NEXT_ROUND, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+        return cast(
+            "shapes.TurnReply",
+            self._client.request(
+                NEXT_ROUND, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+            ),
         )
 
     def last_turn(
@@ -269,8 +282,11 @@ class Encounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            LAST_TURN, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+        return cast(
+            "shapes.TurnReply",
+            self._client.request(
+                LAST_TURN, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+            ),
         )
 
     def last_round(
@@ -287,8 +303,11 @@ class Encounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            LAST_ROUND, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+        return cast(
+            "shapes.TurnReply",
+            self._client.request(
+                LAST_ROUND, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+            ),
         )
 
     def end(
@@ -305,8 +324,11 @@ class Encounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            END, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+        return cast(
+            "shapes.EncounterEnded",
+            self._client.request(
+                END, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+            ),
         )
 
     def add(
@@ -330,16 +352,19 @@ class Encounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            ADD,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "encounterId": encounter_id,
-                "selected": selected,
-                "uuids": uuids,
-                "rollInitiative": roll_initiative,
-            },
+        return cast(
+            "shapes.CombatantsAdded",
+            self._client.request(
+                ADD,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "encounterId": encounter_id,
+                    "selected": selected,
+                    "uuids": uuids,
+                    "rollInitiative": roll_initiative,
+                },
+            ),
         )
 
     def remove(
@@ -361,15 +386,18 @@ class Encounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            REMOVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "encounterId": encounter_id,
-                "selected": selected,
-                "uuids": uuids,
-            },
+        return cast(
+            "shapes.CombatantsRemoved",
+            self._client.request(
+                REMOVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "encounterId": encounter_id,
+                    "selected": selected,
+                    "uuids": uuids,
+                },
+            ),
         )
 
 
@@ -392,7 +420,10 @@ class AsyncEncounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(LIST, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.EncountersReply",
+            await self._client.request(LIST, {"clientId": client_id, "userId": user_id}),
+        )
 
     async def start(
         self,
@@ -402,7 +433,7 @@ class AsyncEncounters:
         start_with_players: bool | None = None,
         roll_npc: bool | None = None,
         roll_all: bool | None = None,
-        name: shapes.Json | None = None,
+        name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.EncounterStarted:
@@ -419,18 +450,21 @@ class AsyncEncounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            START,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "tokenUuids": token_uuids,
-                "startWithSelected": start_with_selected,
-                "startWithPlayers": start_with_players,
-                "rollNPC": roll_npc,
-                "rollAll": roll_all,
-                "name": name,
-            },
+        return cast(
+            "shapes.EncounterStarted",
+            await self._client.request(
+                START,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "tokenUuids": token_uuids,
+                    "startWithSelected": start_with_selected,
+                    "startWithPlayers": start_with_players,
+                    "rollNPC": roll_npc,
+                    "rollAll": roll_all,
+                    "name": name,
+                },
+            ),
         )
 
     async def next_turn(
@@ -447,8 +481,11 @@ class AsyncEncounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            NEXT_TURN, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+        return cast(
+            "shapes.TurnReply",
+            await self._client.request(
+                NEXT_TURN, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+            ),
         )
 
     async def next_round(
@@ -465,8 +502,11 @@ class AsyncEncounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            NEXT_ROUND, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+        return cast(
+            "shapes.TurnReply",
+            await self._client.request(
+                NEXT_ROUND, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+            ),
         )
 
     async def last_turn(
@@ -483,8 +523,11 @@ class AsyncEncounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            LAST_TURN, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+        return cast(
+            "shapes.TurnReply",
+            await self._client.request(
+                LAST_TURN, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+            ),
         )
 
     async def last_round(
@@ -501,8 +544,11 @@ class AsyncEncounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            LAST_ROUND, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+        return cast(
+            "shapes.TurnReply",
+            await self._client.request(
+                LAST_ROUND, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+            ),
         )
 
     async def end(
@@ -519,8 +565,11 @@ class AsyncEncounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            END, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+        return cast(
+            "shapes.EncounterEnded",
+            await self._client.request(
+                END, {"clientId": client_id, "userId": user_id, "encounterId": encounter_id}
+            ),
         )
 
     async def add(
@@ -544,16 +593,19 @@ class AsyncEncounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            ADD,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "encounterId": encounter_id,
-                "selected": selected,
-                "uuids": uuids,
-                "rollInitiative": roll_initiative,
-            },
+        return cast(
+            "shapes.CombatantsAdded",
+            await self._client.request(
+                ADD,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "encounterId": encounter_id,
+                    "selected": selected,
+                    "uuids": uuids,
+                    "rollInitiative": roll_initiative,
+                },
+            ),
         )
 
     async def remove(
@@ -575,13 +627,16 @@ class AsyncEncounters:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            REMOVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "encounterId": encounter_id,
-                "selected": selected,
-                "uuids": uuids,
-            },
+        return cast(
+            "shapes.CombatantsRemoved",
+            await self._client.request(
+                REMOVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "encounterId": encounter_id,
+                    "selected": selected,
+                    "uuids": uuids,
+                },
+            ),
         )

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
@@ -91,7 +92,7 @@ GIVE = RouteSpec(
         ParamSpec("selected", "selected", "boolean", ("query", "body")),
         ParamSpec("itemUuid", "item_uuid", None, ("body",)),
         ParamSpec("itemName", "item_name", None, ("body",)),
-        ParamSpec("quantity", "quantity", "number", ("body",)),
+        ParamSpec("quantity", "quantity", "integer", ("body",)),
     ),
     "json",
 )
@@ -109,7 +110,7 @@ REMOVE = RouteSpec(
         ParamSpec("selected", "selected", "boolean", ("query", "body")),
         ParamSpec("itemUuid", "item_uuid", None, ("body",)),
         ParamSpec("itemName", "item_name", None, ("body",)),
-        ParamSpec("quantity", "quantity", "number", ("body",)),
+        ParamSpec("quantity", "quantity", "integer", ("body",)),
     ),
     "json",
 )
@@ -200,15 +201,18 @@ class Entities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            GET,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "uuid": uuid,
-                "selected": selected,
-                "actor": actor,
-            },
+        return cast(
+            "shapes.EntityReply",
+            self._client.request(
+                GET,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "uuid": uuid,
+                    "selected": selected,
+                    "actor": actor,
+                },
+            ),
         )
 
     def create(
@@ -216,7 +220,7 @@ class Entities:
         entity_type: str,
         data: Mapping[str, shapes.Json],
         *,
-        folder: shapes.Json | None = None,
+        folder: str | None = None,
         keep_id: bool | None = None,
         override: bool | None = None,
         user_id: str | None = None,
@@ -234,17 +238,20 @@ class Entities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            CREATE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "entityType": entity_type,
-                "data": data,
-                "folder": folder,
-                "keepId": keep_id,
-                "override": override,
-            },
+        return cast(
+            "shapes.EntityCreated",
+            self._client.request(
+                CREATE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "entityType": entity_type,
+                    "data": data,
+                    "folder": folder,
+                    "keepId": keep_id,
+                    "override": override,
+                },
+            ),
         )
 
     def update(
@@ -268,16 +275,19 @@ class Entities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            UPDATE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "data": data,
-                "uuid": uuid,
-                "selected": selected,
-                "actor": actor,
-            },
+        return cast(
+            "shapes.EntityUpdated",
+            self._client.request(
+                UPDATE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "data": data,
+                    "uuid": uuid,
+                    "selected": selected,
+                    "actor": actor,
+                },
+            ),
         )
 
     def delete(
@@ -297,19 +307,23 @@ class Entities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            DELETE, {"clientId": client_id, "userId": user_id, "uuid": uuid, "selected": selected}
+        return cast(
+            "shapes.Done",
+            self._client.request(
+                DELETE,
+                {"clientId": client_id, "userId": user_id, "uuid": uuid, "selected": selected},
+            ),
         )
 
     def give(
         self,
         *,
-        from_uuid: shapes.Json | None = None,
-        to_uuid: shapes.Json | None = None,
+        from_uuid: str | None = None,
+        to_uuid: str | None = None,
         selected: bool | None = None,
-        item_uuid: shapes.Json | None = None,
-        item_name: shapes.Json | None = None,
-        quantity: float | None = None,
+        item_uuid: str | None = None,
+        item_name: str | None = None,
+        quantity: int | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.ItemGiven:
@@ -326,28 +340,31 @@ class Entities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            GIVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "fromUuid": from_uuid,
-                "toUuid": to_uuid,
-                "selected": selected,
-                "itemUuid": item_uuid,
-                "itemName": item_name,
-                "quantity": quantity,
-            },
+        return cast(
+            "shapes.ItemGiven",
+            self._client.request(
+                GIVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "fromUuid": from_uuid,
+                    "toUuid": to_uuid,
+                    "selected": selected,
+                    "itemUuid": item_uuid,
+                    "itemName": item_name,
+                    "quantity": quantity,
+                },
+            ),
         )
 
     def remove(
         self,
         *,
-        actor_uuid: shapes.Json | None = None,
+        actor_uuid: str | None = None,
         selected: bool | None = None,
-        item_uuid: shapes.Json | None = None,
-        item_name: shapes.Json | None = None,
-        quantity: float | None = None,
+        item_uuid: str | None = None,
+        item_name: str | None = None,
+        quantity: int | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.ItemRemoved:
@@ -363,17 +380,20 @@ class Entities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            REMOVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "selected": selected,
-                "itemUuid": item_uuid,
-                "itemName": item_name,
-                "quantity": quantity,
-            },
+        return cast(
+            "shapes.ItemRemoved",
+            self._client.request(
+                REMOVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "selected": selected,
+                    "itemUuid": item_uuid,
+                    "itemName": item_name,
+                    "quantity": quantity,
+                },
+            ),
         )
 
     def increase(
@@ -396,16 +416,19 @@ class Entities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            INCREASE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "attribute": attribute,
-                "amount": amount,
-                "uuid": uuid,
-                "selected": selected,
-            },
+        return cast(
+            "shapes.AttributeChanged",
+            self._client.request(
+                INCREASE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "attribute": attribute,
+                    "amount": amount,
+                    "uuid": uuid,
+                    "selected": selected,
+                },
+            ),
         )
 
     def decrease(
@@ -428,16 +451,19 @@ class Entities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            DECREASE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "attribute": attribute,
-                "amount": amount,
-                "uuid": uuid,
-                "selected": selected,
-            },
+        return cast(
+            "shapes.AttributeChanged",
+            self._client.request(
+                DECREASE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "attribute": attribute,
+                    "amount": amount,
+                    "uuid": uuid,
+                    "selected": selected,
+                },
+            ),
         )
 
     def kill(
@@ -457,8 +483,11 @@ class Entities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            KILL, {"clientId": client_id, "userId": user_id, "uuid": uuid, "selected": selected}
+        return cast(
+            "shapes.KillReply",
+            self._client.request(
+                KILL, {"clientId": client_id, "userId": user_id, "uuid": uuid, "selected": selected}
+            ),
         )
 
 
@@ -486,15 +515,18 @@ class AsyncEntities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            GET,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "uuid": uuid,
-                "selected": selected,
-                "actor": actor,
-            },
+        return cast(
+            "shapes.EntityReply",
+            await self._client.request(
+                GET,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "uuid": uuid,
+                    "selected": selected,
+                    "actor": actor,
+                },
+            ),
         )
 
     async def create(
@@ -502,7 +534,7 @@ class AsyncEntities:
         entity_type: str,
         data: Mapping[str, shapes.Json],
         *,
-        folder: shapes.Json | None = None,
+        folder: str | None = None,
         keep_id: bool | None = None,
         override: bool | None = None,
         user_id: str | None = None,
@@ -520,17 +552,20 @@ class AsyncEntities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            CREATE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "entityType": entity_type,
-                "data": data,
-                "folder": folder,
-                "keepId": keep_id,
-                "override": override,
-            },
+        return cast(
+            "shapes.EntityCreated",
+            await self._client.request(
+                CREATE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "entityType": entity_type,
+                    "data": data,
+                    "folder": folder,
+                    "keepId": keep_id,
+                    "override": override,
+                },
+            ),
         )
 
     async def update(
@@ -554,16 +589,19 @@ class AsyncEntities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            UPDATE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "data": data,
-                "uuid": uuid,
-                "selected": selected,
-                "actor": actor,
-            },
+        return cast(
+            "shapes.EntityUpdated",
+            await self._client.request(
+                UPDATE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "data": data,
+                    "uuid": uuid,
+                    "selected": selected,
+                    "actor": actor,
+                },
+            ),
         )
 
     async def delete(
@@ -583,19 +621,23 @@ class AsyncEntities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            DELETE, {"clientId": client_id, "userId": user_id, "uuid": uuid, "selected": selected}
+        return cast(
+            "shapes.Done",
+            await self._client.request(
+                DELETE,
+                {"clientId": client_id, "userId": user_id, "uuid": uuid, "selected": selected},
+            ),
         )
 
     async def give(
         self,
         *,
-        from_uuid: shapes.Json | None = None,
-        to_uuid: shapes.Json | None = None,
+        from_uuid: str | None = None,
+        to_uuid: str | None = None,
         selected: bool | None = None,
-        item_uuid: shapes.Json | None = None,
-        item_name: shapes.Json | None = None,
-        quantity: float | None = None,
+        item_uuid: str | None = None,
+        item_name: str | None = None,
+        quantity: int | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.ItemGiven:
@@ -612,28 +654,31 @@ class AsyncEntities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            GIVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "fromUuid": from_uuid,
-                "toUuid": to_uuid,
-                "selected": selected,
-                "itemUuid": item_uuid,
-                "itemName": item_name,
-                "quantity": quantity,
-            },
+        return cast(
+            "shapes.ItemGiven",
+            await self._client.request(
+                GIVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "fromUuid": from_uuid,
+                    "toUuid": to_uuid,
+                    "selected": selected,
+                    "itemUuid": item_uuid,
+                    "itemName": item_name,
+                    "quantity": quantity,
+                },
+            ),
         )
 
     async def remove(
         self,
         *,
-        actor_uuid: shapes.Json | None = None,
+        actor_uuid: str | None = None,
         selected: bool | None = None,
-        item_uuid: shapes.Json | None = None,
-        item_name: shapes.Json | None = None,
-        quantity: float | None = None,
+        item_uuid: str | None = None,
+        item_name: str | None = None,
+        quantity: int | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.ItemRemoved:
@@ -649,17 +694,20 @@ class AsyncEntities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            REMOVE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "actorUuid": actor_uuid,
-                "selected": selected,
-                "itemUuid": item_uuid,
-                "itemName": item_name,
-                "quantity": quantity,
-            },
+        return cast(
+            "shapes.ItemRemoved",
+            await self._client.request(
+                REMOVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "actorUuid": actor_uuid,
+                    "selected": selected,
+                    "itemUuid": item_uuid,
+                    "itemName": item_name,
+                    "quantity": quantity,
+                },
+            ),
         )
 
     async def increase(
@@ -682,16 +730,19 @@ class AsyncEntities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            INCREASE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "attribute": attribute,
-                "amount": amount,
-                "uuid": uuid,
-                "selected": selected,
-            },
+        return cast(
+            "shapes.AttributeChanged",
+            await self._client.request(
+                INCREASE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "attribute": attribute,
+                    "amount": amount,
+                    "uuid": uuid,
+                    "selected": selected,
+                },
+            ),
         )
 
     async def decrease(
@@ -714,16 +765,19 @@ class AsyncEntities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            DECREASE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "attribute": attribute,
-                "amount": amount,
-                "uuid": uuid,
-                "selected": selected,
-            },
+        return cast(
+            "shapes.AttributeChanged",
+            await self._client.request(
+                DECREASE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "attribute": attribute,
+                    "amount": amount,
+                    "uuid": uuid,
+                    "selected": selected,
+                },
+            ),
         )
 
     async def kill(
@@ -743,6 +797,9 @@ class AsyncEntities:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            KILL, {"clientId": client_id, "userId": user_id, "uuid": uuid, "selected": selected}
+        return cast(
+            "shapes.KillReply",
+            await self._client.request(
+                KILL, {"clientId": client_id, "userId": user_id, "uuid": uuid, "selected": selected}
+            ),
         )

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
 from vttrelay.client.spec import ParamSpec, RouteSpec
@@ -76,8 +78,8 @@ class Files:
     def browse(
         self,
         *,
-        path: shapes.Json | None = None,
-        source: shapes.Json | None = None,
+        path: str | None = None,
+        source: str | None = None,
         recursive: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -92,23 +94,26 @@ class Files:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            BROWSE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "path": path,
-                "source": source,
-                "recursive": recursive,
-            },
+        return cast(
+            "shapes.FileListing",
+            self._client.request(
+                BROWSE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "path": path,
+                    "source": source,
+                    "recursive": recursive,
+                },
+            ),
         )
 
     def download(
         self,
         *,
-        path: shapes.Json | None = None,
-        source: shapes.Json | None = None,
-        format: shapes.Json | None = None,
+        path: str | None = None,
+        source: str | None = None,
+        format: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> bytes:
@@ -123,15 +128,18 @@ class Files:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            DOWNLOAD,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "path": path,
-                "source": source,
-                "format": format,
-            },
+        return cast(
+            "bytes",
+            self._client.request(
+                DOWNLOAD,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "path": path,
+                    "source": source,
+                    "format": format,
+                },
+            ),
         )
 
     def upload(
@@ -160,18 +168,21 @@ class Files:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            UPLOAD,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "path": path,
-                "filename": filename,
-                "source": source,
-                "mimeType": mime_type,
-                "overwrite": overwrite,
-                "fileData": file_data,
-            },
+        return cast(
+            "shapes.FileUploaded",
+            self._client.request(
+                UPLOAD,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "path": path,
+                    "filename": filename,
+                    "source": source,
+                    "mimeType": mime_type,
+                    "overwrite": overwrite,
+                    "fileData": file_data,
+                },
+            ),
         )
 
 
@@ -184,8 +195,8 @@ class AsyncFiles:
     async def browse(
         self,
         *,
-        path: shapes.Json | None = None,
-        source: shapes.Json | None = None,
+        path: str | None = None,
+        source: str | None = None,
         recursive: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -200,23 +211,26 @@ class AsyncFiles:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            BROWSE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "path": path,
-                "source": source,
-                "recursive": recursive,
-            },
+        return cast(
+            "shapes.FileListing",
+            await self._client.request(
+                BROWSE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "path": path,
+                    "source": source,
+                    "recursive": recursive,
+                },
+            ),
         )
 
     async def download(
         self,
         *,
-        path: shapes.Json | None = None,
-        source: shapes.Json | None = None,
-        format: shapes.Json | None = None,
+        path: str | None = None,
+        source: str | None = None,
+        format: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> bytes:
@@ -231,15 +245,18 @@ class AsyncFiles:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            DOWNLOAD,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "path": path,
-                "source": source,
-                "format": format,
-            },
+        return cast(
+            "bytes",
+            await self._client.request(
+                DOWNLOAD,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "path": path,
+                    "source": source,
+                    "format": format,
+                },
+            ),
         )
 
     async def upload(
@@ -268,16 +285,19 @@ class AsyncFiles:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            UPLOAD,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "path": path,
-                "filename": filename,
-                "source": source,
-                "mimeType": mime_type,
-                "overwrite": overwrite,
-                "fileData": file_data,
-            },
+        return cast(
+            "shapes.FileUploaded",
+            await self._client.request(
+                UPLOAD,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "path": path,
+                    "filename": filename,
+                    "source": source,
+                    "mimeType": mime_type,
+                    "overwrite": overwrite,
+                    "fileData": file_data,
+                },
+            ),
         )

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
@@ -63,7 +64,10 @@ class Macros:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(LIST, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.MacrosReply",
+            self._client.request(LIST, {"clientId": client_id, "userId": user_id}),
+        )
 
     def execute(
         self,
@@ -82,8 +86,11 @@ class Macros:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            EXECUTE, {"clientId": client_id, "userId": user_id, "uuid": uuid, "args": args}
+        return cast(
+            "shapes.MacroExecuted",
+            self._client.request(
+                EXECUTE, {"clientId": client_id, "userId": user_id, "uuid": uuid, "args": args}
+            ),
         )
 
 
@@ -105,7 +112,10 @@ class AsyncMacros:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(LIST, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.MacrosReply",
+            await self._client.request(LIST, {"clientId": client_id, "userId": user_id}),
+        )
 
     async def execute(
         self,
@@ -124,6 +134,9 @@ class AsyncMacros:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            EXECUTE, {"clientId": client_id, "userId": user_id, "uuid": uuid, "args": args}
+        return cast(
+            "shapes.MacroExecuted",
+            await self._client.request(
+                EXECUTE, {"clientId": client_id, "userId": user_id, "uuid": uuid, "args": args}
+            ),
         )

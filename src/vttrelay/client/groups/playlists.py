@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
 from vttrelay.client.spec import ParamSpec, RouteSpec
@@ -146,7 +148,10 @@ class Playlists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(LIST, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.Envelope[shapes.Playlists]",
+            self._client.request(LIST, {"clientId": client_id, "userId": user_id}),
+        )
 
     def play(
         self,
@@ -168,16 +173,19 @@ class Playlists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            PLAY,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "playlistId": playlist_id,
-                "playlistName": playlist_name,
-                "soundId": sound_id,
-                "soundName": sound_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.PlaylistState]",
+            self._client.request(
+                PLAY,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "playlistId": playlist_id,
+                    "playlistName": playlist_name,
+                    "soundId": sound_id,
+                    "soundName": sound_name,
+                },
+            ),
         )
 
     def stop(
@@ -196,14 +204,17 @@ class Playlists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            STOP,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "playlistId": playlist_id,
-                "playlistName": playlist_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.PlaylistState]",
+            self._client.request(
+                STOP,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "playlistId": playlist_id,
+                    "playlistName": playlist_name,
+                },
+            ),
         )
 
     def next(
@@ -222,14 +233,17 @@ class Playlists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            NEXT,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "playlistId": playlist_id,
-                "playlistName": playlist_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.PlaylistState]",
+            self._client.request(
+                NEXT,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "playlistId": playlist_id,
+                    "playlistName": playlist_name,
+                },
+            ),
         )
 
     def volume(
@@ -255,17 +269,20 @@ class Playlists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            VOLUME,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "volume": volume,
-                "playlistId": playlist_id,
-                "playlistName": playlist_name,
-                "soundId": sound_id,
-                "soundName": sound_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.PlaylistState]",
+            self._client.request(
+                VOLUME,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "volume": volume,
+                    "playlistId": playlist_id,
+                    "playlistName": playlist_name,
+                    "soundId": sound_id,
+                    "soundName": sound_name,
+                },
+            ),
         )
 
     def play_sound(
@@ -286,9 +303,18 @@ class Playlists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            PLAY_SOUND,
-            {"clientId": client_id, "userId": user_id, "src": src, "volume": volume, "loop": loop},
+        return cast(
+            "shapes.Envelope[shapes.SoundPlayed]",
+            self._client.request(
+                PLAY_SOUND,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "src": src,
+                    "volume": volume,
+                    "loop": loop,
+                },
+            ),
         )
 
     def stop_sound(
@@ -306,8 +332,11 @@ class Playlists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            STOP_SOUND, {"clientId": client_id, "userId": user_id, "src": src}
+        return cast(
+            "shapes.Envelope[shapes.SoundStopped]",
+            self._client.request(
+                STOP_SOUND, {"clientId": client_id, "userId": user_id, "src": src}
+            ),
         )
 
 
@@ -329,7 +358,10 @@ class AsyncPlaylists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(LIST, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.Envelope[shapes.Playlists]",
+            await self._client.request(LIST, {"clientId": client_id, "userId": user_id}),
+        )
 
     async def play(
         self,
@@ -351,16 +383,19 @@ class AsyncPlaylists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            PLAY,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "playlistId": playlist_id,
-                "playlistName": playlist_name,
-                "soundId": sound_id,
-                "soundName": sound_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.PlaylistState]",
+            await self._client.request(
+                PLAY,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "playlistId": playlist_id,
+                    "playlistName": playlist_name,
+                    "soundId": sound_id,
+                    "soundName": sound_name,
+                },
+            ),
         )
 
     async def stop(
@@ -379,14 +414,17 @@ class AsyncPlaylists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            STOP,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "playlistId": playlist_id,
-                "playlistName": playlist_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.PlaylistState]",
+            await self._client.request(
+                STOP,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "playlistId": playlist_id,
+                    "playlistName": playlist_name,
+                },
+            ),
         )
 
     async def next(
@@ -405,14 +443,17 @@ class AsyncPlaylists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            NEXT,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "playlistId": playlist_id,
-                "playlistName": playlist_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.PlaylistState]",
+            await self._client.request(
+                NEXT,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "playlistId": playlist_id,
+                    "playlistName": playlist_name,
+                },
+            ),
         )
 
     async def volume(
@@ -438,17 +479,20 @@ class AsyncPlaylists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            VOLUME,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "volume": volume,
-                "playlistId": playlist_id,
-                "playlistName": playlist_name,
-                "soundId": sound_id,
-                "soundName": sound_name,
-            },
+        return cast(
+            "shapes.Envelope[shapes.PlaylistState]",
+            await self._client.request(
+                VOLUME,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "volume": volume,
+                    "playlistId": playlist_id,
+                    "playlistName": playlist_name,
+                    "soundId": sound_id,
+                    "soundName": sound_name,
+                },
+            ),
         )
 
     async def play_sound(
@@ -469,9 +513,18 @@ class AsyncPlaylists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            PLAY_SOUND,
-            {"clientId": client_id, "userId": user_id, "src": src, "volume": volume, "loop": loop},
+        return cast(
+            "shapes.Envelope[shapes.SoundPlayed]",
+            await self._client.request(
+                PLAY_SOUND,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "src": src,
+                    "volume": volume,
+                    "loop": loop,
+                },
+            ),
         )
 
     async def stop_sound(
@@ -489,6 +542,9 @@ class AsyncPlaylists:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            STOP_SOUND, {"clientId": client_id, "userId": user_id, "src": src}
+        return cast(
+            "shapes.Envelope[shapes.SoundStopped]",
+            await self._client.request(
+                STOP_SOUND, {"clientId": client_id, "userId": user_id, "src": src}
+            ),
         )

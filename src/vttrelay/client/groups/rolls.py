@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
@@ -38,7 +39,7 @@ LIST = RouteSpec(
     (
         ParamSpec("clientId", "client_id", "string", ("query",)),
         ParamSpec("userId", "user_id", "string", ("query", "body")),
-        ParamSpec("limit", "limit", "number", ("query",)),
+        ParamSpec("limit", "limit", "integer", ("query",)),
     ),
     "json",
 )
@@ -73,9 +74,9 @@ class Rolls:
         self,
         formula: str,
         *,
-        flavor: shapes.Json | None = None,
+        flavor: str | None = None,
         create_chat_message: bool | None = None,
-        speaker: shapes.Json | None = None,
+        speaker: str | None = None,
         whisper: Sequence[str] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -91,23 +92,26 @@ class Rolls:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            ROLL,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "formula": formula,
-                "flavor": flavor,
-                "createChatMessage": create_chat_message,
-                "speaker": speaker,
-                "whisper": whisper,
-            },
+        return cast(
+            "shapes.Envelope[shapes.RollData]",
+            self._client.request(
+                ROLL,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "formula": formula,
+                    "flavor": flavor,
+                    "createChatMessage": create_chat_message,
+                    "speaker": speaker,
+                    "whisper": whisper,
+                },
+            ),
         )
 
     def list(
         self,
         *,
-        limit: float | None = None,
+        limit: int | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.RollList]:
@@ -118,8 +122,9 @@ class Rolls:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            LIST, {"clientId": client_id, "userId": user_id, "limit": limit}
+        return cast(
+            "shapes.Envelope[shapes.RollList]",
+            self._client.request(LIST, {"clientId": client_id, "userId": user_id, "limit": limit}),
         )
 
     def last(
@@ -134,7 +139,10 @@ class Rolls:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(LAST, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.Envelope[shapes.LastRoll]",
+            self._client.request(LAST, {"clientId": client_id, "userId": user_id}),
+        )
 
 
 class AsyncRolls:
@@ -147,9 +155,9 @@ class AsyncRolls:
         self,
         formula: str,
         *,
-        flavor: shapes.Json | None = None,
+        flavor: str | None = None,
         create_chat_message: bool | None = None,
-        speaker: shapes.Json | None = None,
+        speaker: str | None = None,
         whisper: Sequence[str] | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -165,23 +173,26 @@ class AsyncRolls:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            ROLL,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "formula": formula,
-                "flavor": flavor,
-                "createChatMessage": create_chat_message,
-                "speaker": speaker,
-                "whisper": whisper,
-            },
+        return cast(
+            "shapes.Envelope[shapes.RollData]",
+            await self._client.request(
+                ROLL,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "formula": formula,
+                    "flavor": flavor,
+                    "createChatMessage": create_chat_message,
+                    "speaker": speaker,
+                    "whisper": whisper,
+                },
+            ),
         )
 
     async def list(
         self,
         *,
-        limit: float | None = None,
+        limit: int | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.RollList]:
@@ -192,8 +203,11 @@ class AsyncRolls:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            LIST, {"clientId": client_id, "userId": user_id, "limit": limit}
+        return cast(
+            "shapes.Envelope[shapes.RollList]",
+            await self._client.request(
+                LIST, {"clientId": client_id, "userId": user_id, "limit": limit}
+            ),
         )
 
     async def last(
@@ -208,4 +222,7 @@ class AsyncRolls:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(LAST, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.Envelope[shapes.LastRoll]",
+            await self._client.request(LAST, {"clientId": client_id, "userId": user_id}),
+        )

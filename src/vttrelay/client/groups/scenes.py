@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
@@ -147,8 +148,8 @@ class Scenes:
     def get(
         self,
         *,
-        scene_id: shapes.Json | None = None,
-        name: shapes.Json | None = None,
+        scene_id: str | None = None,
+        name: str | None = None,
         active: bool | None = None,
         viewed: bool | None = None,
         all: bool | None = None,
@@ -167,17 +168,20 @@ class Scenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            GET,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "sceneId": scene_id,
-                "name": name,
-                "active": active,
-                "viewed": viewed,
-                "all": all,
-            },
+        return cast(
+            "shapes.Envelope[shapes.Document]",
+            self._client.request(
+                GET,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "sceneId": scene_id,
+                    "name": name,
+                    "active": active,
+                    "viewed": viewed,
+                    "all": all,
+                },
+            ),
         )
 
     def create(
@@ -194,16 +198,17 @@ class Scenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            CREATE, {"clientId": client_id, "userId": user_id, "data": data}
+        return cast(
+            "shapes.Envelope[shapes.Document]",
+            self._client.request(CREATE, {"clientId": client_id, "userId": user_id, "data": data}),
         )
 
     def update(
         self,
         data: Mapping[str, shapes.Json],
         *,
-        scene_id: shapes.Json | None = None,
-        name: shapes.Json | None = None,
+        scene_id: str | None = None,
+        name: str | None = None,
         active: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -219,23 +224,26 @@ class Scenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            UPDATE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "data": data,
-                "sceneId": scene_id,
-                "name": name,
-                "active": active,
-            },
+        return cast(
+            "shapes.Envelope[shapes.Document]",
+            self._client.request(
+                UPDATE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "data": data,
+                    "sceneId": scene_id,
+                    "name": name,
+                    "active": active,
+                },
+            ),
         )
 
     def delete(
         self,
         *,
-        scene_id: shapes.Json | None = None,
-        name: shapes.Json | None = None,
+        scene_id: str | None = None,
+        name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Done:
@@ -247,14 +255,18 @@ class Scenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            DELETE, {"clientId": client_id, "userId": user_id, "sceneId": scene_id, "name": name}
+        return cast(
+            "shapes.Done",
+            self._client.request(
+                DELETE,
+                {"clientId": client_id, "userId": user_id, "sceneId": scene_id, "name": name},
+            ),
         )
 
     def image(
         self,
         *,
-        scene_id: shapes.Json | None = None,
+        scene_id: str | None = None,
         active: bool | None = None,
         format: str | None = None,
         quality: float | None = None,
@@ -282,27 +294,30 @@ class Scenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            IMAGE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "sceneId": scene_id,
-                "active": active,
-                "format": format,
-                "quality": quality,
-                "viewport": viewport,
-                "width": width,
-                "height": height,
-                "showGrid": show_grid,
-                "hideOverlays": hide_overlays,
-            },
+        return cast(
+            "bytes",
+            self._client.request(
+                IMAGE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "sceneId": scene_id,
+                    "active": active,
+                    "format": format,
+                    "quality": quality,
+                    "viewport": viewport,
+                    "width": width,
+                    "height": height,
+                    "showGrid": show_grid,
+                    "hideOverlays": hide_overlays,
+                },
+            ),
         )
 
     def raw_image(
         self,
         *,
-        scene_id: shapes.Json | None = None,
+        scene_id: str | None = None,
         active: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -316,16 +331,19 @@ class Scenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            RAW_IMAGE,
-            {"clientId": client_id, "userId": user_id, "sceneId": scene_id, "active": active},
+        return cast(
+            "shapes.Envelope[shapes.SceneBackground]",
+            self._client.request(
+                RAW_IMAGE,
+                {"clientId": client_id, "userId": user_id, "sceneId": scene_id, "active": active},
+            ),
         )
 
     def switch(
         self,
         *,
-        scene_id: shapes.Json | None = None,
-        name: shapes.Json | None = None,
+        scene_id: str | None = None,
+        name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.Document]:
@@ -338,8 +356,12 @@ class Scenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            SWITCH, {"clientId": client_id, "userId": user_id, "sceneId": scene_id, "name": name}
+        return cast(
+            "shapes.Envelope[shapes.Document]",
+            self._client.request(
+                SWITCH,
+                {"clientId": client_id, "userId": user_id, "sceneId": scene_id, "name": name},
+            ),
         )
 
 
@@ -352,8 +374,8 @@ class AsyncScenes:
     async def get(
         self,
         *,
-        scene_id: shapes.Json | None = None,
-        name: shapes.Json | None = None,
+        scene_id: str | None = None,
+        name: str | None = None,
         active: bool | None = None,
         viewed: bool | None = None,
         all: bool | None = None,
@@ -372,17 +394,20 @@ class AsyncScenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            GET,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "sceneId": scene_id,
-                "name": name,
-                "active": active,
-                "viewed": viewed,
-                "all": all,
-            },
+        return cast(
+            "shapes.Envelope[shapes.Document]",
+            await self._client.request(
+                GET,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "sceneId": scene_id,
+                    "name": name,
+                    "active": active,
+                    "viewed": viewed,
+                    "all": all,
+                },
+            ),
         )
 
     async def create(
@@ -399,16 +424,19 @@ class AsyncScenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            CREATE, {"clientId": client_id, "userId": user_id, "data": data}
+        return cast(
+            "shapes.Envelope[shapes.Document]",
+            await self._client.request(
+                CREATE, {"clientId": client_id, "userId": user_id, "data": data}
+            ),
         )
 
     async def update(
         self,
         data: Mapping[str, shapes.Json],
         *,
-        scene_id: shapes.Json | None = None,
-        name: shapes.Json | None = None,
+        scene_id: str | None = None,
+        name: str | None = None,
         active: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -424,23 +452,26 @@ class AsyncScenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            UPDATE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "data": data,
-                "sceneId": scene_id,
-                "name": name,
-                "active": active,
-            },
+        return cast(
+            "shapes.Envelope[shapes.Document]",
+            await self._client.request(
+                UPDATE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "data": data,
+                    "sceneId": scene_id,
+                    "name": name,
+                    "active": active,
+                },
+            ),
         )
 
     async def delete(
         self,
         *,
-        scene_id: shapes.Json | None = None,
-        name: shapes.Json | None = None,
+        scene_id: str | None = None,
+        name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Done:
@@ -452,14 +483,18 @@ class AsyncScenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            DELETE, {"clientId": client_id, "userId": user_id, "sceneId": scene_id, "name": name}
+        return cast(
+            "shapes.Done",
+            await self._client.request(
+                DELETE,
+                {"clientId": client_id, "userId": user_id, "sceneId": scene_id, "name": name},
+            ),
         )
 
     async def image(
         self,
         *,
-        scene_id: shapes.Json | None = None,
+        scene_id: str | None = None,
         active: bool | None = None,
         format: str | None = None,
         quality: float | None = None,
@@ -487,27 +522,30 @@ class AsyncScenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            IMAGE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "sceneId": scene_id,
-                "active": active,
-                "format": format,
-                "quality": quality,
-                "viewport": viewport,
-                "width": width,
-                "height": height,
-                "showGrid": show_grid,
-                "hideOverlays": hide_overlays,
-            },
+        return cast(
+            "bytes",
+            await self._client.request(
+                IMAGE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "sceneId": scene_id,
+                    "active": active,
+                    "format": format,
+                    "quality": quality,
+                    "viewport": viewport,
+                    "width": width,
+                    "height": height,
+                    "showGrid": show_grid,
+                    "hideOverlays": hide_overlays,
+                },
+            ),
         )
 
     async def raw_image(
         self,
         *,
-        scene_id: shapes.Json | None = None,
+        scene_id: str | None = None,
         active: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -521,16 +559,19 @@ class AsyncScenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            RAW_IMAGE,
-            {"clientId": client_id, "userId": user_id, "sceneId": scene_id, "active": active},
+        return cast(
+            "shapes.Envelope[shapes.SceneBackground]",
+            await self._client.request(
+                RAW_IMAGE,
+                {"clientId": client_id, "userId": user_id, "sceneId": scene_id, "active": active},
+            ),
         )
 
     async def switch(
         self,
         *,
-        scene_id: shapes.Json | None = None,
-        name: shapes.Json | None = None,
+        scene_id: str | None = None,
+        name: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.Document]:
@@ -543,6 +584,10 @@ class AsyncScenes:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            SWITCH, {"clientId": client_id, "userId": user_id, "sceneId": scene_id, "name": name}
+        return cast(
+            "shapes.Envelope[shapes.Document]",
+            await self._client.request(
+                SWITCH,
+                {"clientId": client_id, "userId": user_id, "sceneId": scene_id, "name": name},
+            ),
         )

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
 from vttrelay.client.spec import ParamSpec, RouteSpec
@@ -21,7 +23,7 @@ FIND = RouteSpec(
         ParamSpec("query", "query", "string", ("query",)),
         ParamSpec("filter", "filter", None, ("query",)),
         ParamSpec("excludeCompendiums", "exclude_compendiums", "boolean", ("query",)),
-        ParamSpec("limit", "limit", "number", ("query",)),
+        ParamSpec("limit", "limit", "integer", ("query",)),
         ParamSpec("minified", "minified", "boolean", ("query",)),
         ParamSpec("ownedByUserId", "owned_by_user_id", None, ("query",)),
     ),
@@ -41,11 +43,11 @@ class Search:
         self,
         *,
         query: str | None = None,
-        filter: shapes.Json | None = None,
+        filter: str | None = None,
         exclude_compendiums: bool | None = None,
-        limit: float | None = None,
+        limit: int | None = None,
         minified: bool | None = None,
-        owned_by_user_id: shapes.Json | None = None,
+        owned_by_user_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.SearchReply:
@@ -61,18 +63,21 @@ class Search:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            FIND,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "query": query,
-                "filter": filter,
-                "excludeCompendiums": exclude_compendiums,
-                "limit": limit,
-                "minified": minified,
-                "ownedByUserId": owned_by_user_id,
-            },
+        return cast(
+            "shapes.SearchReply",
+            self._client.request(
+                FIND,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "query": query,
+                    "filter": filter,
+                    "excludeCompendiums": exclude_compendiums,
+                    "limit": limit,
+                    "minified": minified,
+                    "ownedByUserId": owned_by_user_id,
+                },
+            ),
         )
 
 
@@ -86,11 +91,11 @@ class AsyncSearch:
         self,
         *,
         query: str | None = None,
-        filter: shapes.Json | None = None,
+        filter: str | None = None,
         exclude_compendiums: bool | None = None,
-        limit: float | None = None,
+        limit: int | None = None,
         minified: bool | None = None,
-        owned_by_user_id: shapes.Json | None = None,
+        owned_by_user_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.SearchReply:
@@ -106,16 +111,19 @@ class AsyncSearch:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            FIND,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "query": query,
-                "filter": filter,
-                "excludeCompendiums": exclude_compendiums,
-                "limit": limit,
-                "minified": minified,
-                "ownedByUserId": owned_by_user_id,
-            },
+        return cast(
+            "shapes.SearchReply",
+            await self._client.request(
+                FIND,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "query": query,
+                    "filter": filter,
+                    "excludeCompendiums": exclude_compendiums,
+                    "limit": limit,
+                    "minified": minified,
+                    "ownedByUserId": owned_by_user_id,
+                },
+            ),
         )

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
 from vttrelay.client.spec import RouteSpec
@@ -56,7 +58,7 @@ class Status:
         self,
     ) -> shapes.HealthReply:
         """Liveness of this relay instance (`GET /api/health`)."""
-        return self._client.request(HEALTH, {})
+        return cast("shapes.HealthReply", self._client.request(HEALTH, {}))
 
     def status(
         self,
@@ -64,13 +66,13 @@ class Status:
         """Version, WebSocket path, the answering instance and how many are alive (`GET
         /api/status`).
         """
-        return self._client.request(STATUS, {})
+        return cast("shapes.StatusReply", self._client.request(STATUS, {}))
 
     def openapi(
         self,
     ) -> shapes.OpenApiDocument:
         """This API as an OpenAPI 3.1 document (`GET /openapi.json`)."""
-        return self._client.request(OPENAPI, {})
+        return cast("shapes.OpenApiDocument", self._client.request(OPENAPI, {}))
 
 
 class AsyncStatus:
@@ -83,7 +85,7 @@ class AsyncStatus:
         self,
     ) -> shapes.HealthReply:
         """Liveness of this relay instance (`GET /api/health`)."""
-        return await self._client.request(HEALTH, {})
+        return cast("shapes.HealthReply", await self._client.request(HEALTH, {}))
 
     async def status(
         self,
@@ -91,10 +93,10 @@ class AsyncStatus:
         """Version, WebSocket path, the answering instance and how many are alive (`GET
         /api/status`).
         """
-        return await self._client.request(STATUS, {})
+        return cast("shapes.StatusReply", await self._client.request(STATUS, {}))
 
     async def openapi(
         self,
     ) -> shapes.OpenApiDocument:
         """This API as an OpenAPI 3.1 document (`GET /openapi.json`)."""
-        return await self._client.request(OPENAPI, {})
+        return cast("shapes.OpenApiDocument", await self._client.request(OPENAPI, {}))

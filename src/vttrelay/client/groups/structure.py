@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
 from vttrelay.client.spec import ParamSpec, RouteSpec
@@ -21,7 +23,7 @@ GET = RouteSpec(
         ParamSpec("includeEntityData", "include_entity_data", "boolean", ("query",)),
         ParamSpec("path", "path", None, ("query",)),
         ParamSpec("recursive", "recursive", "boolean", ("query",)),
-        ParamSpec("recursiveDepth", "recursive_depth", "number", ("query",)),
+        ParamSpec("recursiveDepth", "recursive_depth", "integer", ("query",)),
         ParamSpec("types", "types", None, ("query",)),
     ),
     "json",
@@ -90,10 +92,10 @@ class Structure:
         self,
         *,
         include_entity_data: bool | None = None,
-        path: shapes.Json | None = None,
+        path: str | None = None,
         recursive: bool | None = None,
-        recursive_depth: float | None = None,
-        types: shapes.Json | None = None,
+        recursive_depth: int | None = None,
+        types: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.Structure]:
@@ -109,17 +111,20 @@ class Structure:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            GET,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "includeEntityData": include_entity_data,
-                "path": path,
-                "recursive": recursive,
-                "recursiveDepth": recursive_depth,
-                "types": types,
-            },
+        return cast(
+            "shapes.Envelope[shapes.Structure]",
+            self._client.request(
+                GET,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "includeEntityData": include_entity_data,
+                    "path": path,
+                    "recursive": recursive,
+                    "recursiveDepth": recursive_depth,
+                    "types": types,
+                },
+            ),
         )
 
     def get_folder(
@@ -136,8 +141,11 @@ class Structure:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            GET_FOLDER, {"clientId": client_id, "userId": user_id, "name": name}
+        return cast(
+            "shapes.Envelope[shapes.Folder]",
+            self._client.request(
+                GET_FOLDER, {"clientId": client_id, "userId": user_id, "name": name}
+            ),
         )
 
     def create_folder(
@@ -145,7 +153,7 @@ class Structure:
         name: str,
         folder_type: str,
         *,
-        parent_folder_id: shapes.Json | None = None,
+        parent_folder_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.Folder]:
@@ -158,15 +166,18 @@ class Structure:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            CREATE_FOLDER,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "name": name,
-                "folderType": folder_type,
-                "parentFolderId": parent_folder_id,
-            },
+        return cast(
+            "shapes.Envelope[shapes.Folder]",
+            self._client.request(
+                CREATE_FOLDER,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "name": name,
+                    "folderType": folder_type,
+                    "parentFolderId": parent_folder_id,
+                },
+            ),
         )
 
     def delete_folder(
@@ -186,14 +197,17 @@ class Structure:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            DELETE_FOLDER,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "folderId": folder_id,
-                "deleteAll": delete_all,
-            },
+        return cast(
+            "shapes.Envelope[shapes.FolderDeleted]",
+            self._client.request(
+                DELETE_FOLDER,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "folderId": folder_id,
+                    "deleteAll": delete_all,
+                },
+            ),
         )
 
 
@@ -207,10 +221,10 @@ class AsyncStructure:
         self,
         *,
         include_entity_data: bool | None = None,
-        path: shapes.Json | None = None,
+        path: str | None = None,
         recursive: bool | None = None,
-        recursive_depth: float | None = None,
-        types: shapes.Json | None = None,
+        recursive_depth: int | None = None,
+        types: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.Structure]:
@@ -226,17 +240,20 @@ class AsyncStructure:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            GET,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "includeEntityData": include_entity_data,
-                "path": path,
-                "recursive": recursive,
-                "recursiveDepth": recursive_depth,
-                "types": types,
-            },
+        return cast(
+            "shapes.Envelope[shapes.Structure]",
+            await self._client.request(
+                GET,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "includeEntityData": include_entity_data,
+                    "path": path,
+                    "recursive": recursive,
+                    "recursiveDepth": recursive_depth,
+                    "types": types,
+                },
+            ),
         )
 
     async def get_folder(
@@ -253,8 +270,11 @@ class AsyncStructure:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            GET_FOLDER, {"clientId": client_id, "userId": user_id, "name": name}
+        return cast(
+            "shapes.Envelope[shapes.Folder]",
+            await self._client.request(
+                GET_FOLDER, {"clientId": client_id, "userId": user_id, "name": name}
+            ),
         )
 
     async def create_folder(
@@ -262,7 +282,7 @@ class AsyncStructure:
         name: str,
         folder_type: str,
         *,
-        parent_folder_id: shapes.Json | None = None,
+        parent_folder_id: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.Folder]:
@@ -275,15 +295,18 @@ class AsyncStructure:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            CREATE_FOLDER,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "name": name,
-                "folderType": folder_type,
-                "parentFolderId": parent_folder_id,
-            },
+        return cast(
+            "shapes.Envelope[shapes.Folder]",
+            await self._client.request(
+                CREATE_FOLDER,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "name": name,
+                    "folderType": folder_type,
+                    "parentFolderId": parent_folder_id,
+                },
+            ),
         )
 
     async def delete_folder(
@@ -303,12 +326,15 @@ class AsyncStructure:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            DELETE_FOLDER,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "folderId": folder_id,
-                "deleteAll": delete_all,
-            },
+        return cast(
+            "shapes.Envelope[shapes.FolderDeleted]",
+            await self._client.request(
+                DELETE_FOLDER,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "folderId": folder_id,
+                    "deleteAll": delete_all,
+                },
+            ),
         )

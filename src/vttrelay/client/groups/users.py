@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
@@ -49,7 +50,7 @@ CREATE = RouteSpec(
         ParamSpec("clientId", "client_id", "string", ("query",)),
         ParamSpec("userId", "user_id", "string", ("query", "body")),
         ParamSpec("name", "name", "string", ("body",), required=True),
-        ParamSpec("role", "role", "number", ("body",)),
+        ParamSpec("role", "role", "integer", ("body",)),
         ParamSpec("password", "password", "string", ("body",)),
     ),
     "json",
@@ -113,7 +114,10 @@ class Users:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(LIST, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.Envelope[shapes.UserList]",
+            self._client.request(LIST, {"clientId": client_id, "userId": user_id}),
+        )
 
     def get(
         self,
@@ -131,15 +135,18 @@ class Users:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            GET, {"clientId": client_id, "userId": user_id, "id": id, "name": name}
+        return cast(
+            "shapes.Envelope[shapes.User]",
+            self._client.request(
+                GET, {"clientId": client_id, "userId": user_id, "id": id, "name": name}
+            ),
         )
 
     def create(
         self,
         name: str,
         *,
-        role: float | None = None,
+        role: int | None = None,
         password: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -153,15 +160,18 @@ class Users:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            CREATE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "name": name,
-                "role": role,
-                "password": password,
-            },
+        return cast(
+            "shapes.Envelope[shapes.User]",
+            self._client.request(
+                CREATE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "name": name,
+                    "role": role,
+                    "password": password,
+                },
+            ),
         )
 
     def update(
@@ -182,8 +192,12 @@ class Users:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            UPDATE, {"clientId": client_id, "userId": user_id, "data": data, "id": id, "name": name}
+        return cast(
+            "shapes.Envelope[shapes.User]",
+            self._client.request(
+                UPDATE,
+                {"clientId": client_id, "userId": user_id, "data": data, "id": id, "name": name},
+            ),
         )
 
     def delete(
@@ -202,8 +216,11 @@ class Users:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            DELETE, {"clientId": client_id, "userId": user_id, "id": id, "name": name}
+        return cast(
+            "shapes.Done",
+            self._client.request(
+                DELETE, {"clientId": client_id, "userId": user_id, "id": id, "name": name}
+            ),
         )
 
 
@@ -225,7 +242,10 @@ class AsyncUsers:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(LIST, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.Envelope[shapes.UserList]",
+            await self._client.request(LIST, {"clientId": client_id, "userId": user_id}),
+        )
 
     async def get(
         self,
@@ -243,15 +263,18 @@ class AsyncUsers:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            GET, {"clientId": client_id, "userId": user_id, "id": id, "name": name}
+        return cast(
+            "shapes.Envelope[shapes.User]",
+            await self._client.request(
+                GET, {"clientId": client_id, "userId": user_id, "id": id, "name": name}
+            ),
         )
 
     async def create(
         self,
         name: str,
         *,
-        role: float | None = None,
+        role: int | None = None,
         password: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -265,15 +288,18 @@ class AsyncUsers:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            CREATE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "name": name,
-                "role": role,
-                "password": password,
-            },
+        return cast(
+            "shapes.Envelope[shapes.User]",
+            await self._client.request(
+                CREATE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "name": name,
+                    "role": role,
+                    "password": password,
+                },
+            ),
         )
 
     async def update(
@@ -294,8 +320,12 @@ class AsyncUsers:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            UPDATE, {"clientId": client_id, "userId": user_id, "data": data, "id": id, "name": name}
+        return cast(
+            "shapes.Envelope[shapes.User]",
+            await self._client.request(
+                UPDATE,
+                {"clientId": client_id, "userId": user_id, "data": data, "id": id, "name": name},
+            ),
         )
 
     async def delete(
@@ -314,6 +344,9 @@ class AsyncUsers:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            DELETE, {"clientId": client_id, "userId": user_id, "id": id, "name": name}
+        return cast(
+            "shapes.Done",
+            await self._client.request(
+                DELETE, {"clientId": client_id, "userId": user_id, "id": id, "name": name}
+            ),
         )

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
@@ -101,7 +102,7 @@ class Utility:
         self,
         *,
         uuids: Sequence[str] | None = None,
-        name: shapes.Json | None = None,
+        name: str | None = None,
         data: Mapping[str, shapes.Json] | None = None,
         overwrite: bool | None = None,
         all: bool | None = None,
@@ -119,17 +120,20 @@ class Utility:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            SELECT,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "uuids": uuids,
-                "name": name,
-                "data": data,
-                "overwrite": overwrite,
-                "all": all,
-            },
+        return cast(
+            "shapes.SelectReply",
+            self._client.request(
+                SELECT,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "uuids": uuids,
+                    "name": name,
+                    "data": data,
+                    "overwrite": overwrite,
+                    "all": all,
+                },
+            ),
         )
 
     def selected(
@@ -144,7 +148,10 @@ class Utility:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(SELECTED, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.SelectedReply",
+            self._client.request(SELECTED, {"clientId": client_id, "userId": user_id}),
+        )
 
     def players(
         self,
@@ -158,7 +165,10 @@ class Utility:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(PLAYERS, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.PlayersReply",
+            self._client.request(PLAYERS, {"clientId": client_id, "userId": user_id}),
+        )
 
     def world_info(
         self,
@@ -172,12 +182,15 @@ class Utility:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(WORLD_INFO, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.Envelope[shapes.WorldInfo]",
+            self._client.request(WORLD_INFO, {"clientId": client_id, "userId": user_id}),
+        )
 
     def execute_js(
         self,
         *,
-        script: shapes.Json | None = None,
+        script: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.ScriptReply:
@@ -189,8 +202,11 @@ class Utility:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            EXECUTE_JS, {"clientId": client_id, "userId": user_id, "script": script}
+        return cast(
+            "shapes.ScriptReply",
+            self._client.request(
+                EXECUTE_JS, {"clientId": client_id, "userId": user_id, "script": script}
+            ),
         )
 
 
@@ -204,7 +220,7 @@ class AsyncUtility:
         self,
         *,
         uuids: Sequence[str] | None = None,
-        name: shapes.Json | None = None,
+        name: str | None = None,
         data: Mapping[str, shapes.Json] | None = None,
         overwrite: bool | None = None,
         all: bool | None = None,
@@ -222,17 +238,20 @@ class AsyncUtility:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            SELECT,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "uuids": uuids,
-                "name": name,
-                "data": data,
-                "overwrite": overwrite,
-                "all": all,
-            },
+        return cast(
+            "shapes.SelectReply",
+            await self._client.request(
+                SELECT,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "uuids": uuids,
+                    "name": name,
+                    "data": data,
+                    "overwrite": overwrite,
+                    "all": all,
+                },
+            ),
         )
 
     async def selected(
@@ -247,7 +266,10 @@ class AsyncUtility:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(SELECTED, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.SelectedReply",
+            await self._client.request(SELECTED, {"clientId": client_id, "userId": user_id}),
+        )
 
     async def players(
         self,
@@ -261,7 +283,10 @@ class AsyncUtility:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(PLAYERS, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.PlayersReply",
+            await self._client.request(PLAYERS, {"clientId": client_id, "userId": user_id}),
+        )
 
     async def world_info(
         self,
@@ -275,12 +300,15 @@ class AsyncUtility:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(WORLD_INFO, {"clientId": client_id, "userId": user_id})
+        return cast(
+            "shapes.Envelope[shapes.WorldInfo]",
+            await self._client.request(WORLD_INFO, {"clientId": client_id, "userId": user_id}),
+        )
 
     async def execute_js(
         self,
         *,
-        script: shapes.Json | None = None,
+        script: str | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.ScriptReply:
@@ -292,6 +320,9 @@ class AsyncUtility:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            EXECUTE_JS, {"clientId": client_id, "userId": user_id, "script": script}
+        return cast(
+            "shapes.ScriptReply",
+            await self._client.request(
+                EXECUTE_JS, {"clientId": client_id, "userId": user_id, "script": script}
+            ),
         )

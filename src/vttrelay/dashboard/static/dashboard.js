@@ -222,7 +222,7 @@
     } else if (["array", "object", "any"].includes(param.type)) {
       input = el("textarea", { id, name: param.name, rows: 3, placeholder: param.type === "any" ? "JSON or text" : `JSON ${param.type}` });
     } else {
-      input = el("input", { id, name: param.name, inputMode: param.type === "number" ? "decimal" : "text" });
+      input = el("input", { id, name: param.name, inputMode: param.type === "number" ? "decimal" : param.type === "integer" ? "numeric" : "text" });
       if (param.name === "clientId" && worlds) {
         input.setAttribute("list", "world-ids");
         input.value = worlds;
@@ -244,7 +244,7 @@
       const raw = form.elements[param.name].value.trim();
       if (raw === "") continue;
       let value = raw;
-      if (param.type === "number") {
+      if (param.type === "number" || param.type === "integer") {
         value = Number(raw);
         if (Number.isNaN(value)) throw new Error(`${param.name}: not a number`);
       } else if (param.type === "boolean") {

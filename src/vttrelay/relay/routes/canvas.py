@@ -89,6 +89,7 @@ ROUTES: Final = (
             B,
             required=True,
             description="The new document's data, or an array of them.",
+            sdk_type="Mapping[str, Json] | Sequence[Mapping[str, Json]]",
         ),
         SCENE_ID_BQ,
         timeout=USE_TIMEOUT,

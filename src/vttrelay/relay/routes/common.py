@@ -15,9 +15,6 @@ B: Final[tuple[Source, ...]] = ("body",)
 P: Final[tuple[Source, ...]] = ("path",)
 
 CLIENT_ID = Param("clientId", "string", Q, description="Id of the connected world.")
-CLIENT_ID_REQUIRED = Param(
-    "clientId", "string", Q, required=True, description="Id of the connected world."
-)
 USER_ID = Param(
     "userId", "string", QB, description="User id or name whose permissions scope the call."
 )

@@ -54,7 +54,13 @@ ROUTES: Final = (
         ),
         Param("rollNPC", "boolean", B, description="Roll initiative for the NPCs."),
         Param("rollAll", "boolean", B, description="Roll initiative for every combatant."),
-        Param("name", None, B, description="Name of the encounter (default New Encounter)."),
+        Param(
+            "name",
+            None,
+            B,
+            description="Name of the encounter (default New Encounter).",
+            sdk_type="str",
+        ),
         sdk=Sdk("start", "EncounterStarted"),
     ),
     _encounter(

@@ -84,7 +84,13 @@ ROUTES: Final = (
         "entity:write",
         Param("entityType", "string", B, required=True, description="Document type, e.g. Actor."),
         Param("data", "object", B, required=True, description="The new document's data."),
-        Param("folder", None, B, description="Folder id written into the document's folder."),
+        Param(
+            "folder",
+            None,
+            B,
+            description="Folder id written into the document's folder.",
+            sdk_type="str",
+        ),
         Param("keepId", "boolean", BQ, description="Keep data._id."),
         Param("override", "boolean", BQ, description="Replace the document with data._id."),
         guards=(MACRO_CREATE,),
@@ -118,12 +124,14 @@ ROUTES: Final = (
         "give",
         "Give an item to an actor: moved from fromUuid, or copied from a world or pack item.",
         "entity:write",
-        Param("fromUuid", None, B, description="Source actor uuid (moves the item)."),
-        Param("toUuid", None, B, description="Target actor uuid."),
+        Param(
+            "fromUuid", None, B, description="Source actor uuid (moves the item).", sdk_type="str"
+        ),
+        Param("toUuid", None, B, description="Target actor uuid.", sdk_type="str"),
         Param("selected", "boolean", QB, description="Target the first controlled token's actor."),
-        Param("itemUuid", None, B, description="Uuid of the item to give."),
-        Param("itemName", None, B, description="Name of the item to give."),
-        Param("quantity", "number", B, description="How many (default 1)."),
+        Param("itemUuid", None, B, description="Uuid of the item to give.", sdk_type="str"),
+        Param("itemName", None, B, description="Name of the item to give.", sdk_type="str"),
+        Param("quantity", "integer", B, description="How many (default 1)."),
         sdk=Sdk("give", "ItemGiven"),
     ),
     _entity(
@@ -132,11 +140,13 @@ ROUTES: Final = (
         "remove",
         "Remove an item, or some of its quantity, from an actor.",
         "entity:write",
-        Param("actorUuid", None, B, description="Actor uuid."),
+        Param("actorUuid", None, B, description="Actor uuid.", sdk_type="str"),
         Param("selected", "boolean", QB, description="The first controlled token's actor."),
-        Param("itemUuid", None, B, description="Uuid of the item."),
-        Param("itemName", None, B, description="Name of the item (case-insensitive)."),
-        Param("quantity", "number", B, description="How many to remove (default: the item)."),
+        Param("itemUuid", None, B, description="Uuid of the item.", sdk_type="str"),
+        Param(
+            "itemName", None, B, description="Name of the item (case-insensitive).", sdk_type="str"
+        ),
+        Param("quantity", "integer", B, description="How many to remove (default: the item)."),
         sdk=Sdk("remove", "ItemRemoved"),
     ),
     _entity(

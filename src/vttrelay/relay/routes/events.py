@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Final
 
 from vttrelay import protocol
-from vttrelay.relay.routes.common import CLIENT_ID_REQUIRED, USER_ID_QUERY, Q
+from vttrelay.relay.routes.common import CLIENT_ID, USER_ID_QUERY, Q
 from vttrelay.relay.routes.model import Group, Param, Route, Sdk
 
 NAME: Final = "Events"
@@ -20,7 +20,9 @@ HOOK_FILTERS = (
 
 
 def _stream(path: str, channel: str, summary: str, *params: Param, sdk: Sdk) -> Route:
-    """A stream route; its `sdk` reply is the type of its events' data."""
+    """A stream route; its `sdk` reply is the type of its events' data. Without `clientId` the
+    stream finds its world as a REST call does (the key's one world, or the account's only live
+    one)."""
     return Route(
         "GET",
         path,
@@ -29,7 +31,7 @@ def _stream(path: str, channel: str, summary: str, *params: Param, sdk: Sdk) -> 
         NAME,
         scope="events:subscribe",
         channel=channel,
-        params=(CLIENT_ID_REQUIRED, *params),
+        params=(CLIENT_ID, *params),
         sdk=sdk,
     )
 
@@ -40,7 +42,7 @@ ROUTES: Final = (
         protocol.CHAT_CHANNEL,
         "Chat events: chat-create, chat-update, chat-delete.",
         Param("speaker", "string", Q, description="Only this speaker (name or actor id)."),
-        Param("type", "number", Q, description="Only this chat type (0-4)."),
+        Param("type", "integer", Q, description="Only this chat type (0-4)."),
         Param("whisperOnly", "boolean", Q, description="Only whispered messages."),
         USER_ID_QUERY,
         sdk=Sdk("chat", "ChatEventData"),

@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-ParamType = Literal["string", "number", "boolean", "array", "object"]
+# "integer": a number the world reads as an integer (a count, an index, an enum such as a chat
+# type). The relay checks it as a number, as the reference relay does (the world truncates a
+# fraction, as the module's parseInt does); OpenAPI and the SDK say integer.
+ParamType = Literal["string", "number", "integer", "boolean", "array", "object"]
 Source = Literal["body", "query", "path"]
 Mode = Literal["forward", "stream", "local"]
 
@@ -46,8 +49,8 @@ class Param:
     default: Any = MISSING  # applied by the relay when the caller gave nothing
     description: str = ""
     # Constraints (declarative; params.py enforces them, openapi.py shows them):
-    minimum: float = -MAX_SAFE_INTEGER  # numbers
-    maximum: float = MAX_SAFE_INTEGER  # numbers
+    minimum: float = -MAX_SAFE_INTEGER  # numbers and integers
+    maximum: float = MAX_SAFE_INTEGER  # numbers and integers
     max_length: int = DEFAULT_MAX_LENGTH  # strings (and untyped values given as strings)
     max_bytes: int = DEFAULT_MAX_BYTES  # arrays, objects, untyped non-strings: JSON size
     max_depth: int = DEFAULT_MAX_DEPTH  # arrays, objects, untyped: nesting levels

@@ -22,11 +22,14 @@ ROUTES: Final = (
             None,
             Q,
             description="`Actor`, or `key:value` pairs: `documentType:Item,subType:weapon`.",
+            sdk_type="str",
         ),
         Param("excludeCompendiums", "boolean", Q, description="World documents only."),
-        Param("limit", "number", Q, description="At most this many (default 200, max 500)."),
+        Param("limit", "integer", Q, description="At most this many (default 200, max 500)."),
         Param("minified", "boolean", Q, description="Only uuid, id, name, img, documentType."),
-        Param("ownedByUserId", None, Q, description="Only documents this user owns."),
+        Param(
+            "ownedByUserId", None, Q, description="Only documents this user owns.", sdk_type="str"
+        ),
         scope="search",
         require_any=("query", "filter"),
         require_any_error="'query' or 'filter' is required",

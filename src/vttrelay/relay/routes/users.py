@@ -44,7 +44,7 @@ ROUTES: Final = (
         Param("name", "string", B, required=True, description="The new user's name."),
         Param(
             "role",
-            "number",
+            "integer",
             B,
             default=1,
             description="0 none, 1 player, 2 trusted, 3 assistant GM, 4 GM (default 1).",
