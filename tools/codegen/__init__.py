@@ -2,7 +2,8 @@
 route table (`vttrelay.relay.routes`), and removes generated files no group needs any more:
 
 - `src/vttrelay/client/groups/<group>.py`, one module per API group, and its `__init__.py`
-  (`sdk.py`): the client carries these, so the installed client never imports the relay.
+  (`sdk.py`): the client carries these, so the installed client never imports the relay;
+- `docs/sdk-reference.md`, the method reference (`reference.py`).
 
 Run it after adding or changing a route or a group; `tests/unit/client/test_codegen.py` fails
 while a committed file differs from what this writes. A development tool: it lives outside the
@@ -17,11 +18,12 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from tools.codegen import sdk
+from tools.codegen import reference, sdk
 from vttrelay.relay import routes
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 GROUPS_DIR: Final = ROOT / "src" / "vttrelay" / "client" / "groups"
+REFERENCE: Final = ROOT / "docs" / "sdk-reference.md"
 
 
 def format_source(source: str, path: Path) -> str:
@@ -58,7 +60,9 @@ def generated() -> dict[Path, str]:
     sources[GROUPS_DIR / "__init__.py"] = sdk.render_package(
         groups, "src/vttrelay/relay/routes/__init__.py"
     )
-    return {path: format_source(text, path) for path, text in sources.items()}
+    files = {path: format_source(text, path) for path, text in sources.items()}
+    files[REFERENCE] = reference.render_reference(routes.GROUPS)
+    return files
 
 
 def stale(files: dict[Path, str]) -> list[Path]:

@@ -15,6 +15,7 @@ docstring); refusals raise the `errors.py` hierarchy. Installable alone:
 from vttrelay.client.errors import (
     AuthError,
     BadRequest,
+    ConnectionFailed,
     NotFound,
     RateLimited,
     Timeout,
@@ -33,6 +34,7 @@ __all__ = [
     "AuthError",
     "BadRequest",
     "Client",
+    "ConnectionFailed",
     "Event",
     "NotFound",
     "RateLimited",

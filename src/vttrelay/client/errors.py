@@ -2,6 +2,8 @@
 relay's documented JSON body (`{"error": "<text>", ...}`).
 
     VttRelayError              any status but 2xx (`.status`, `.body`, `.message`, `.headers`)
+    ├── ConnectionFailed       no answer: the relay is down or unreachable, the connection broke,
+    │                          or no reply within the client's timeout (`.status` 0)
     ├── BadRequest             400 (and 413: a value or body too large)
     ├── AuthError              401 (no key, unknown key) and 403 (missing scope, other world)
     ├── NotFound               404 (no such world, or nothing at that path)
@@ -43,6 +45,22 @@ class VttRelayError(Exception):
             return max(0.0, float(value)) if value is not None else None
         except ValueError:
             return None
+
+
+class ConnectionFailed(VttRelayError):
+    """The relay gave no answer: it is down or unreachable (refused, DNS, TLS), the connection
+    broke, or no reply came within the client's `timeout`. `status` is 0 and `message` says
+    what failed; the httpx exception is the `__cause__`. A call whose connection broke after it
+    was sent may still have happened."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(0, {"error": reason})
+
+
+def connection_failed(url: object, exc: Exception) -> ConnectionFailed:
+    """The `ConnectionFailed` for an httpx transport error of a call to `url`."""
+    detail = str(exc) or type(exc).__name__
+    return ConnectionFailed(f"No answer from the relay at {url}: {detail}")
 
 
 class BadRequest(VttRelayError):

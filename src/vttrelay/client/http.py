@@ -11,7 +11,8 @@
 Every endpoint is a typed method of its group (`groups/`, generated from the route table).
 Underneath, `request(route, params)` places each wire parameter where the relay reads it
 (`requests.prepare`), sends it and returns the parsed JSON reply (bytes for images); any status
-but 2xx raises the `errors.py` exception for it, carrying the status and the documented body.
+but 2xx raises the `errors.py` exception for it, carrying the status and the documented body;
+no answer at all (the relay down, a broken connection) raises `errors.ConnectionFailed`.
 `call("skill-check", actorUuid=...)` is the untyped way in, by action, path or `METHOD /path`.
 
 Retries: a 429 or 503 that carries `Retry-After` is retried after that many seconds (capped by
@@ -22,7 +23,8 @@ exponential backoff for GET only, since a changing call may already have happene
 
 Streams: `stream(route, params)` yields typed `StreamEvent`s; after a dropped or ended connection
 it reconnects with `Last-Event-ID`, so no event is lost while the relay still buffers it; pass
-`last_event_id` to resume a stream read earlier (e.g. before a restart).
+`last_event_id` to resume a stream read earlier (e.g. before a restart). The relay's keepalive
+comments are not events: every event yielded carries data.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Any, Final
 import httpx
 from httpx_sse import ServerSentEvent, aconnect_sse, connect_sse
 
-from vttrelay.client.errors import VttRelayError, error_for
+from vttrelay.client.errors import VttRelayError, connection_failed, error_for
 from vttrelay.client.groups import AsyncGroups, SyncGroups
 from vttrelay.client.requests import PreparedRequest, find_route, prepare
 from vttrelay.client.spec import RouteSpec
@@ -47,8 +49,11 @@ DEFAULT_RETRIES = 3
 MAX_RETRY_WAIT = 60.0
 
 
-def _event(sse: ServerSentEvent) -> StreamEvent[Any]:
-    return StreamEvent(sse.event, json.loads(sse.data) if sse.data else None, sse.id)
+def _event(sse: ServerSentEvent) -> StreamEvent[Any] | None:
+    """The event of a dispatched SSE block, or None for a block without data: the relay's
+    `: keepalive` comments (httpx-sse hands those on as data-less blocks once an id was seen;
+    the SSE spec dispatches no event without data)."""
+    return StreamEvent(sse.event, json.loads(sse.data), sse.id) if sse.data else None
 
 
 def _body(response: httpx.Response) -> Any:
@@ -78,7 +83,7 @@ def retry_wait(
     if after is not None:
         return min(after, max_wait)
     if status == 503 and method == "GET":
-        return min(0.5 * 2**attempt, max_wait)
+        return min(0.5 * 2.0**attempt, max_wait)
     return None
 
 
@@ -115,7 +120,7 @@ def _stream_route(route: RouteSpec) -> RouteSpec:
 
 
 def _reconnect_wait(failures: int) -> float:
-    return min(30.0, 0.5 * 2**failures)
+    return min(30.0, 0.5 * 2.0**failures)
 
 
 class _Options:
@@ -165,7 +170,10 @@ class Client(SyncGroups):
         req = _prepared(route, params, self._options.client_id)
         attempt = 0
         while True:
-            response = self._http.request(req.method, req.path, **_call_kwargs(req))
+            try:
+                response = self._http.request(req.method, req.path, **_call_kwargs(req))
+            except httpx.TransportError as exc:
+                raise connection_failed(self._http.base_url, exc) from exc
             wait = retry_wait(
                 response.status_code,
                 response.headers,
@@ -208,10 +216,12 @@ class Client(SyncGroups):
                         _result(source.response)
                     opened = True
                     for sse in source.iter_sse():
-                        if sse.event not in _NOT_PROGRESS:
+                        if (event := _event(sse)) is None:
+                            continue
+                        if event.event not in _NOT_PROGRESS:
                             failures = 0
-                        last_id = sse.id or last_id
-                        yield _event(sse)
+                        last_id = event.id or last_id
+                        yield event
                 raise _StreamEnded  # the relay closed the stream: reopen it, as EventSource does
             except (httpx.TransportError, VttRelayError, _StreamEnded) as exc:
                 wait = _stream_wait(exc, failures, self._options.max_retry_wait, opened)
@@ -219,6 +229,8 @@ class Client(SyncGroups):
                 if wait is None or failures > reconnects:
                     if isinstance(exc, _StreamEnded):
                         return
+                    if isinstance(exc, httpx.TransportError):
+                        raise connection_failed(self._http.base_url, exc) from exc
                     raise
                 time.sleep(wait)
 
@@ -285,7 +297,10 @@ class AsyncClient(AsyncGroups):
         req = _prepared(route, params, self._options.client_id)
         attempt = 0
         while True:
-            response = await self._http.request(req.method, req.path, **_call_kwargs(req))
+            try:
+                response = await self._http.request(req.method, req.path, **_call_kwargs(req))
+            except httpx.TransportError as exc:
+                raise connection_failed(self._http.base_url, exc) from exc
             wait = retry_wait(
                 response.status_code,
                 response.headers,
@@ -325,10 +340,12 @@ class AsyncClient(AsyncGroups):
                         _result(source.response)
                     opened = True
                     async for sse in source.aiter_sse():
-                        if sse.event not in _NOT_PROGRESS:
+                        if (event := _event(sse)) is None:
+                            continue
+                        if event.event not in _NOT_PROGRESS:
                             failures = 0
-                        last_id = sse.id or last_id
-                        yield _event(sse)
+                        last_id = event.id or last_id
+                        yield event
                 raise _StreamEnded  # the relay closed the stream: reopen it, as EventSource does
             except (httpx.TransportError, VttRelayError, _StreamEnded) as exc:
                 wait = _stream_wait(exc, failures, self._options.max_retry_wait, opened)
@@ -336,6 +353,8 @@ class AsyncClient(AsyncGroups):
                 if wait is None or failures > reconnects:
                     if isinstance(exc, _StreamEnded):
                         return
+                    if isinstance(exc, httpx.TransportError):
+                        raise connection_failed(self._http.base_url, exc) from exc
                     raise
                 await asyncio.sleep(wait)
 

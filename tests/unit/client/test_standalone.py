@@ -99,7 +99,8 @@ def test_the_client_distribution_holds_only_the_client(tmp_path: Path) -> None:
         archive.extractall(tmp_path / "site")
     code = {n for n in names if not n.startswith("vttrelay_client-")}
     client = repo / "src" / "vttrelay" / "client"
-    assert code == {f"vttrelay/client/{p.relative_to(client)}" for p in client.rglob("*.py")}
+    shipped = [*client.rglob("*.py"), client / "py.typed"]  # py.typed: mypy reads its types
+    assert code == {f"vttrelay/client/{p.relative_to(client)}" for p in shipped}
     requires = sorted(line for line in metadata.splitlines() if line.startswith("Requires-Dist"))
     assert requires == ["Requires-Dist: httpx-sse>=0.4", "Requires-Dist: httpx>=0.27"]
     # -S: no site processing, so the server's editable install (a .pth file) is not on the path;
