@@ -27,22 +27,21 @@ log = logging.getLogger("vttrelay.mcp")
 
 
 async def serve(url: str, key: str) -> None:
-    import httpx
     from mcp.server.stdio import stdio_server
 
-    from vttrelay.client import AsyncClient, VttRelayError
+    from vttrelay.client import AsyncClient, ConnectionFailed, VttRelayError
     from vttrelay.mcp.server import Caller, build_server
 
     async with AsyncClient(url, key) as relay:
         try:
             info = await relay.clients.key()
             caller = Caller(relay, str(info.get("name") or info.get("id")), tuple(info["scopes"]))
+        except ConnectionFailed as exc:
+            raise SystemExit(f"vttrelay mcp: cannot reach the relay at {url}: {exc}") from exc
         except VttRelayError as exc:
             if exc.status != 404:
                 raise SystemExit(f"vttrelay mcp: the relay refused the key: {exc}") from exc
             caller = Caller(relay, "(key)", None)  # an older relay: list every tool
-        except httpx.TransportError as exc:
-            raise SystemExit(f"vttrelay mcp: cannot reach the relay at {url}: {exc}") from exc
         log.info(
             "MCP server on stdio for %s, key %r (%s)",
             url,
