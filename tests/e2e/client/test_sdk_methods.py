@@ -187,7 +187,7 @@ simple("GET /measure-distance", origin_x=0, origin_y=0, target_x=500, target_y=0
 async def _delete_wall(ctx: Ctx, method: Method) -> Any:
     made = (await ctx.sdk.canvas.create("walls", WALL)).get("data")
     assert isinstance(made, list)  # a create answers a list of documents
-    return await method("walls", made[0]["_id"])
+    return await method("walls", document_id=made[0]["_id"])  # or document_ids=[...]
 
 
 # Playlists -----------------------------------------------------------------------------------
