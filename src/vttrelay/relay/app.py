@@ -245,6 +245,9 @@ async def h_client_active(request: web.Request, route: Route, state: RelayState)
 
 
 async def h_self_unpair(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    limit = state.config.unpair_rate_limit  # each call reads the store, and nobody signed in
+    if not await peer_limits.take(state.counters, peer_limits.UNPAIR, request, limit, PAIR_WINDOW):
+        raise error(429, "Too many requests, please try again later")
     body = _json_body(await read_body(request, route))
     token = body.get("token") if body else None
     if not isinstance(token, str) or not token:

@@ -74,6 +74,7 @@ class RelayConfig:
     rate_per_minute: int = 300  # per key, token bucket; 0 disables
     max_body_mb: float = 250.0
     pair_rate_limit: int = 10  # POST /auth/pair per IP per 15 minutes; 0 disables
+    unpair_rate_limit: int = 30  # POST /api/self-unpair per IP per 15 minutes; 0 disables
     # Pair and key requests (endpoints-beyond-seed §12): requests per IP per 15 minutes shared by
     # POST /auth/pair-request, POST /auth/key-request and the exchange
     key_request_rate_limit: int = 20  # 0 disables

@@ -337,3 +337,10 @@ async def test_unknown_api_keys_cost_the_address_a_budget(
         ) as resp,
     ):
         assert resp.status == 429
+
+
+async def test_self_unpair_is_limited_per_address(relay_factory: Any) -> None:
+    relay = await relay_factory(unpair_rate_limit=3)
+    got = [await relay.call("POST", "/api/self-unpair", json={"token": "f" * 64}) for _ in range(4)]
+    assert [g.status for g in got] == [200, 200, 200, 429]
+    assert got[3].json() == {"error": "Too many requests, please try again later"}
