@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -19,8 +18,8 @@ from typing import Any
 import httpx
 import pytest
 from bench.procs import free_port
+from tests.support.client_dist import copy_client_distribution
 
-import vttrelay.client
 from vttrelay.client import AsyncClient, Client, ConnectionFailed, StreamEvent, VttRelayError
 from vttrelay.client.types import ChatEventData
 from vttrelay.relay.routes import ALL_SCOPES
@@ -104,14 +103,7 @@ def _run(args: list[str], cwd: Path, timeout: float = 240) -> subprocess.Complet
 async def test_a_bot_installs_the_sdk_alone_type_checks_strict_and_runs(
     relay: Any, start_world: Any, tmp_path: Path
 ) -> None:
-    repo = Path(vttrelay.client.__file__).parents[3]
-    # Install from a copy, so that the build leaves nothing in the working tree.
-    shutil.copytree(repo / "clients" / "python", tmp_path / "clients" / "python")
-    shutil.copytree(
-        repo / "src" / "vttrelay" / "client",
-        tmp_path / "src" / "vttrelay" / "client",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
+    copy_client_distribution(tmp_path)  # `pip install ./clients/python` from there
     venv = tmp_path / "venv"
     python = str(venv / "bin" / "python")
     mypy = f"mypy=={importlib.metadata.version('mypy')}"  # the version CI checks the repo with

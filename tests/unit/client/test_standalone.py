@@ -5,13 +5,14 @@ dependencies is imported by any module of `vttrelay.client` (its generator lives
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
 import textwrap
 import zipfile
 from pathlib import Path
+
+from tests.support.client_dist import CLIENT, copy_client_distribution
 
 import vttrelay.client
 
@@ -67,14 +68,7 @@ def test_the_client_imports_nothing_of_the_server() -> None:
 def test_the_client_distribution_holds_only_the_client(tmp_path: Path) -> None:
     """`pip install ./clients/python` builds a wheel of `vttrelay.client` alone, needing only
     httpx and httpx-sse; it imports with the server's modules and dependencies blocked."""
-    repo = Path(vttrelay.client.__file__).parents[3]
-    # Build from a copy, so that the build leaves nothing in the working tree.
-    shutil.copytree(repo / "clients" / "python", tmp_path / "clients" / "python")
-    shutil.copytree(
-        repo / "src" / "vttrelay" / "client",
-        tmp_path / "src" / "vttrelay" / "client",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
+    distribution = copy_client_distribution(tmp_path)
     built = subprocess.run(
         [
             sys.executable,
@@ -85,7 +79,7 @@ def test_the_client_distribution_holds_only_the_client(tmp_path: Path) -> None:
             "--no-deps",
             "-w",
             str(tmp_path / "dist"),
-            str(tmp_path / "clients" / "python"),
+            str(distribution),
         ],
         capture_output=True,
         text=True,
@@ -98,9 +92,8 @@ def test_the_client_distribution_holds_only_the_client(tmp_path: Path) -> None:
         metadata = archive.read(next(n for n in names if n.endswith("/METADATA"))).decode()
         archive.extractall(tmp_path / "site")
     code = {n for n in names if not n.startswith("vttrelay_client-")}
-    client = repo / "src" / "vttrelay" / "client"
-    shipped = [*client.rglob("*.py"), client / "py.typed"]  # py.typed: mypy reads its types
-    assert code == {f"vttrelay/client/{p.relative_to(client)}" for p in shipped}
+    shipped = [*CLIENT.rglob("*.py"), CLIENT / "py.typed"]  # py.typed: mypy reads its types
+    assert code == {f"vttrelay/client/{p.relative_to(CLIENT)}" for p in shipped}
     requires = sorted(line for line in metadata.splitlines() if line.startswith("Requires-Dist"))
     assert requires == ["Requires-Dist: httpx-sse>=0.4", "Requires-Dist: httpx>=0.27"]
     # -S: no site processing, so the server's editable install (a .pth file) is not on the path;
