@@ -33,7 +33,9 @@ from vttrelay.protocol import Close
 from vttrelay.relay import files, openapi, pairing, peer_limits
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
 from vttrelay.relay.accounts import http as accounts_http
+from vttrelay.relay.accounts import keys_http as accounts_keys
 from vttrelay.relay.accounts import services as accounts_services
+from vttrelay.relay.accounts import settings_http as accounts_settings
 from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS, KeyCache, UsageCounter
 from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends_for
 from vttrelay.relay.config import RelayConfig
@@ -315,6 +317,8 @@ LOCAL_HANDLERS: dict[str, LocalHandler] = {
     **pairing.HANDLERS,  # pair and key requests (endpoints-beyond-seed §12)
     **dashboard.PAGE_HANDLERS,  # the pages their pairUrl and approvalUrl open
     **accounts_http.HANDLERS,  # accounts and sessions (/auth, accounts-auth.md)
+    **accounts_keys.HANDLERS,  # an account's keys, tokens and worlds (/auth)
+    **accounts_settings.HANDLERS,  # stored credentials, notification settings (/auth)
 }
 
 
@@ -466,7 +470,7 @@ def create_app(
         middlewares=[relay_middleware(state)], client_max_size=config.max_body_bytes
     )
     app[STATE] = state
-    accounts_services.install(app, config.accounts, config.base_path)
+    accounts_services.install(app, config, store)
     state.streams = Streams(state)
     registry.add_listener(state.streams)
 

@@ -131,6 +131,11 @@ class UsageCounter:
         self.store = store
         self._counts: dict[str, tuple[int, float]] = {}
 
+    def pending(self, key_id: str) -> int:
+        """Calls of this key counted here and not yet written to the store."""
+        entry = self._counts.get(key_id)
+        return entry[0] if entry else 0
+
     def count(self, key_id: str) -> None:
         n, _ = self._counts.get(key_id, (0, 0.0))
         self._counts[key_id] = (n + 1, time.time())

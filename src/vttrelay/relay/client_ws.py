@@ -424,7 +424,9 @@ class ClientSocket:
             raise error(exc.status, exc.message) from None
         world = self.state.registry.get(self.client_id)
         users = world.users if world is not None else []
-        event_filter = core.build_filter(route.channel or "", params, key.user_id, users)
+        event_filter = core.build_filter(
+            route.channel or "", params, key.forced_user(self.client_id), users
+        )
         last = frame.get("lastEventId")
         valid = isinstance(last, int) and not isinstance(last, bool) and last >= 0
         sub = Subscriber(

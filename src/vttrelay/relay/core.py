@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 TIMED_OUT: Final = "Request timed out"
 WORLD_GONE: Final = "World disconnected before replying"
 RATE_LIMITED: Final = "Too many API requests, please slow down"
+MONTHLY_LIMITED: Final = "Scoped key monthly request limit exceeded"
 SUBSCRIBE_SCOPE: Final = "events:subscribe"
 
 
@@ -144,7 +145,9 @@ async def admitted(admission: Admission) -> KeyRecord:
 
 
 def _admitted(state: RelayState, key: KeyRecord, scope: str | None) -> KeyRecord:
-    """The steps after the rate limit: usage count, scope."""
+    """The steps after the rate limit: the key's monthly limit, usage count, scope."""
+    if key.monthly_limit and key.over_monthly_limit(state.usage.pending(key.id)):
+        raise error(429, MONTHLY_LIMITED)
     state.usage.count(key.id)
     if scope is not None and scope not in key.scopes:
         raise error(403, f"API key lacks required scope: {scope}")
@@ -219,17 +222,20 @@ def new_request_id(action: str) -> str:
     return f"{action}_{next(_counter)}_{_process}"
 
 
-def build_frame(route: Route, params: Mapping[str, Any], key: KeyRecord) -> dict[str, Any]:
-    """The frame a world receives: type, requestId, declared params, _scopes, and the key's
-    forced userId in place of the caller's."""
+def build_frame(
+    route: Route, params: Mapping[str, Any], key: KeyRecord, client_id: str = ""
+) -> dict[str, Any]:
+    """The frame world `client_id` receives: type, requestId, declared params, _scopes, and the
+    key's forced userId for that world in place of the caller's."""
     assert route.action is not None
     frame: dict[str, Any] = {"type": route.action, "requestId": new_request_id(route.action)}
     for name, value in params.items():
         if name not in ("clientId", "type"):
             frame[name] = value
     frame["_scopes"] = list(key.scopes)
-    if key.user_id:
-        frame["userId"] = key.user_id
+    forced = key.forced_user(client_id)
+    if forced:
+        frame["userId"] = forced
     return frame
 
 
@@ -254,7 +260,7 @@ async def forward(
         raise error(exc.status, exc.message, **exc.extra) from None
     world = resolve_world(key, params.get("clientId"), state.registry)
     check_system(route, world)
-    frame = build_frame(route, params, key)
+    frame = build_frame(route, params, key, world.client_id)
     try:
         return await world.request(frame, state.config.timeout_override or route.timeout)
     except TimeoutError:

@@ -29,6 +29,7 @@ DEFAULT_ACCOUNT = "default"
 PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0, O, I, 1
 PAIRING_CODE_LENGTH = 6
 PAIRING_TTL = 600.0
+KEY_PREFIX = 8  # characters of a key kept in the clear so that lists can tell keys apart
 
 
 def sha256_hex(secret: str) -> str:
@@ -57,6 +58,24 @@ class KeyRecord:
     usage_month: str = ""  # the month `month_requests` counts ("2026-11")
     month_requests: int = 0
     updated_at: float | None = None
+    key_prefix: str = ""  # the key's first KEY_PREFIX characters ("" for keys made before)
+
+    def forced_user(self, client_id: str) -> str | None:
+        """The userId every call of this key to world `client_id` acts as: the key's user for
+        that world (`scopedUserIds`), else its user for every world, else None."""
+        for world, user in self.user_ids:
+            if world == client_id:
+                return user
+        return self.user_id
+
+    def over_monthly_limit(self, pending: int = 0) -> bool:
+        """Whether the key has used its calls of this month (UTC); `pending`: calls counted
+        here but not written to the store yet."""
+        if not self.monthly_limit:
+            return False
+        month = usage_periods(time.time())[0]
+        used = self.month_requests if self.usage_month == month else 0
+        return used + pending >= self.monthly_limit
 
     def expired(self, now: float | None = None) -> bool:
         return self.expires_at is not None and (now or time.time()) >= self.expires_at
@@ -123,6 +142,7 @@ def _key_row(row: Row) -> KeyRecord:
         usage_month=row["usage_month"],
         month_requests=row["month_requests"],
         updated_at=row["updated_at"],
+        key_prefix=row["key_prefix"],
     )
 
 
@@ -170,13 +190,15 @@ def insert_key(
     key_id = "key_" + secrets.token_hex(6)
     secret = secrets.token_hex(32)
     db.execute(
-        "INSERT INTO api_keys (id, account, name, key_hash, scopes, client_ids, user_id,"
-        " expires_at, enabled, rate_per_minute, created_at) VALUES (?,?,?,?,?,?,?,?,1,?,?)",
+        "INSERT INTO api_keys (id, account, name, key_hash, key_prefix, scopes, client_ids,"
+        " user_id, expires_at, enabled, rate_per_minute, created_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,1,?,?)",
         (
             key_id,
             account,
             name,
             sha256_hex(secret),
+            secret[:KEY_PREFIX],
             orjson.dumps(list(dict.fromkeys(scopes))).decode(),
             orjson.dumps(list(dict.fromkeys(client_ids))).decode(),
             user_id,
@@ -353,7 +375,9 @@ class RelayStore:
             account = row["account"]
             meta = dict(metadata or {})
             client_id = existing_client_id
-            if client_id is not None:
+            if row["client_id"]:  # a code its account minted for one of its worlds
+                client_id = row["client_id"]
+            elif client_id is not None:
                 known = db.execute(
                     "SELECT account, metadata FROM known_clients WHERE client_id = ?", (client_id,)
                 ).fetchone()

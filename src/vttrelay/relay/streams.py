@@ -871,7 +871,9 @@ class Streams:
         params = await read_params(request, route)
         world = core.resolve_world(key, params.get("clientId"), state.registry)
         channel = route.channel or ""
-        event_filter = core.build_filter(channel, params, key.user_id, world.users)
+        event_filter = core.build_filter(
+            channel, params, key.forced_user(world.client_id), world.users
+        )
         if event_filter == EVERYTHING:
             event_filter = EVERYTHING  # one shared instance for every unfiltered stream
         last_seen = parse_last_event_id(request.headers.get("Last-Event-ID"))

@@ -134,6 +134,29 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
             ("GET", "/api/subscriptions/status"),
             ("POST", "/api/subscriptions/create-checkout-session"),
             ("POST", "/api/subscriptions/create-portal-session"),
+            ("POST", "/auth/api-keys"),
+            ("GET", "/auth/api-keys"),
+            ("PATCH", "/auth/api-keys/{id}"),
+            ("DELETE", "/auth/api-keys/{id}"),
+            ("POST", "/auth/api-keys/{id}/regenerate"),
+            ("POST", "/auth/connection-tokens"),
+            ("GET", "/auth/connection-tokens"),
+            ("PATCH", "/auth/connection-tokens/{id}"),
+            ("DELETE", "/auth/connection-tokens/{id}"),
+            ("GET", "/auth/known-clients"),
+            ("DELETE", "/auth/known-clients/{id}"),
+            ("POST", "/auth/credentials"),
+            ("GET", "/auth/credentials"),
+            ("PATCH", "/auth/credentials/{id}"),
+            ("DELETE", "/auth/credentials/{id}"),
+            ("GET", "/auth/notification-settings"),
+            ("PUT", "/auth/notification-settings"),
+            ("POST", "/auth/notification-settings/test"),
+            *(
+                (method, f"/auth/{kind}/{{id}}/notification-settings{tail}")
+                for kind in ("api-keys", "known-clients")
+                for method, tail in (("GET", ""), ("PUT", ""), ("DELETE", ""), ("POST", "/test"))
+            ),
         )
     },
     ("GET", "/pair/{code}"): (None, None, None),

@@ -1,6 +1,6 @@
-"""The account services one relay holds (settings, password hasher, mails in flight), kept in
-the aiohttp application under `ACCOUNTS` (`install`), read by the /auth handlers with
-`services(request)`."""
+"""The account services one relay holds (settings, password hasher, credential vault, mails in
+flight), kept in the aiohttp application under `ACCOUNTS` (`install`), read by the /auth
+handlers with `services(request)`."""
 
 from __future__ import annotations
 
@@ -10,14 +10,18 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from vttrelay.relay.accounts.credentials import Vault
 from vttrelay.relay.accounts.passwords import Passwords
 from vttrelay.relay.accounts.settings import AccountSettings
+from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.store import RelayStore
 
 
 @dataclass
 class AccountServices:
     settings: AccountSettings
     passwords: Passwords
+    vault: Vault  # stored Foundry credentials
     base_path: str = ""  # RelayConfig.base_path: the prefix of the relay's links
     pending: set[asyncio.Task[None]] = field(default_factory=set)  # mails being sent
 
@@ -37,9 +41,15 @@ def services(request: web.Request) -> AccountServices:
     return request.app[ACCOUNTS]
 
 
-def install(app: web.Application, settings: AccountSettings, base_path: str) -> AccountServices:
+def install(app: web.Application, config: RelayConfig, store: RelayStore) -> AccountServices:
     """Put the account services in `app`; mails still in flight are stopped at cleanup."""
-    made = AccountServices(settings=settings, passwords=Passwords(), base_path=base_path)
+    settings = config.accounts
+    made = AccountServices(
+        settings=settings,
+        passwords=Passwords(),
+        vault=Vault(store, settings.credentials_key, config.data_dir),
+        base_path=config.base_path,
+    )
     app[ACCOUNTS] = made
 
     async def close(app: web.Application) -> None:

@@ -32,13 +32,38 @@ def _account(
     )
 
 
-def _b(name: str, description: str, type_: ParamType = "string", **kw: Any) -> Param:
+def _b(name: str, description: str, type_: ParamType | None = "string", **kw: Any) -> Param:
     return Param(name, type_, B, description=description, **kw)
 
 
 EMAIL_B = _b("email", "The account's email address.", required=True)
 PASSWORD_B = _b("password", "The account's password.", required=True)
+KEY_ID = Param("id", "string", P, required=True, description="The key's id.")
+TOKEN_ID = Param("id", "string", P, required=True, description="The token's id.")
 RULES = "8+ characters with an upper-case letter, a lower-case one and a digit."
+
+CREDENTIAL_ID = Param("id", "string", P, required=True, description="The credential's id.")
+
+
+def _notification_routes(path: str, level: str, whose: str, *params: Param) -> tuple[Route, ...]:
+    """GET, PUT, (DELETE,) POST /test of one level of notification settings."""
+    routes = [
+        _account("GET", path, "auth_get_notifications", f"Notification settings of {whose}.",
+                 *params, level=level),
+        _account("PUT", path, "auth_put_notifications",
+                 f"Replace the notification settings of {whose} (absent fields: defaults).",
+                 *params, level=level),
+        _account("POST", path + "/test", "auth_test_notifications",
+                 "Send a test notification (by email, when the relay has SMTP).", *params,
+                 level=level),
+    ]  # fmt: skip
+    if level != "account":
+        routes.append(
+            _account("DELETE", path, "auth_delete_notifications",
+                     f"Delete the notification settings of {whose}.", *params, level=level)
+        )  # fmt: skip
+    return tuple(routes)
+
 
 ROUTES: Final = (
     _account(
@@ -127,6 +152,121 @@ ROUTES: Final = (
         f"connected worlds are disconnected. {BEARER}",
         _b("confirmEmail", "The account's email, to confirm.", required=True),
         PASSWORD_B,
+    ),
+    _account(
+        "POST",
+        "/auth/api-keys",
+        "auth_create_key",
+        f"Create a scoped API key; 201 with the key, shown only here. {BEARER}",
+        _b("name", "The key's name.", required=True),
+        _b("scopes", "Scope names (at least one).", "array", required=True),
+        _b("scopedClientIds", "The only worlds the key may reach (none: all).", "array"),
+        _b("scopedClientId", "One world the key may reach (legacy form)."),
+        _b("scopedUserId", "The Foundry userId every call acts as."),
+        _b("scopedUserIds", "Per world: clientId -> the userId calls there act as.", "object"),
+        _b("monthlyLimit", "Calls per month (UTC); a number or a string; 0: none.", None),
+        _b("ratePerMinute", "Calls per minute (null or 0: the relay's default).", "number"),
+        _b("expiresAt", "When the key stops working (RFC 3339)."),
+    ),
+    _account("GET", "/auth/api-keys", "auth_list_keys", f"The account's API keys. {BEARER}"),
+    _account(
+        "PATCH",
+        "/auth/api-keys/{id}",
+        "auth_update_key",
+        f"Change a key: any field of the create call, and `enabled`; null clears. {BEARER}",
+        KEY_ID,
+    ),
+    _account("DELETE", "/auth/api-keys/{id}", "auth_delete_key", f"Delete a key. {BEARER}", KEY_ID),
+    _account(
+        "POST",
+        "/auth/api-keys/{id}/regenerate",
+        "auth_regenerate_scoped_key",
+        f"A new secret for a key (same id, scopes and limits); the old one stops. {BEARER}",
+        KEY_ID,
+    ),
+    _account(
+        "POST",
+        "/auth/connection-tokens",
+        "auth_mint_code",
+        f"A pairing code (10 minutes) for a world of the account to pair with. {BEARER}",
+        _b("clientId", "Bind the code to this known world (re-pairing it)."),
+    ),
+    _account(
+        "GET",
+        "/auth/connection-tokens",
+        "auth_list_tokens",
+        f"The account's live connection tokens (never the secret). {BEARER}",
+        Param("limit", "number", Q, description="At most this many (1-200, default 50)."),
+        Param("offset", "number", Q, description="Skip this many."),
+    ),
+    _account(
+        "PATCH",
+        "/auth/connection-tokens/{id}",
+        "auth_update_token",
+        f"Rename a token or restrict the addresses it connects from. {BEARER}",
+        TOKEN_ID,
+        _b("name", "The token's name."),
+        _b("allowedIps", "Comma-separated IPs or CIDRs; empty: any."),
+    ),
+    _account(
+        "DELETE",
+        "/auth/connection-tokens/{id}",
+        "auth_revoke_token",
+        f"Revoke a token; worlds connected with it are closed (4002). {BEARER}",
+        TOKEN_ID,
+    ),
+    _account(
+        "GET",
+        "/auth/known-clients",
+        "auth_list_worlds",
+        f"The account's worlds, live or not, with their tokens. {BEARER}",
+    ),
+    _account(
+        "DELETE",
+        "/auth/known-clients/{id}",
+        "auth_forget_world",
+        f"Forget a world: its tokens are revoked and its socket closed (4002). {BEARER}",
+        Param("id", "string", P, required=True, description="The world's clientId."),
+    ),
+    _account(
+        "POST",
+        "/auth/credentials",
+        "auth_create_credential",
+        f"Store a Foundry login; the password is encrypted at rest. {BEARER}",
+        _b("name", "A name for it.", required=True),
+        _b("foundryUrl", "The Foundry server's http(s) URL.", required=True),
+        _b("foundryUsername", "The Foundry user.", required=True),
+        _b("foundryPassword", "The Foundry password (never returned).", required=True),
+        _b("world", "A default world title or id."),
+    ),
+    _account(
+        "GET",
+        "/auth/credentials",
+        "auth_list_credentials",
+        f"Stored logins (no password). {BEARER}",
+    ),
+    _account(
+        "PATCH",
+        "/auth/credentials/{id}",
+        "auth_update_credential",
+        f"Change a stored login (the password is required). {BEARER}",
+        CREDENTIAL_ID,
+        _b("foundryPassword", "The Foundry password.", required=True),
+    ),
+    _account(
+        "DELETE",
+        "/auth/credentials/{id}",
+        "auth_delete_credential",
+        f"Delete a stored login. {BEARER}",
+        CREDENTIAL_ID,
+    ),
+    *_notification_routes("/auth/notification-settings", "account", "the account"),
+    *_notification_routes("/auth/api-keys/{id}/notification-settings", "key", "one key", KEY_ID),
+    *_notification_routes(
+        "/auth/known-clients/{id}/notification-settings",
+        "world",
+        "one world",
+        Param("id", "string", P, required=True, description="The world's clientId."),
     ),
     _account(
         "GET",
