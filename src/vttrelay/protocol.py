@@ -104,3 +104,11 @@ EVENT_FRAME_CHANNEL: Final = {
     "actor-event": ACTOR_CHANNEL,
     "scene-event": SCENE_CHANNEL,
 }
+
+
+# Limits both sides apply -------------------------------------------------------------------------
+
+# A chat message's text, whoever writes it: the relay refuses a longer `content` or `flavor`
+# (413) and the world refuses one from a script or another relay.
+CHAT_CONTENT_MAX: Final = 100_000  # characters of a chat message (a rich item card is ~10,000)
+FLAVOR_MAX: Final = 10_000  # characters of a chat message's flavor text

@@ -33,10 +33,10 @@ The script never calls into Python: the world API (`js/prelude.js`) queues host 
 uuid lookups) that return Promises; between turns of the JavaScript job queue the child sends
 the queue to the parent as one JSON line, the parent runs each call through `host` on its event
 loop (so every store transaction runs there, one per call, with a yield to other requests in
-between; at most 1000 calls per script) and answers with one JSON line. Reads are synchronous
-in the script: they come from a snapshot (`init`) taken before the run and refreshed by each
-write's answer. Only JSON crosses the process boundary and only JSON strings cross into the
-engine.
+between; at most 1000 calls and 8 MiB of call data per script) and answers with one JSON
+line. Reads are synchronous in the script: they come from a snapshot (`init`) taken before the
+run and refreshed by each write's answer. Only JSON crosses the process boundary and only JSON
+strings cross into the engine.
 
 Limits inside the child: every piece of JavaScript runs with the engine's interrupt deadline set
 to the time left of the script's wall-clock budget (default 5 s), also checked between pieces
@@ -73,6 +73,7 @@ DEFAULT_MEMORY_LIMIT: Final = 64 * 1024 * 1024  # bytes per script
 DEFAULT_STACK_LIMIT: Final = 4 * 1024 * 1024  # bytes of JavaScript stack (~5000 calls deep)
 DEFAULT_WORKERS: Final = 4  # scripts running at the same time
 MAX_HOST_CALLS: Final = 1_000  # world calls per script
+MAX_CALL_BYTES: Final = 8 * 1024 * 1024  # JSON bytes of all a script's world calls together
 KILL_GRACE: Final = 2.0  # seconds after the time limit before the parent kills the child
 MIN_TIME_LIMIT: Final = 0.05  # a run cut shorter than this by its deadline is not started
 STARTUP_TIMEOUT: Final = 10.0  # seconds for a child to start (not part of the time limit)
@@ -107,9 +108,14 @@ class ScriptLimits:
     memory_limit: int = DEFAULT_MEMORY_LIMIT
     stack_limit: int = DEFAULT_STACK_LIMIT
     max_host_calls: int = MAX_HOST_CALLS
+    max_call_bytes: int = MAX_CALL_BYTES
 
     def time_message(self) -> str:
         return f"the script exceeded its time limit of {self.time_limit:g} s"
+
+    def call_bytes_message(self) -> str:
+        mib = self.max_call_bytes / (1024 * 1024)
+        return f"the script sent more than {mib:g} MiB of data in its world calls"
 
     def memory_message(self) -> str:
         mib = self.memory_limit / (1024 * 1024)
@@ -459,6 +465,7 @@ class ScriptRunner:
             job = {"script": script, "init": init, "limits": asdict(limits)}
             proc.stdin.write(orjson.dumps(job) + b"\n")
             await proc.stdin.drain()
+            sent = 0  # bytes of world calls so far
             while True:
                 line = await asyncio.wait_for(proc.stdout.readline(), deadline - loop.time())
                 if not line:
@@ -469,6 +476,9 @@ class ScriptRunner:
                     )
                 message = orjson.loads(line)
                 if "calls" in message:
+                    sent += len(line)
+                    if sent > limits.max_call_bytes:  # none of this batch runs
+                        raise ScriptError(limits.call_bytes_message())
                     calls = message["calls"] if isinstance(message["calls"], list) else []
                     replies = []
                     for call in calls:  # one transaction each, letting other requests in between

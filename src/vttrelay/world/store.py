@@ -361,7 +361,8 @@ class Tx:
         None, a game master; see `documents.can_see_message`), of chat type `chat_type` and said
         by `speaker` (alias, actor id or actor uuid; see `rules.chat.speaker_keys`) when given.
         The count and the page come from the chat index; only the page's messages are read and
-        parsed. Committed messages only (the chat list's transaction writes nothing)."""
+        parsed, and a page stops at `rules.chat.PAGE_BYTES` of messages (it may hold fewer than
+        `limit`). Committed messages only (the chat list's transaction writes nothing)."""
         self.checkpoint()
         where: list[str] = []
         args: list[Any] = []
@@ -402,6 +403,11 @@ class Tx:
                 [*page_args, min(limit, total), offset],
             )
         ]
+        marks = ",".join("?" * len(seqs))
+        sizes = dict(
+            conn.execute(f"SELECT seq, length(data) FROM documents WHERE seq IN ({marks})", seqs)
+        )
+        seqs = seqs[: chat_rules.page_cut([sizes[seq] for seq in seqs])]
         marks = ",".join("?" * len(seqs))
         data = dict(conn.execute(f"SELECT seq, data FROM documents WHERE seq IN ({marks})", seqs))
         return total, [orjson.loads(data[seq]) for seq in seqs]

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Final
 
+from vttrelay.protocol import CHAT_CONTENT_MAX, FLAVOR_MAX
 from vttrelay.relay.routes.common import B, P, Q, forward
 from vttrelay.relay.routes.model import Group, Param, Sdk
 
 NAME: Final = "Chat"
 
-CHAT_CONTENT_MAX: Final = 100_000  # characters of a chat message (a rich item card is ~10,000)
-FLAVOR_MAX: Final = 10_000  # characters of a chat message's flavor text
 CHAT_PAGE_MAX: Final = 1_000  # chat messages per GET /chat page
 
 ROUTES: Final = (

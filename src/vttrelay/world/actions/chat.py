@@ -13,6 +13,7 @@ from vttrelay.world import documents
 from vttrelay.world.actions import ActionError, action
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import assert_gm
+from vttrelay.world.rules import chat as chat_rules
 
 DEFAULT_LIMIT: Final = 10
 FAILED: Final = {"success": False}
@@ -124,10 +125,14 @@ def chat_send(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     if isinstance(alias, str) and alias:
         speaker["alias"] = alias
     flavor = params.get("flavor")
+    flavor = flavor if isinstance(flavor, str) else ""
+    problem = chat_rules.text_problem(content, flavor)
+    if problem is not None:
+        raise ActionError(problem)
     message = ctx.create_chat_message(
         content=content,
         speaker=speaker,
-        flavor=flavor if isinstance(flavor, str) else "",
+        flavor=flavor,
         whisper=whisper,
         chat_type=chat_type,
     )

@@ -36,6 +36,7 @@ from vttrelay.world.actions.scripts import (
 from vttrelay.world.context import CHAT_EMOTE, CHAT_OOC, ActionContext
 from vttrelay.world.dice import DiceError
 from vttrelay.world.permissions import LIMITED, assert_owner, permission_level
+from vttrelay.world.rules import chat as chat_rules
 from vttrelay.world.rules.rolls import critical_and_fumble
 from vttrelay.world.scripts import ScriptError
 
@@ -125,6 +126,9 @@ def run_chat(ctx: ActionContext, macro: dict[str, Any]) -> dict[str, Any]:
     text = str(macro.get("command") or "").strip()
     if not text:
         raise ActionError("The macro has no command to post", {"uuid": f"Macro.{macro['_id']}"})
+    problem = chat_rules.text_problem(text, "")  # the limits of POST /chat
+    if problem is not None:
+        raise ActionError(problem, {"uuid": f"Macro.{macro['_id']}"})
     match = _ROLL_COMMAND.match(text)
     if match:
         try:

@@ -30,6 +30,7 @@ from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.chat import whisper_recipients
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import LIMITED, assert_owner, permission_level
+from vttrelay.world.rules import chat as chat_rules
 from vttrelay.world.rules.effects import apply_changes
 from vttrelay.world.rules.paths import get_path, set_path
 from vttrelay.world.scripts import (
@@ -231,6 +232,9 @@ def create_chat(ctx: ActionContext, args: dict[str, Any]) -> dict[str, Any]:
     flavor = data.get("flavor", "")
     if not isinstance(content, str) or not isinstance(flavor, str):
         raise HostError("content and flavor must be strings")
+    problem = chat_rules.text_problem(content, flavor)  # the limits of POST /chat
+    if problem is not None:
+        raise HostError(problem)
     chat_type = data.get("chatType")
     if chat_type is not None and (
         not isinstance(chat_type, int) or isinstance(chat_type, bool) or chat_type not in range(5)

@@ -3,7 +3,8 @@ number and the time a chat list is ordered by. Plain functions over a ChatMessag
 
 The world's store keeps what these functions say about each message in its chat index
 (`ChatIndexValues`, taken when the message is written), so that `GET /chat` can filter, count
-and page messages without reading every one of them; `documents.can_see_message` and the chat
+and page messages without reading every one of them (a page holds at most `PAGE_BYTES` of
+messages); `documents.can_see_message` and the chat
 actions decide with the same functions, so the index and the documents never disagree.
 """
 
@@ -12,8 +13,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from vttrelay.protocol import CHAT_CONTENT_MAX, FLAVOR_MAX
+
+# Bytes of chat messages one page of `GET /chat` holds: a page stops before the message that
+# would pass it (but always holds one), so `limit` = 1,000 can't answer 100 MB.
+PAGE_BYTES: Final = 4 * 1024 * 1024
+
 INT64_MIN: Final = -(2**63)
 INT64_MAX: Final = 2**63 - 1
+
+
+def text_problem(content: str, flavor: str) -> str | None:
+    """The error for a chat message's text past the limits the relay applies to POST /chat
+    (`protocol.CHAT_CONTENT_MAX`, `FLAVOR_MAX`), or None: what a script or another relay
+    writing a message gets."""
+    if len(content) > CHAT_CONTENT_MAX:
+        return f"content is too long (at most {CHAT_CONTENT_MAX} characters)"
+    if len(flavor) > FLAVOR_MAX:
+        return f"flavor is too long (at most {FLAVOR_MAX} characters)"
+    return None
+
+
+def page_cut(sizes: list[int], budget: int = PAGE_BYTES) -> int:
+    """How many of a page's messages (their sizes in bytes, in page order) fit in `budget`:
+    at least one (when there is one), then as long as the total stays within it."""
+    total = 0
+    for count, size in enumerate(sizes):
+        total += size
+        if total > budget and count > 0:
+            return count
+    return len(sizes)
 
 
 def fits_int64(value: int) -> bool:
