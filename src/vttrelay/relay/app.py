@@ -241,6 +241,8 @@ async def h_client_active(request: web.Request, route: Route, state: RelayState)
     client_id = request.match_info["clientId"]
     if state.registry.get(client_id) is not None:
         return json_response({"active": True})
+    if not protocol.valid_id(client_id):  # no world has such an id: no store read
+        raise error(404, "Client not found")
     if await asyncio.to_thread(state.store.known_client, client_id) is None:
         raise error(404, "Client not found")
     return json_response({"active": False})

@@ -344,3 +344,13 @@ async def test_self_unpair_is_limited_per_address(relay_factory: Any) -> None:
     got = [await relay.call("POST", "/api/self-unpair", json={"token": "f" * 64}) for _ in range(4)]
     assert [g.status for g in got] == [200, 200, 200, 429]
     assert got[3].json() == {"error": "Too many requests, please try again later"}
+
+
+async def test_the_active_probe_answers_an_id_off_the_pattern_without_a_store_read(
+    relay: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[str] = []
+    monkeypatch.setattr(relay.store, "known_client", reads.append)
+    got = await relay.call("GET", "/api/clients/a%20b/active")
+    assert (got.status, got.json()) == (404, {"error": "Client not found"})
+    assert reads == []
