@@ -173,6 +173,13 @@ def _damage_formula(
     return join_formula(str(terms[0]), terms[1:])
 
 
+def damage_formula(
+    actor: dict[str, Any], item: dict[str, Any], activity: dict[str, Any]
+) -> str | None:
+    """An activity's damage on a normal hit (what a character sheet shows)."""
+    return _damage_formula(actor, item, activity, False)
+
+
 def _spend_consumables(
     after: dict[str, Any], item: dict[str, Any], activity: dict[str, Any] | None, out: UseOutcome
 ) -> None:

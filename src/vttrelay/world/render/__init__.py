@@ -1,0 +1,1 @@
+"""Pictures the embedded world draws with Pillow: scenes and character sheets."""
