@@ -30,7 +30,7 @@ from vttrelay import __version__, protocol
 from vttrelay.dashboard import views as dashboard
 from vttrelay.mcp import lazy as mcp_http
 from vttrelay.protocol import Close
-from vttrelay.relay import files, openapi, pairing, peer_limits
+from vttrelay.relay import files, openapi, pairing, peer_limits, sheets
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
 from vttrelay.relay.accounts import http as accounts_http
 from vttrelay.relay.accounts import keys_http as accounts_keys
@@ -316,6 +316,7 @@ LOCAL_HANDLERS: dict[str, LocalHandler] = {
     "contents_deprecated": h_contents_deprecated,
     "scene_image": forward_image,
     **files.HANDLERS,  # POST /upload, GET /download (files-sheet-sessions §1)
+    **sheets.HANDLERS,  # GET /sheet (files-sheet-sessions §2)
     **pairing.HANDLERS,  # pair and key requests (endpoints-beyond-seed §12)
     **dashboard.PAGE_HANDLERS,  # the pages their pairUrl and approvalUrl open
     **accounts_http.HANDLERS,  # accounts and sessions (/auth, accounts-auth.md)

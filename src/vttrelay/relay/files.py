@@ -27,13 +27,18 @@ import tempfile
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
-import orjson
 from aiohttp import web
 
 from vttrelay.relay import core
 from vttrelay.relay.backends.base import WorldHandle
 from vttrelay.relay.core import error
-from vttrelay.relay.forward import admit_request, read_params, reply_response
+from vttrelay.relay.forward import (
+    admit_request,
+    module_error_response,
+    read_params,
+    reply_response,
+    sorted_json_response,
+)
 from vttrelay.relay.routes import Route
 from vttrelay.relay.upload_body import NO_DATA, BodyError, Spooled, spool
 from vttrelay.relay.worlds import Reply, WorldGone
@@ -48,15 +53,7 @@ UPLOAD_TIMED_OUT: Final = "Upload timed out"
 PATH_AND_NAME: Final = "'path' and 'filename' are required"
 
 
-def _json(body: dict[str, Any], status: int = 200) -> web.Response:
-    return web.Response(
-        body=orjson.dumps(body, option=orjson.OPT_SORT_KEYS),
-        status=status,
-        content_type="application/json",
-    )
-
-
-def _is_json(request: web.Request) -> bool:
+def _issorted_json_response(request: web.Request) -> bool:
     kind = request.headers.get("Content-Type", "")
     return not kind or kind.lower().startswith("application/json")
 
@@ -67,7 +64,7 @@ def _text(value: Any) -> str:
 
 async def h_upload(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
     key = await core.admitted(admit_request(request, route, state))
-    json_mode = _is_json(request)
+    json_mode = _issorted_json_response(request)
     if request.headers.get("Content-Type", "").lower().startswith("multipart/"):
         raise error(400, "Multipart bodies are not accepted: send the file as the body")
     folder = Path(state.config.data_dir) / SPOOL_DIR
@@ -103,7 +100,7 @@ async def h_upload(request: web.Request, route: Route, state: RelayState) -> web
         if user:
             frame["userId"] = user
         if body.problem is not None:
-            return _json(
+            return sorted_json_response(
                 {
                     "type": f"{route.action}-result",
                     "requestId": frame["requestId"],
@@ -188,12 +185,12 @@ async def h_download(request: web.Request, route: Route, state: RelayState) -> w
     key = await core.admitted(admit_request(request, route, state))
     params = await read_params(request, route)
     reply = await core.forward(state, key, route, params)
+    refused = module_error_response(reply)
+    if refused is not None:
+        return refused
     frame = reply.frame
-    problem = frame.get("error")
-    if isinstance(problem, str) and problem:
-        return _json({"error": problem, "requestId": frame.get("requestId")}, 400)
     if params.get("format") == "base64":
-        return _json(frame)
+        return sorted_json_response(frame)
     encoded = frame.get("fileData")
     data = None
     if isinstance(encoded, str) and encoded:
@@ -202,7 +199,7 @@ async def h_download(request: web.Request, route: Route, state: RelayState) -> w
         except ValueError:
             data = None
     if not data:
-        return _json(frame)
+        return sorted_json_response(frame)
     mime = _text(frame.get("mimeType")) or "application/octet-stream"
     headers = {"Content-Disposition": _disposition(_text(frame.get("filename")) or "file")}
     return web.Response(body=data, content_type=mime, headers=headers)

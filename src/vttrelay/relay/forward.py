@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any, Final
 
+import orjson
 from aiohttp import web
 from multidict import CIMultiDict
 
@@ -115,12 +116,13 @@ def reply_response(reply: Reply) -> web.Response:
 
 
 def image_response(reply: Reply) -> web.Response:
-    """GET /scene/image: the picture the world sent (`data.imageData`, a base64 data URL, and
-    `data.mimeType`) as the body, with X-Image-Width/-Height; an error reply as it is."""
+    """GET /scene/image and GET /sheet: the picture the world sent (`imageData`, a base64 data
+    URL, and `mimeType`, in the frame's `data` or at its top level, as the module's sheet reply)
+    as the body, with X-Image-Width/-Height; an error reply as it is."""
     if reply.is_error:
         return reply_response(reply)
     data = reply.frame.get("data")
-    data = data if isinstance(data, dict) else {}
+    data = data if isinstance(data, dict) and "imageData" in data else reply.frame
     encoded = data.get("imageData")
     if not isinstance(encoded, str):
         raise error(502, "The world sent no image")
@@ -132,6 +134,25 @@ def image_response(reply: Reply) -> web.Response:
         raise error(502, "The world sent no image") from None
     headers = {k: str(data[f]) for k, f in IMAGE_SIZE_HEADERS.items() if f in data}
     return web.Response(body=body, content_type=str(mime), headers=headers)
+
+
+def sorted_json_response(body: dict[str, Any], status: int = 200) -> web.Response:
+    """A JSON body the relay writes itself where the reference's Go encoder did: keys sorted
+    (the file and sheet routes' answers)."""
+    return web.Response(
+        body=orjson.dumps(body, option=orjson.OPT_SORT_KEYS),
+        status=status,
+        content_type="application/json",
+    )
+
+
+def module_error_response(reply: Reply) -> web.Response | None:
+    """A world reply with a non-empty string `error` as the reference's custom handlers answer
+    it: 400 `{"error", "requestId"}` (other keys dropped); None for any other reply."""
+    problem = reply.frame.get("error") if reply.is_error else None
+    if not isinstance(problem, str) or not problem:
+        return None
+    return sorted_json_response({"error": problem, "requestId": reply.frame.get("requestId")}, 400)
 
 
 def error_response(exc: RelayError) -> web.Response:

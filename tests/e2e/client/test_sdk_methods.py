@@ -276,6 +276,9 @@ simple("POST /upload", path="sdk", filename="hello.txt", file_data=HELLO, overwr
 simple("GET /file-system", recursive=True)
 
 
+simple("GET /sheet", uuid=ELARA, format="jpeg", scale=0.5)
+
+
 @case("GET /download")
 async def _download(ctx: Ctx, method: Method) -> Any:
     await ctx.sdk.files.upload(path="sdk", filename="hello.txt", file_data=HELLO, overwrite=True)

@@ -62,6 +62,7 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("GET", "/file-system"): ("file:read", "file-system", 15.0),
     ("GET", "/download"): ("file:read", "download-file", 45.0),
     ("POST", "/upload"): ("file:write", "upload-file", 30.0),
+    ("GET", "/sheet"): ("sheet:read", "sheet-screenshot", 20.0),
     ("GET", "/get"): ("entity:read", "entity", 10.0),
     ("POST", "/create"): ("entity:write", "create", 10.0),
     ("PUT", "/update"): ("entity:write", "update", 10.0),

@@ -34,6 +34,8 @@ from vttrelay.client.groups.scenes import ROUTES as SCENES_ROUTES
 from vttrelay.client.groups.scenes import AsyncScenes, Scenes
 from vttrelay.client.groups.search import ROUTES as SEARCH_ROUTES
 from vttrelay.client.groups.search import AsyncSearch, Search
+from vttrelay.client.groups.sheets import ROUTES as SHEETS_ROUTES
+from vttrelay.client.groups.sheets import AsyncSheets, Sheets
 from vttrelay.client.groups.status import ROUTES as STATUS_ROUTES
 from vttrelay.client.groups.status import AsyncStatus, Status
 from vttrelay.client.groups.streams import ROUTES as STREAMS_ROUTES
@@ -60,6 +62,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     *ENCOUNTERS_ROUTES,
     *SCENES_ROUTES,
     *FILES_ROUTES,
+    *SHEETS_ROUTES,
     *ENTITIES_ROUTES,
     *SEARCH_ROUTES,
     *STREAMS_ROUTES,
@@ -85,6 +88,7 @@ class SyncGroups:
     encounters: Encounters
     scenes: Scenes
     files: Files
+    sheets: Sheets
     entities: Entities
     search: Search
     streams: Streams
@@ -106,6 +110,7 @@ class SyncGroups:
         self.encounters = Encounters(client)
         self.scenes = Scenes(client)
         self.files = Files(client)
+        self.sheets = Sheets(client)
         self.entities = Entities(client)
         self.search = Search(client)
         self.streams = Streams(client)
@@ -130,6 +135,7 @@ class AsyncGroups:
     encounters: AsyncEncounters
     scenes: AsyncScenes
     files: AsyncFiles
+    sheets: AsyncSheets
     entities: AsyncEntities
     search: AsyncSearch
     streams: AsyncStreams
@@ -151,6 +157,7 @@ class AsyncGroups:
         self.encounters = AsyncEncounters(client)
         self.scenes = AsyncScenes(client)
         self.files = AsyncFiles(client)
+        self.sheets = AsyncSheets(client)
         self.entities = AsyncEntities(client)
         self.search = AsyncSearch(client)
         self.streams = AsyncStreams(client)
