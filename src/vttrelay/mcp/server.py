@@ -25,6 +25,7 @@ What the server does per MCP request:
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import time
@@ -142,6 +143,10 @@ async def call_tool(caller: Caller, name: str, arguments: dict[str, Any]) -> typ
             outcome,
             (time.perf_counter() - started) * 1000,
         )
+    if isinstance(result, tool_table.ToolImage):  # a picture (sheet_picture)
+        encoded = base64.b64encode(result.data).decode()
+        image = types.ImageContent(type="image", data=encoded, mime_type=result.mime_type)
+        return types.CallToolResult(content=[image])
     structured = result if isinstance(result, dict) else {"result": result}
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=_json(result))],

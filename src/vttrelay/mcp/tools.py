@@ -32,6 +32,14 @@ Run = Callable[[Relay, dict[str, Any]], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
+class ToolImage:
+    """A tool result that is a picture (the server answers it as MCP image content)."""
+
+    data: bytes
+    mime_type: str
+
+
+@dataclass(frozen=True)
 class Tool:
     name: str
     description: str
@@ -133,6 +141,13 @@ async def find(relay: Relay, args: dict[str, Any]) -> Any:
 async def actor_summary(relay: Relay, args: dict[str, Any]) -> Any:
     uuid = await resolve_actor(relay, args["actor"])
     return views.actor_summary(await actor_details(relay, uuid, *views.SUMMARY_SECTIONS))
+
+
+async def sheet_picture(relay: Relay, args: dict[str, Any]) -> Any:
+    uuid = await resolve_actor(relay, args["actor"])
+    jpeg = args.get("format") == "jpeg"
+    data = await relay.sheets.image(uuid=uuid, format="jpeg" if jpeg else "png", scale=0.8)
+    return ToolImage(data, "image/jpeg" if jpeg else "image/png")
 
 
 async def read_chat(relay: Relay, args: dict[str, Any]) -> Any:
@@ -691,6 +706,20 @@ TOOLS: tuple[Tool, ...] = (
         ("actor",),
         scopes=("dnd5e",),
         run=actor_summary,
+        annotations=READ,
+    ),
+    Tool(
+        "sheet_picture",
+        "A picture of an actor's character sheet (abilities, HP, AC, skills, attacks, spells, "
+        "features, inventory): to show a player, or to post. For reading numbers use "
+        "actor_summary.",
+        {
+            "actor": ACTOR,
+            "format": {"type": "string", "enum": ["png", "jpeg"], "default": "png"},
+        },
+        ("actor",),
+        scopes=("sheet:read", "search"),
+        run=sheet_picture,
         annotations=READ,
     ),
     Tool(

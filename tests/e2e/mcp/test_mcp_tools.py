@@ -3,11 +3,14 @@ over streamable HTTP (`/mcp` on the relay), against a real relay with the embedd
 
 from __future__ import annotations
 
+import base64
 import json
+from io import BytesIO
 from typing import Any
 
 import pytest
 from mcp import ClientSession
+from PIL import Image
 
 from vttrelay.mcp.tools import TOOLS
 from vttrelay.relay.routes import DEFAULT_SCOPES
@@ -54,6 +57,13 @@ async def test_every_tool_against_the_demo_world(demo: Demo, transport: str) -> 
         full = await demo.api("GET", "/dnd5e/get-actor-details", actorUuid=ELARA,
                               details=["stats", "spells", "items", "features"])  # fmt: skip
         assert len(json.dumps(elara)) * 10 < len(json.dumps(full))  # a tenth of the document
+
+        picture = await session.call_tool("sheet_picture", {"actor": "Elara Quill"})
+        assert not picture.is_error
+        image = picture.content[0]
+        assert image.type == "image" and image.mime_type == "image/png"
+        drawn = Image.open(BytesIO(base64.b64decode(image.data)))
+        assert drawn.format == "PNG" and drawn.width == 800  # the sheet at scale 0.8
 
         check = await call(session, "roll_check", actor=PIP, kind="skill", skill="Stealth")
         assert check["skill"] == "ste" and isinstance(check["total"], int)
