@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from vttrelay.client import types as shapes
 from vttrelay.client.callers import AsyncCaller, SyncCaller
 from vttrelay.client.spec import ParamSpec, RouteSpec
@@ -63,18 +65,21 @@ class Sheets:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return self._client.request(
-            IMAGE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "uuid": uuid,
-                "selected": selected,
-                "actor": actor,
-                "format": format,
-                "quality": quality,
-                "scale": scale,
-            },
+        return cast(
+            "bytes",
+            self._client.request(
+                IMAGE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "uuid": uuid,
+                    "selected": selected,
+                    "actor": actor,
+                    "format": format,
+                    "quality": quality,
+                    "scale": scale,
+                },
+            ),
         )
 
 
@@ -110,16 +115,19 @@ class AsyncSheets:
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
-        return await self._client.request(
-            IMAGE,
-            {
-                "clientId": client_id,
-                "userId": user_id,
-                "uuid": uuid,
-                "selected": selected,
-                "actor": actor,
-                "format": format,
-                "quality": quality,
-                "scale": scale,
-            },
+        return cast(
+            "bytes",
+            await self._client.request(
+                IMAGE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "uuid": uuid,
+                    "selected": selected,
+                    "actor": actor,
+                    "format": format,
+                    "quality": quality,
+                    "scale": scale,
+                },
+            ),
         )
