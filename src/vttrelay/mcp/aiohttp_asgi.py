@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+from collections import Counter
 from typing import Any
 
 from aiohttp import web
@@ -186,7 +187,8 @@ class McpEndpoint:
             max_sessions=limits.total,
             session_idle_timeout=limits.idle_timeout,
         )
-        self.opening: dict[str, int] = {}  # requests opening a session now, per key id
+        self.opening: Counter[str] = Counter()  # requests opening a session now, per holder
+        self.account_of: dict[str, str] = {}  # key id -> account, for the keys that opened one
         self.stopping = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
@@ -207,35 +209,49 @@ class McpEndpoint:
 
     async def handle(self, request: web.Request, key: KeyRecord, secret: str) -> web.StreamResponse:
         """One `/mcp` request (POST, GET or DELETE) by a valid key (`lazy.LazyMcp` checked it).
-        A request that opens a session (no session id) is first held to the key's limits."""
+        A request that opens a session (no session id) is first held to the key's and its
+        account's limits."""
         scope = asgi_scope(request, key, secret)
         if request.method != "POST" or SESSION_HEADER in request.headers:
             return await asgi_bridge(request, self.manager.handle_request, scope)
-        await self._admit(key.id)
-        self.opening[key.id] = self.opening.get(key.id, 0) + 1
+        await self._admit(key)
+        holders = (f"key:{key.id}", f"account:{key.account}")
+        for holder in holders:
+            self.opening[holder] += 1
         try:
             return await asgi_bridge(request, self.manager.handle_request, scope)
         finally:
-            self.opening[key.id] -= 1
-            if not self.opening[key.id]:
-                del self.opening[key.id]
+            for holder in holders:
+                self.opening[holder] -= 1
+                if not self.opening[holder]:
+                    del self.opening[holder]
 
-    async def _admit(self, key_id: str) -> None:
-        """429 when the key holds `per_key` sessions (open, or opening now) or opened
-        `per_minute` in the last minute."""
+    async def _admit(self, key: KeyRecord) -> None:
+        """429 when the key holds `per_key` sessions or its account `per_account` (open, or
+        opening now), or the key opened `per_minute` in the last minute."""
         limits = self.limits
-        if self.sessions_of(key_id) + self.opening.get(key_id, 0) >= limits.per_key:
+        self.account_of[key.id] = key.account
+        by_key, by_account = self.sessions_of(key.id, key.account)
+        if (
+            by_key + self.opening[f"key:{key.id}"] >= limits.per_key
+            or by_account + self.opening[f"account:{key.account}"] >= limits.per_account
+        ):
             raise error(429, TOO_MANY_SESSIONS)
         if self.counters is not None and not await peer_limits.take_named(
-            self.counters, f"mcp:sessions:{key_id}", limits.per_minute, 60.0
+            self.counters, f"mcp:sessions:{key.id}", limits.per_minute, 60.0
         ):
             raise error(429, TOO_MANY_SESSIONS)
 
-    def sessions_of(self, key_id: str) -> int:
-        """Sessions the key opened that are still open (the SDK's record of their owners: the
-        `client_id` of the key's `AccessToken`, `asgi_scope`)."""
+    def sessions_of(self, key_id: str, account: str) -> tuple[int, int]:
+        """Open sessions of the key and of its account (the SDK's record of each session's
+        owner: the `client_id` of the key's `AccessToken`, `asgi_scope`)."""
         owners = getattr(self.manager, "_session_owners", {})
-        return sum(1 for owner in owners.values() if owner.get("client_id") == key_id)
+        by_key = by_account = 0
+        for owner in owners.values():
+            owner_key = owner.get("client_id")
+            by_key += owner_key == key_id
+            by_account += self.account_of.get(owner_key) == account
+        return by_key, by_account
 
     async def stop(self) -> None:
         """End every session and the manager's task (idempotent)."""

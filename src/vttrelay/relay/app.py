@@ -486,7 +486,10 @@ def create_app(
     state.prometheus = make_registry(state)
     app.router.add_get("/ws/api", state.streams.handle_client_ws)
     mcp_limits = mcp_http.SessionLimits(
-        config.mcp_max_sessions, config.mcp_sessions_per_key, config.mcp_sessions_per_minute
+        config.mcp_max_sessions,
+        config.mcp_sessions_per_key,
+        config.mcp_sessions_per_minute,
+        config.mcp_sessions_per_account,
     )
     mcp_http.install(app, state.keys, state.counters, mcp_limits)  # /mcp over streamable HTTP
     dashboard.setup(app, state)  # the web dashboard under /dashboard/

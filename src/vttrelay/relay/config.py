@@ -82,10 +82,12 @@ class RelayConfig:
     # /pair and /approve pages); looking up a code that exists costs nothing. 0 disables
     code_miss_limit: int = 10
     unknown_key_rate_limit: int = 60  # unknown API keys one IP may try per minute; 0 disables
-    # /mcp sessions: open at once over all keys, open at once per key, opened per key per minute
+    # /mcp sessions: open at once over all keys, open at once per key, opened per key per
+    # minute, open at once per account
     mcp_max_sessions: int = 1000
     mcp_sessions_per_key: int = 10
     mcp_sessions_per_minute: int = 10
+    mcp_sessions_per_account: int = 50  # over all the keys of one account
     # ... and all callers together (many addresses are not many budgets); when spent, code
     # lookups are refused for the rest of the window. 0 disables
     code_miss_global_limit: int = 200

@@ -53,3 +53,18 @@ async def test_new_sessions_are_rate_limited_per_key(relay_factory: Any) -> None
     assert await _open(relay, key) == (429, {"error": TOO_MANY_SESSIONS}, "")
     other = relay.key(("world:info",), rate_per_minute=0)
     assert (await _open(relay, other))[0] == 200
+
+
+async def test_sessions_are_capped_per_account_over_its_keys(relay_factory: Any) -> None:
+    relay = await relay_factory(
+        mcp_max_sessions=100,
+        mcp_sessions_per_key=3,
+        mcp_sessions_per_account=4,
+        mcp_sessions_per_minute=0,
+    )
+    first, second = (relay.key(("world:info",), account="many", rate_per_minute=0) for _ in "ab")
+    assert [(await _open(relay, first))[0] for _ in range(3)] == [200] * 3
+    assert (await _open(relay, second))[0] == 200
+    assert await _open(relay, second) == (429, {"error": TOO_MANY_SESSIONS}, "")
+    elsewhere = relay.key(("world:info",), account="other", rate_per_minute=0)
+    assert (await _open(relay, elsewhere))[0] == 200
