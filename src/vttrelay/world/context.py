@@ -97,6 +97,12 @@ class ActionContext:
         user; its events are sent after it commits."""
         return self._world.run_in_transaction(self.user, fn)
 
+    async def heavy(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """For async handlers: `fn(*args, **kwargs)` on the world's heavy-work threads
+        (`runtime.heavy`), off its loop; `fn` gets plain data (and `checkpoint`), never the
+        store."""
+        return await self._world.heavy.run(fn, *args, **kwargs)
+
     @property
     def dice(self) -> Dice:
         return self._world.dice

@@ -31,6 +31,7 @@ from vttrelay.world.events import collect_document_events
 from vttrelay.world.files.store import FileStore
 from vttrelay.world.rules import bounds
 from vttrelay.world.rules import rolls as rolls_rules
+from vttrelay.world.runtime.heavy import HeavyWork
 from vttrelay.world.store import Tx, WorldStore
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ class World:
         self.sink: Callable[[dict[str, Any]], None] | None = None
         self.online: set[str] = set()  # ids of users shown as active
         self.recent_rolls: list[dict[str, Any]] = []  # newest first (GET /rolls, /lastroll)
+        self.heavy = HeavyWork()  # pictures: off the world's loop
         load_actions()
         packs.register()
 
@@ -98,6 +100,7 @@ class World:
         return cls(store, **kwargs)
 
     def close(self) -> None:
+        self.heavy.close()
         if self.files is not None:
             self.files.close()
         self.store.close()

@@ -202,8 +202,9 @@ def background_src(scene: dict[str, Any]) -> str | None:
 
 @action("scene-screenshot")
 async def scene_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    """A picture of the viewed scene (`world.scene_image`), drawn in a worker thread (with the
-    background and token images of the file store), as a data URL; the relay answers
+    """A picture of the viewed scene (`world.scene_image`), drawn on the world's heavy-work
+    thread (`runtime.heavy`: off its loop, which answers other requests meanwhile) with the
+    background and token images of the file store, as a data URL; the relay answers
     GET /scene/image with its bytes."""
     scene = ctx.transact(lambda c: _screenshot_scene(c, frame))
     fmt = str(frame.get("format") or "png").lower()
@@ -215,7 +216,7 @@ async def scene_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[st
         for src in [background_src(scene), *scene_image.token_sources(scene)]
         if src and (path := _image_file(ctx, src)) is not None
     }
-    picture = await asyncio.to_thread(
+    picture = await ctx.heavy(
         scene_image.render,
         scene,
         fmt=fmt,

@@ -1,0 +1,56 @@
+"""The embedded world as `vttrelay serve` runs it: on its own event loop in its own thread
+(`runtime.thread.start_in_thread`), connected to a real relay over a real WebSocket; its
+pictures are drawn on its heavy-work thread, so the world answers other requests while one is
+drawn; `stop` disconnects it and ends the thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from vttrelay.world.runtime.thread import THREAD_NAME, start_in_thread
+
+from ..conftest import CLIENT_ID, FAST, eventually
+
+
+async def test_the_world_runs_on_its_own_loop_and_thread(
+    relay: Any, api: Any, tmp_path: Path
+) -> None:
+    handle = await start_in_thread(
+        relay.ws_url, relay.token(client_id=CLIENT_ID), tmp_path / "w", client_id=CLIENT_ID, **FAST
+    )
+    gate = threading.Event()  # holds the world's heavy-work thread while it is not set
+    try:
+        assert handle.thread is not threading.current_thread()
+        assert handle.thread.name == THREAD_NAME and handle.thread.is_alive()
+        assert handle.loop is not asyncio.get_running_loop()
+        world = handle.embedded.world
+        where = await asyncio.wrap_future(
+            handle.call(lambda: (threading.current_thread().name, world.metadata()["world"]["id"]))
+        )
+        assert where[0] == THREAD_NAME
+        status, info = await api(relay, "GET", "/world-info")
+        assert status == 200 and info["data"]["world"]["id"] == where[1]
+
+        # Hold the world's heavy-work thread: a picture waits for it, the world's loop does not.
+        await asyncio.wrap_future(
+            handle.call(lambda: asyncio.ensure_future(world.heavy.run(gate.wait, 30)))
+        )
+        picture = asyncio.create_task(
+            relay.call(
+                "GET", "/scene/image", key=relay.key(("scene:read",)), params={"width": "512"}
+            )
+        )
+        await asyncio.sleep(0.2)
+        status, _ = await api(relay, "GET", "/world-info")
+        assert status == 200 and not picture.done()
+        gate.set()
+        answer = await picture
+        assert answer.status == 200 and answer.body.startswith(b"\x89PNG")
+    finally:
+        gate.set()
+        await handle.stop()
+    assert not handle.thread.is_alive()
+    await eventually(lambda: relay.state.registry.get(CLIENT_ID) is None)
