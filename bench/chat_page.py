@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.stats import table
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.world import World
 
 PLAYER_ID = "playerAria000001"  # a player of the demo world
@@ -36,7 +37,7 @@ async def _timed(world: World, frame: dict[str, Any], repeat: int) -> list[float
 
 async def run(messages: int, size: int, limit: int, repeat: int) -> list[list[str]]:
     with tempfile.TemporaryDirectory() as tmp:
-        world = World.open(Path(tmp))
+        world = World.open(Path(tmp), actions=standard_table())
         try:
             content = "x" * size
             for n in range(messages):

@@ -18,6 +18,7 @@ from typing import Any, Final
 import orjson
 
 from bench.replies import GET_UUID, RECORDED_DIR, SEARCH_FILTER
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.world import World
 
 # action -> the request frame's parameters (what the relay forwards for the bench mix's call).
@@ -30,7 +31,7 @@ RECORDED: Final[dict[str, dict[str, Any]]] = {
 async def record(out_dir: Path = RECORDED_DIR) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        world = World.open(Path(tmp))
+        world = World.open(Path(tmp), actions=standard_table())
         try:
             for action, params in RECORDED.items():
                 frame = {"type": action, "requestId": f"{action}_1", **params}

@@ -472,7 +472,7 @@ async def run_instance(
     called once it serves. Closes `store` at the end."""
     from vttrelay.relay.app import STATE, create_app
     from vttrelay.relay.listener import RelaySite, connection_limit, make_runner, raise_fd_limit
-    from vttrelay.world.runtime.thread import start_in_thread
+    from vttrelay.world.embedded import start_in_thread
 
     # SIGINT/SIGTERM from now on stop the relay cleanly, also one that comes during start-up
     # (it then stops as soon as it has started: it leaves a shared directory properly)

@@ -37,8 +37,6 @@ import aiohttp
 import orjson
 
 from vttrelay import protocol
-from vttrelay.world import documents
-from vttrelay.world.actions import error_reply, unsendable_reply
 from vttrelay.world.world import World
 
 log = logging.getLogger(__name__)
@@ -246,17 +244,10 @@ class Agent:
         self.connections += 1
         outbox: asyncio.Queue[Outgoing] = asyncio.Queue()
         self._outbox = outbox
-        with self.world.store.transaction() as tx:
-            gm = documents.gm_user(tx)
-            # The module's `wsRelayUrl` setting: the relay this world is connected to (scripts
-            # read it with game.settings.get("foundry-rest-api", "wsRelayUrl")).
-            relay = relay_socket_url(self.config.relay_url)[: -len("/relay")]
-            if documents.get_setting(tx, "foundry-rest-api.wsRelayUrl") != relay:
-                documents.set_setting(tx, "foundry-rest-api.wsRelayUrl", relay)
-        self.world.online = {gm["_id"]} if gm else set()
-        self.world.sink = outbox.put_nowait
         outbox.put_nowait({"type": protocol.PING})
-        self.world.send_player_list()
+        self.world.attach(
+            relay_socket_url(self.config.relay_url)[: -len("/relay")], outbox.put_nowait
+        )
         writer = asyncio.create_task(self._write(ws, outbox))
         pinger = asyncio.create_task(self._ping(outbox))
         self.connected.set()
@@ -265,9 +256,7 @@ class Agent:
 
     def _on_disconnected(self) -> None:
         self.connected.clear()
-        self.world.sink = None
-        self.world.online = set()
-        self.world.subscriptions.clear()  # the relay re-sends its counts after reconnecting
+        self.world.detach()
         self._outbox = None
 
     async def _write(
@@ -320,20 +309,9 @@ class Agent:
         log.debug("world agent: dropped frame of type %r", kind)
 
     async def _answer(self, frame: dict[str, Any]) -> None:
-        """Run one request and queue its encoded reply; any failure to build or encode the
-        reply becomes an error reply to this request (never a silent timeout)."""
+        """Run one request and queue its encoded reply (`World.answer`), if the connection it
+        came over is still the current one."""
         outbox = self._outbox
-        try:
-            reply = await self.world.handle(frame)
-        except Exception as exc:  # dispatch answers failures itself; this is a last resort
-            reply = error_reply(frame, exc)
-        try:
-            data = orjson.dumps(reply)
-        except (orjson.JSONEncodeError, TypeError) as exc:
-            reply = unsendable_reply(frame, exc)
-            try:
-                data = orjson.dumps(reply)
-            except (orjson.JSONEncodeError, TypeError):  # its requestId itself: nobody to answer
-                return
-        if outbox is not None and outbox is self._outbox:
-            outbox.put_nowait((str(reply.get("type")), data))
+        reply = await self.world.answer(frame)
+        if reply is not None and outbox is not None and outbox is self._outbox:
+            outbox.put_nowait(reply)

@@ -22,6 +22,7 @@ from typing import Any, Final
 import httpx
 
 from vttrelay.world import documents
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.agent import Agent, AgentConfig, relay_http_url
 from vttrelay.world.connection import Connection, forget_token, load_connection, save_connection
 from vttrelay.world.seed import reset
@@ -40,7 +41,7 @@ def _data_dir(args: argparse.Namespace) -> Path:
 
 
 def _world_meta(data_dir: Path) -> dict[str, Any]:
-    world = World.open(data_dir)
+    world = World.open(data_dir, actions=standard_table())
     try:
         return world.connection_query()
     finally:
@@ -49,7 +50,7 @@ def _world_meta(data_dir: Path) -> dict[str, Any]:
 
 async def run_world(data_dir: Path, config: AgentConfig) -> str:
     """Serve the world until SIGINT/SIGTERM or until the relay refuses it for good."""
-    world = World.open(data_dir)
+    world = World.open(data_dir, actions=standard_table())
     agent = Agent(world, config)
     task = agent.start()
     loop = asyncio.get_running_loop()
@@ -158,7 +159,7 @@ SWITCHES: Final = {
 
 def cmd_settings(args: argparse.Namespace) -> int:
     data_dir = _data_dir(args)
-    world = World.open(data_dir)
+    world = World.open(data_dir, actions=standard_table())
     shown: list[str] = []
     try:
         with world.store.transaction() as tx:

@@ -11,7 +11,7 @@ while someone subscribes to rolls.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from vttrelay import protocol
 from vttrelay.world import documents
@@ -22,9 +22,34 @@ from vttrelay.world.store import Tx
 if TYPE_CHECKING:
     from vttrelay.world.dice import Dice
     from vttrelay.world.files.store import FileStore
-    from vttrelay.world.world import World
+    from vttrelay.world.runtime.heavy import HeavyWork
 
 T = TypeVar("T")
+
+
+class WorldState(Protocol):
+    """What a context reads of the world it runs in (`World` is one): its dice, clock, users
+    online, subscriptions, recent rolls, token selection, heavy-work threads and file store."""
+
+    selection: list[str]
+    online: set[str]
+    recent_rolls: list[dict[str, Any]]
+    heavy: HeavyWork
+    files: FileStore | None
+
+    @property
+    def dice(self) -> Dice: ...
+
+    def now_ms(self) -> int: ...
+
+    def gm_user_id(self, tx: Tx) -> str | None: ...
+
+    def subscribed(self, channel: str) -> bool: ...
+
+    def run_in_transaction(
+        self, user: dict[str, Any] | None, fn: Callable[[ActionContext], T]
+    ) -> T: ...
+
 
 # Chat type numbers (spec §2.2).
 CHAT_OOC, CHAT_IC, CHAT_EMOTE, CHAT_WHISPER, CHAT_ROLL = range(5)
@@ -61,7 +86,7 @@ class ActionContext:
 
     def __init__(
         self,
-        world: World,
+        world: WorldState,
         tx: Tx | None,
         user: dict[str, Any] | None,
         check: Callable[[], None] | None = None,

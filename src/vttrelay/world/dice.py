@@ -21,11 +21,9 @@ from typing import Any
 import d20
 import d20.expression as _d20_expression
 
-__all__ = ["Dice", "DiceError", "DieTerm", "Roll", "ScriptedRandom"]
+from vttrelay.world.errors import DiceError
 
-
-class DiceError(ValueError):
-    """A formula the dice library cannot parse or roll."""
+__all__ = ["Dice", "DieTerm", "Roll", "ScriptedRandom"]
 
 
 _current_rng: contextvars.ContextVar[random.Random | None] = contextvars.ContextVar(

@@ -2,7 +2,8 @@
 
 Documents are JSON objects shaped like the tabletop's own source data (world-behaviour §3.1):
 an Actor embeds its `items` and `effects`, a Scene embeds its `tokens`. Top-level collections are
-those of `store.COLLECTIONS`. Everything here is pure: it reads and writes through a `Tx`.
+those of `model.collections.COLLECTIONS`. Everything here is pure: it reads and writes through a
+`model.collections.Documents` (the store's open transaction, `store.Tx`, is one).
 
 Uuids: `<Type>.<id>` for every top-level type, then any chain of `<EmbeddedType>.<id>` pairs
 that `EMBEDDED` allows (`Actor.<id>.Item.<id>`, `Actor.<id>.Item.<id>.ActiveEffect.<id>`,
@@ -23,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from vttrelay.world.ids import new_id
+from vttrelay.world.model.collections import COLLECTIONS, Documents, name_key
 from vttrelay.world.rules import chat as chat_rules
 from vttrelay.world.rules import deltas
-from vttrelay.world.store import COLLECTIONS, Tx, name_key
 
 CORE_VERSION: Final = "14.363"
 SYSTEM_ID: Final = "dnd5e"
@@ -149,7 +150,7 @@ class Resolved:
 
 # Uuid forms that are not a `<Type>.<id>` chain, by first segment (e.g. "Compendium"): each
 # resolver gets the open transaction and the whole uuid and returns None when it does not resolve.
-UUID_RESOLVERS: dict[str, Callable[[Tx, str], Resolved | None]] = {}
+UUID_RESOLVERS: dict[str, Callable[[Documents, str], Resolved | None]] = {}
 
 
 class TokenActor(dict[str, Any]):
@@ -164,7 +165,9 @@ class TokenActor(dict[str, Any]):
         return token_actor_uuid(self.scene_id, self.token_id, str(self["_id"]))
 
 
-def token_actor(tx: Tx, scene: dict[str, Any], token: dict[str, Any]) -> dict[str, Any] | None:
+def token_actor(
+    tx: Documents, scene: dict[str, Any], token: dict[str, Any]
+) -> dict[str, Any] | None:
     """A token's actor: the world actor if the token is linked, else its synthetic actor (the
     world actor plus the token's delta); None if the token names no existing actor."""
     actor_id = token.get("actorId")
@@ -181,7 +184,7 @@ def actor_uuid_of(actor: dict[str, Any]) -> str:
     return actor.uuid if isinstance(actor, TokenActor) else actor_uuid(str(actor["_id"]))
 
 
-def put_actor(tx: Tx, actor: dict[str, Any]) -> None:
+def put_actor(tx: Documents, actor: dict[str, Any]) -> None:
     """Store a changed actor: a world actor as itself; a token's synthetic actor as its token's
     new delta (what differs from the world actor), in the scene as stored now."""
     if not isinstance(actor, TokenActor):
@@ -203,7 +206,7 @@ def _embedded(parent: dict[str, Any], key: str, doc_id: str) -> dict[str, Any] |
     return None
 
 
-def resolve_uuid(tx: Tx, uuid: object) -> Resolved | None:
+def resolve_uuid(tx: Documents, uuid: object) -> Resolved | None:
     """Resolve a uuid string to its document; None for anything unknown or malformed."""
     if not isinstance(uuid, str) or not uuid:
         return None
@@ -223,7 +226,7 @@ def resolve_uuid(tx: Tx, uuid: object) -> Resolved | None:
     return resolve_within(tx, Resolved(root_kind, uuid, root, root_kind, root), pairs[1:])
 
 
-def resolve_within(tx: Tx, res: Resolved, pairs: list[tuple[str, str]]) -> Resolved | None:
+def resolve_within(tx: Documents, res: Resolved, pairs: list[tuple[str, str]]) -> Resolved | None:
     """Follow `(type, id)` steps down from an already resolved document (`res`, whose `uuid`
     is the whole uuid being resolved). Shared by the world and compendium resolvers."""
     if res.kind == "Actor":
@@ -251,21 +254,21 @@ def resolve_within(tx: Tx, res: Resolved, pairs: list[tuple[str, str]]) -> Resol
     return res
 
 
-def _put_root(tx: Tx, res: Resolved) -> None:
+def _put_root(tx: Documents, res: Resolved) -> None:
     if res.root_collection == "Actor":
         put_actor(tx, res.root)
     else:
         tx.put(res.root_collection, res.root)
 
 
-def save(tx: Tx, res: Resolved) -> None:
+def save(tx: Documents, res: Resolved) -> None:
     """Write back the top-level document after `res.doc` was changed in place."""
     if res.pack is not None:
         raise ValueError(f"compendium document {res.uuid} is read-only")
     _put_root(tx, res)
 
 
-def remove(tx: Tx, res: Resolved) -> None:
+def remove(tx: Documents, res: Resolved) -> None:
     """Delete the document: from its parent's list if embedded, else from the store."""
     if res.pack is not None:
         raise ValueError(f"compendium document {res.uuid} is read-only")
@@ -289,7 +292,7 @@ def find_by_name(docs: list[dict[str, Any]], name: object) -> dict[str, Any] | N
     return None
 
 
-def find_named(tx: Tx, collection: str, name: object) -> dict[str, Any] | None:
+def find_named(tx: Documents, collection: str, name: object) -> dict[str, Any] | None:
     """`find_by_name` over a whole `store.NAME_INDEXED` collection, parsing only the matches."""
     if not isinstance(name, str):
         return None
@@ -332,7 +335,7 @@ def touch_stats(doc: dict[str, Any], now_ms: int, user_id: str | None) -> None:
 # Users ------------------------------------------------------------------------------------------
 
 
-def find_user(tx: Tx, ref: str) -> dict[str, Any] | None:
+def find_user(tx: Documents, ref: str) -> dict[str, Any] | None:
     """A user by id, else by case-insensitive exact name (world-behaviour §2.1)."""
     user = tx.get("User", ref)
     if user is not None:
@@ -345,7 +348,7 @@ def is_gm(user: dict[str, Any] | None) -> bool:
     return user is None or int(user.get("role", 0)) >= ASSISTANT_ROLE
 
 
-def gm_user(tx: Tx) -> dict[str, Any] | None:
+def gm_user(tx: Documents) -> dict[str, Any] | None:
     """The world's first full GM: the user the agent acts as (the module runs in a GM browser)."""
     for user in tx.all("User"):
         if int(user.get("role", 0)) >= GM_ROLE:
@@ -370,7 +373,7 @@ def user_summary(user: dict[str, Any], active: bool) -> dict[str, Any]:
 # Scenes -----------------------------------------------------------------------------------------
 
 
-def active_scene(tx: Tx) -> dict[str, Any] | None:
+def active_scene(tx: Documents) -> dict[str, Any] | None:
     """The active scene, or None."""
     return next(iter(tx.active("Scene")), None)
 
@@ -378,7 +381,7 @@ def active_scene(tx: Tx) -> dict[str, Any] | None:
 # Combats ----------------------------------------------------------------------------------------
 
 
-def current_combat(tx: Tx) -> dict[str, Any] | None:
+def current_combat(tx: Documents) -> dict[str, Any] | None:
     """`game.combat`: the active combat shown on the viewed (active) scene, i.e. one that names
     no scene or that scene; the newest if several claim it."""
     scene = active_scene(tx)
@@ -391,7 +394,7 @@ def current_combat(tx: Tx) -> dict[str, Any] | None:
 # Settings ---------------------------------------------------------------------------------------
 
 
-def setting_doc(tx: Tx, key: str) -> dict[str, Any] | None:
+def setting_doc(tx: Documents, key: str) -> dict[str, Any] | None:
     """The Setting document of this key, or None if the world has no such setting."""
     for doc in tx.all("Setting"):
         if doc.get("key") == key:
@@ -399,20 +402,20 @@ def setting_doc(tx: Tx, key: str) -> dict[str, Any] | None:
     return None
 
 
-def get_setting(tx: Tx, key: str, default: Any = None) -> Any:
+def get_setting(tx: Documents, key: str, default: Any = None) -> Any:
     """A world setting's value, or `default`."""
     doc = setting_doc(tx, key)
     return default if doc is None else doc.get("value", default)
 
 
-def set_setting(tx: Tx, key: str, value: Any) -> None:
+def set_setting(tx: Documents, key: str, value: Any) -> None:
     """Create or change a world setting."""
     doc = setting_doc(tx, key) or {"_id": new_id(), "key": key}
     doc["value"] = value
     tx.put("Setting", doc)
 
 
-def world_meta(tx: Tx) -> dict[str, Any]:
+def world_meta(tx: Documents) -> dict[str, Any]:
     """The world's metadata (world id/title, system, tabletop version, modules); {} if unset."""
     meta = get_setting(tx, SETTING_WORLD, {})
     return meta if isinstance(meta, dict) else {}
@@ -473,5 +476,5 @@ def message_to_api(doc: dict[str, Any], users: dict[str, dict[str, Any]]) -> dic
     }
 
 
-def users_by_id(tx: Tx) -> dict[str, dict[str, Any]]:
+def users_by_id(tx: Documents) -> dict[str, dict[str, Any]]:
     return {u["_id"]: u for u in tx.all("User")}

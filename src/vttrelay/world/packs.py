@@ -22,7 +22,7 @@ import orjson
 
 from vttrelay.world import documents
 from vttrelay.world.documents import Resolved
-from vttrelay.world.store import Tx
+from vttrelay.world.model.collections import Documents
 
 PACKS_DIR: Final = Path(__file__).parent / "content" / "packs"
 COMPENDIUM: Final = "Compendium"
@@ -122,7 +122,7 @@ def split_uuid(uuid: str) -> tuple[Pack, str, list[tuple[str, str]]] | None:
 PACK_OWNERSHIP: Final = {"default": 2}
 
 
-def resolve(tx: Tx, uuid: str) -> Resolved | None:
+def resolve(tx: Documents, uuid: str) -> Resolved | None:
     """A compendium uuid (with any embedded steps: `...Actor.<id>.Item.<id>`) to a read-only
     copy of its document (`Resolved.pack` set); None when it names nothing."""
     found = split_uuid(uuid)

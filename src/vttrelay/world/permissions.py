@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from vttrelay.world.actions import ActionError
 from vttrelay.world.documents import ASSISTANT_ROLE, Resolved
+from vttrelay.world.errors import ActionError
 
 if TYPE_CHECKING:
     from vttrelay.world.context import ActionContext

@@ -18,7 +18,8 @@ import orjson
 
 from vttrelay.world import defaults, documents
 from vttrelay.world.ids import new_id
-from vttrelay.world.store import COLLECTIONS, INTERNAL_COLLECTIONS, Tx, WorldStore
+from vttrelay.world.model.collections import COLLECTIONS, INTERNAL_COLLECTIONS
+from vttrelay.world.store import Tx, WorldStore
 
 CONTENT_DIR: Final = Path(__file__).parent / "content"
 # The keys of every embedded item once `prepare_actor` has filled its defaults.

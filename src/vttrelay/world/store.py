@@ -32,29 +32,10 @@ from typing import Any, Final
 import orjson
 from yoyo import get_backend, read_migrations
 
+from vttrelay.world.model.collections import name_key
 from vttrelay.world.rules import chat as chat_rules
 
 MIGRATIONS_DIR: Final = Path(__file__).parent / "migrations"
-# Every top-level document type the world holds (the tabletop's world collections).
-COLLECTIONS: Final = (
-    "User",
-    "Actor",
-    "Scene",
-    "ChatMessage",
-    "Combat",
-    "Setting",
-    "Item",
-    "JournalEntry",
-    "Macro",
-    "RollTable",
-    "Playlist",
-    "Folder",
-    "Cards",
-)
-# The world's own records that are no tabletop document: never listed, searched or resolved by
-# uuid (a user's password hash, which the tabletop keeps on its server, out of clients' reach).
-INTERNAL_COLLECTIONS: Final = ("UserCredential",)
-
 # The collections GET /search covers (the module's world index).
 SEARCHABLE: Final = frozenset(
     ("Actor", "Item", "Scene", "JournalEntry", "RollTable", "Cards", "Macro", "Playlist")
@@ -120,11 +101,6 @@ def write_chat_index(conn: Any, seq: int, values: chat_rules.ChatIndexValues) ->
         "INSERT INTO chat_audience (user_id, seq) VALUES (?, ?)",
         [(user_id, seq) for user_id in values.audience or ()],
     )
-
-
-def name_key(doc: dict[str, Any]) -> str:
-    """What a case-insensitive name lookup compares (`documents.find_by_name`)."""
-    return str(doc.get("name", "")).casefold()
 
 
 @dataclass(frozen=True)

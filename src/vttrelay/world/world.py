@@ -1,8 +1,19 @@
 """The embedded world at run time: its store, dice, clock, token selection, event subscriptions,
-and the one place where an action runs in a transaction and its events are sent after commit.
+its action table, and the one place where an action runs in a transaction and its events are
+sent after commit.
 
-The agent feeds request frames to `World.handle` and installs `World.sink` to send event frames;
-`World.subscriptions` mirrors the relay's `event-subscription-update` counts.
+`World.handle` owns dispatch over the world's `ActionTable` (a value given at start-up). The
+agent only moves frames: `attach(relay, sink)` when it is connected (event frames then go to
+`sink`), `answer(frame)` for each request (the encoded reply), `set_subscription` for the
+relay's `event-subscription-update` counts, `detach()` when the connection ends.
+
+A synchronous handler runs inside one store transaction (`run_action`): `ActionError` (or any
+other exception) rolls everything back and becomes the action's error reply
+(`ActionSpec.error_reply`); an `ActionError(..., bare=True)` is just `{type, requestId, "error":
+text}`. An async handler (execute-js, the scene picture) gets a context without an open
+transaction and uses `ctx.transact(fn)` for its reads and writes. Before any handler, an unknown
+`userId` (by id, then case-insensitive name) is answered with
+`{"type", "requestId", "error": "User not found: <id>", "data": null}`.
 
 Every transaction an action runs in has a time limit (`time_limit`, `ACTION_TIME_LIMIT` by
 default, counted from the request's arrival): each read and write of the store, and each
@@ -25,13 +36,15 @@ import orjson
 
 from vttrelay import protocol
 from vttrelay.world import documents, packs
-from vttrelay.world.actions import ActionError, UserNotFound, dispatch, load_actions
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError, UserNotFound
 from vttrelay.world.events import collect_document_events
 from vttrelay.world.files.store import FileStore
 from vttrelay.world.rules import bounds
 from vttrelay.world.rules import rolls as rolls_rules
 from vttrelay.world.runtime.heavy import HeavyWork
+from vttrelay.world.runtime.replies import encode_reply, error_reply
+from vttrelay.world.runtime.table import ActionTable, reply_head
 from vttrelay.world.store import Tx, WorldStore
 
 if TYPE_CHECKING:
@@ -65,6 +78,7 @@ class World:
         self,
         store: WorldStore,
         *,
+        actions: ActionTable,
         dice: Dice | None = None,
         clock: Callable[[], int] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
@@ -72,6 +86,7 @@ class World:
         files: FileStore | None = None,
     ) -> None:
         self.store = store
+        self.actions = actions
         self.files = files  # the file store (`data` and `public`), None: no files
         self._dice = dice
         self._clock = clock or (lambda: int(time.time() * 1000))
@@ -84,20 +99,19 @@ class World:
         self.online: set[str] = set()  # ids of users shown as active
         self.recent_rolls: list[dict[str, Any]] = []  # newest first (GET /rolls, /lastroll)
         self.heavy = HeavyWork()  # pictures: off the world's loop
-        load_actions()
         packs.register()
 
     @classmethod
-    def open(cls, data_dir: Path, **kwargs: Any) -> World:
+    def open(cls, data_dir: Path, *, actions: ActionTable, **kwargs: Any) -> World:
         """Open `<data-dir>/world/world.db`, seeding the demo world into a fresh file, and its
-        file store `<data-dir>/world/files/`."""
+        file store `<data-dir>/world/files/`; it answers the actions of `actions`."""
         from vttrelay.world.seed import seed
 
         store = WorldStore(world_db_path(data_dir))
         if store.is_empty():
             seed(store)
         kwargs.setdefault("files", FileStore(world_dir(data_dir) / FILES_DIR))
-        return cls(store, **kwargs)
+        return cls(store, actions=actions, **kwargs)
 
     def close(self) -> None:
         self.heavy.close()
@@ -278,6 +292,62 @@ class World:
         return self._run(None, user, fn)
 
     async def handle(self, frame: dict[str, Any], deadline: float | None = None) -> dict[str, Any]:
-        """Answer one request frame (a sync action by `deadline`, default `time_limit` from
-        now, or not at all)."""
-        return await dispatch(self, frame, self.deadline() if deadline is None else deadline)
+        """Run one request frame and build its reply frame (never raises). A sync action past
+        `deadline` (default `time_limit` from now) stops and commits nothing; an async one stops
+        at its next `ctx.checkpoint()` past it."""
+        if deadline is None:
+            deadline = self.deadline()
+        name = frame.get("type")
+        head = reply_head(frame)
+        spec = self.actions.get(name)
+        if spec is None:
+            return {**head, "error": f"Unknown action: {name}"}
+        user_ref = frame.get("userId") if spec.resolve_user else None
+        try:
+            if spec.is_async:
+                user = self.resolve_user_ref(user_ref)
+                ctx = self.context(None, user, self.checker(deadline))
+                body = await spec.handler(ctx, frame)
+            else:
+                body = self.run_action(user_ref, spec.handler, frame, deadline)
+        except UserNotFound as exc:
+            return {**head, "error": f"User not found: {exc.ref}", "data": None}
+        except ActionError as exc:
+            if exc.bare:
+                return {**head, "error": exc.message}
+            return spec.error_reply(frame, exc.message, exc.extra)
+        except Exception as exc:  # rolled back (done); answer clearly instead of timing out
+            return error_reply(self.actions, frame, exc)
+        return {**head, **body}
+
+    # The agent's side ---------------------------------------------------------------------
+
+    async def answer(self, frame: dict[str, Any]) -> tuple[str, bytes] | None:
+        """A request's reply, encoded: (its type, its JSON). A reply that can't be built or
+        encoded becomes an error reply to the request (never a silent timeout); None only when
+        not even that can be encoded."""
+        try:
+            reply = await self.handle(frame)
+        except Exception as exc:  # handle answers failures itself; this is a last resort
+            reply = error_reply(self.actions, frame, exc)
+        return encode_reply(self.actions, frame, reply)
+
+    def attach(self, relay: str, sink: Callable[[dict[str, Any]], None]) -> None:
+        """Connected to `relay` (its base URL): event frames go to `sink` from now on, the GM is
+        online, the relay learns the world's users. The module's `wsRelayUrl` setting says
+        which relay the world is connected to (scripts read it with
+        game.settings.get("foundry-rest-api", "wsRelayUrl"))."""
+        with self.store.transaction() as tx:
+            gm = documents.gm_user(tx)
+            if documents.get_setting(tx, "foundry-rest-api.wsRelayUrl") != relay:
+                documents.set_setting(tx, "foundry-rest-api.wsRelayUrl", relay)
+        self.online = {gm["_id"]} if gm else set()
+        self.sink = sink
+        self.send_player_list()
+
+    def detach(self) -> None:
+        """The connection ended: no sink, nobody online, no subscriptions (the relay sends its
+        counts again after a reconnect)."""
+        self.sink = None
+        self.online = set()
+        self.subscriptions.clear()

@@ -12,6 +12,7 @@ import orjson
 from aiohttp import web
 
 from vttrelay.cli import main
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.agent import Agent, AgentConfig
 from vttrelay.world.connection import Connection, forget_token, load_connection, save_connection
 from vttrelay.world.world import World
@@ -99,7 +100,7 @@ async def test_requests_run_concurrently(relay: Any, start_world: Any, api: Any)
 async def test_bad_token_stops_and_forgets_it(relay: Any, tmp_path: Path) -> None:
     data_dir = tmp_path / "bad-token"
     save_connection(data_dir, Connection(relay.url, "not-a-token", CLIENT_ID))
-    world = World.open(data_dir)
+    world = World.open(data_dir, actions=standard_table())
     codes: list[int] = []
 
     def on_failure(code: int) -> None:
@@ -181,7 +182,7 @@ async def test_module_handshake_duplicate_and_backoff_against_a_scripted_relay(
     port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     data_dir = tmp_path / "scripted"
-    world = World.open(data_dir)
+    world = World.open(data_dir, actions=standard_table())
     try:
         cfg = AgentConfig(
             f"http://127.0.0.1:{port}/", "tok", base_delay=0.1, max_delay=30, duplicate_retry=0.3
@@ -245,14 +246,14 @@ def test_reset_and_settings_commands(tmp_path: Path, capsys: Any) -> None:
     assert capsys.readouterr().out == off.replace("execute-js: off", "execute-js: on")
     assert main(["world", "settings", "--macro-execute", "on", "--data-dir", data_dir]) == 0
     assert capsys.readouterr().out == ("execute-js: on\nmacro-write: off\nmacro-execute: on\n")
-    world = World.open(Path(data_dir))
+    world = World.open(Path(data_dir), actions=standard_table())
     with world.store.transaction() as tx:
         tx.put("ChatMessage", {"_id": "m0000000000000001", "content": "x"})
     world.close()
     assert main(["world", "reset", "--data-dir", data_dir]) == 0
     assert main(["world", "settings", "--data-dir", data_dir]) == 0
     assert capsys.readouterr().out == off
-    world = World.open(Path(data_dir))
+    world = World.open(Path(data_dir), actions=standard_table())
     with world.store.transaction() as tx:
         assert tx.all("ChatMessage") == []
     world.close()
@@ -262,7 +263,7 @@ async def test_stop_is_prompt_while_connecting_or_waiting_to_retry(
     relay: Any, tmp_path: Path
 ) -> None:
     data_dir = tmp_path / "stop"
-    world = World.open(data_dir)
+    world = World.open(data_dir, actions=standard_table())
     try:
         token = relay.token(client_id=CLIENT_ID)
         agent = Agent(world, AgentConfig(relay.url, token, **FAST))

@@ -18,8 +18,9 @@ import aiohttp
 import orjson
 import pytest
 
-from vttrelay.world.actions import ACTIONS, ActionSpec
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.embedded import EmbeddedWorld
+from vttrelay.world.runtime.table import ActionSpec, ActionTable
 
 from ..conftest import CLIENT_ID, eventually
 
@@ -57,7 +58,7 @@ async def test_an_unencodable_reply_becomes_an_error_reply(
 
 
 async def test_an_action_returning_an_unencodable_value(
-    relay: Any, world: EmbeddedWorld, api: Any, monkeypatch: pytest.MonkeyPatch
+    relay: Any, start_world: Any, api: Any
 ) -> None:
     def bad(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         return {"data": {"when": object()}}
@@ -68,8 +69,8 @@ async def test_an_action_returning_an_unencodable_value(
             value = [value]
         return {"data": value}
 
-    monkeypatch.setitem(ACTIONS, "test-bad", ActionSpec("test-bad", bad))
-    monkeypatch.setitem(ACTIONS, "test-deep", ActionSpec("test-deep", deep, is_async=True))
+    own = ActionTable.of(ActionSpec("test-bad", bad), ActionSpec("test-deep", deep, is_async=True))
+    await start_world(relay, actions=standard_table().extended(own))
     got = await raw_request(relay, {"type": "test-bad", "requestId": "b1"})
     assert got["requestId"] == "b1"
     assert (
@@ -109,7 +110,7 @@ async def test_unexpected_failure_says_what_was_wrong_and_logs_one_line(
         "actorUuid": "Actor.pipMonk000000001",
         "amount": 1e300,
     }
-    with caplog.at_level(logging.ERROR, logger="vttrelay.world.actions"):
+    with caplog.at_level(logging.ERROR, logger="vttrelay.world.runtime.replies"):
         got = await raw_request(relay, frame)
     assert got["error"] == "Could not carry out modify-experience: a number in it is too large"
     assert "Internal error" not in got["error"]

@@ -1,5 +1,5 @@
 """The embedded world as `vttrelay serve` runs it: on its own event loop in its own thread
-(`runtime.thread.start_in_thread`), connected to a real relay over a real WebSocket; its
+(`embedded.start_in_thread`), connected to a real relay over a real WebSocket; its
 pictures are drawn on its heavy-work thread, so the world answers other requests while one is
 drawn; `stop` disconnects it and ends the thread."""
 
@@ -10,7 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from vttrelay.world.runtime.thread import THREAD_NAME, start_in_thread
+from vttrelay.world.embedded import start_in_thread
+from vttrelay.world.runtime.thread import THREAD_NAME
 
 from ..conftest import CLIENT_ID, FAST, eventually
 
@@ -26,7 +27,7 @@ async def test_the_world_runs_on_its_own_loop_and_thread(
         assert handle.thread is not threading.current_thread()
         assert handle.thread.name == THREAD_NAME and handle.thread.is_alive()
         assert handle.loop is not asyncio.get_running_loop()
-        world = handle.embedded.world
+        world = handle.value.world
         where = await asyncio.wrap_future(
             handle.call(lambda: (threading.current_thread().name, world.metadata()["world"]["id"]))
         )

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.world import World
 
 from ..conftest import CLIENT_ID
@@ -125,7 +126,7 @@ async def test_rest_interrupted_by_a_killed_world_changes_nothing(
     relay: Any, api: Any, tmp_path: Path
 ) -> None:
     data_dir = tmp_path / "crash-world"
-    world = World.open(data_dir)
+    world = World.open(data_dir, actions=standard_table())
     with world.store.transaction() as tx:
         brann = tx.get("Actor", "brannFighter0001")
         assert brann is not None
@@ -179,7 +180,7 @@ async def test_rest_interrupted_by_a_killed_world_changes_nothing(
         if proc.stderr:
             proc.stderr.close()
 
-    world = World.open(data_dir)
+    world = World.open(data_dir, actions=standard_table())
     try:
         with world.store.transaction() as tx:
             assert tx.get("Actor", "brannFighter0001") == before

@@ -28,7 +28,7 @@ def stored(world: EmbeddedWorld, uuid: str) -> dict[str, Any] | None:
 
 
 def snapshot(world: EmbeddedWorld) -> dict[str, list[dict[str, Any]]]:
-    from vttrelay.world.store import COLLECTIONS
+    from vttrelay.world.model.collections import COLLECTIONS
 
     with world.world.store.transaction() as tx:
         return {c: tx.all(c) for c in COLLECTIONS}

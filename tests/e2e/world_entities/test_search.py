@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.rules.search import score_match
 from vttrelay.world.world import World
@@ -135,7 +136,7 @@ def generated_world(data_dir: Path, count: int) -> list[dict[str, Any]]:
     transaction. Returns the generated documents."""
     rng = random.Random(10_000)
     docs = []
-    world = World.open(data_dir)
+    world = World.open(data_dir, actions=standard_table())
     with world.store.transaction() as tx:
         for n in range(count):
             kind, sub_type = KINDS[n % len(KINDS)]

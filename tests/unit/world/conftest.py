@@ -1,5 +1,7 @@
 """Fixtures for the world's in-process tests: the seeded demo world in a real SQLite file in a
-tmp dir, with a settable clock and scripted dice, its events collected in `world.sent`; and
+tmp dir, answering the `actions` fixture's table (the standard one unless a test module
+overrides the fixture), with a settable clock and scripted dice, its events collected in
+`world.sent`; and
 `call`, which sends it one request frame as the relay would; `get_actor` and `chat` read what
 it stored, `edited_actor` changes an actor directly. `older_world_file` writes a store file as an
 older version left it, for the migrations' tests."""
@@ -16,7 +18,9 @@ import orjson
 import pytest
 from yoyo import get_backend, read_migrations
 
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.dice import Dice, ScriptedRandom
+from vttrelay.world.runtime.table import ActionTable
 from vttrelay.world.store import MIGRATIONS_DIR
 from vttrelay.world.world import World
 
@@ -60,9 +64,18 @@ def faces() -> ScriptedRandom:
 
 
 @pytest.fixture
-def world(tmp_path: Path, clock: Clock, faces: ScriptedRandom) -> Iterator[World]:
+def actions() -> ActionTable:
+    """The actions the `world` answers: the standard table (a test module that adds its own
+    actions overrides this fixture)."""
+    return standard_table()
+
+
+@pytest.fixture
+def world(
+    tmp_path: Path, clock: Clock, faces: ScriptedRandom, actions: ActionTable
+) -> Iterator[World]:
     """The seeded demo world, every event it sends collected in `sent`."""
-    w = World.open(tmp_path / "data", dice=Dice(faces), clock=clock)
+    w = World.open(tmp_path / "data", actions=actions, dice=Dice(faces), clock=clock)
     w.sent = []  # type: ignore[attr-defined]
     w.sink = w.sent.append  # type: ignore[attr-defined]
     yield w

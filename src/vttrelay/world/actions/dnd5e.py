@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Any, Final
 
 from vttrelay.world import documents
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.dnd5e_common import (
     actor_direct,
     actor_direct_checked,
@@ -39,6 +38,7 @@ from vttrelay.world.actions.dnd5e_common import (
     text,
 )
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError
 from vttrelay.world.permissions import assert_can_view, assert_owner
 from vttrelay.world.rules import abilities as ab
 from vttrelay.world.rules import concentration as conc
@@ -47,6 +47,7 @@ from vttrelay.world.rules.details import actor_details
 from vttrelay.world.rules.effects import apply_changes
 from vttrelay.world.rules.items import modify_charges
 from vttrelay.world.rules.paths import as_int, get_path, set_path
+from vttrelay.world.runtime.table import action
 
 # XP by challenge rating (SRD 5.1): NPCs have experience derived from their CR.
 CR_XP: Final[dict[float, int]] = {

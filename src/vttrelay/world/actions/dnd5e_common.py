@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from vttrelay.world import documents
-from vttrelay.world.actions import ActionError
 from vttrelay.world.context import ActionContext
-from vttrelay.world.dice import DiceError, Roll
+from vttrelay.world.dice import Roll
+from vttrelay.world.errors import ActionError, DiceError
 
 # Parameters ---------------------------------------------------------------------------------
 

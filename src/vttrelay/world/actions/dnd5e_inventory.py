@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from vttrelay.world import documents
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.dnd5e_common import (
     actor_from_uuid,
     actor_uuid,
@@ -19,10 +18,12 @@ from vttrelay.world.actions.dnd5e_common import (
     text,
 )
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError, CurrencyError
 from vttrelay.world.permissions import assert_owner
 from vttrelay.world.rules import currency as coins
 from vttrelay.world.rules.items import set_attuned, set_equipped
 from vttrelay.world.rules.spells import prepares_spells, set_prepared
+from vttrelay.world.runtime.table import action
 
 # Equipment and attunement --------------------------------------------------------------------
 
@@ -77,7 +78,7 @@ def transfer_currency(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, An
         new_source, new_target = coins.plan_transfer(
             coins.balance(source), coins.balance(target), amounts, str(source.get("name", ""))
         )
-    except coins.CurrencyError as exc:
+    except CurrencyError as exc:
         raise ActionError(str(exc)) from exc
     if source["_id"] == target["_id"]:
         # paying yourself moves nothing (the funds were still checked above)

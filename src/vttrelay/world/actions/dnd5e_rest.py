@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from typing import Any, Final
 
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.dnd5e_common import (
     actor_or_selected,
     actor_uuid,
@@ -22,8 +21,10 @@ from vttrelay.world.actions.dnd5e_common import (
     speaker_for,
 )
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError
 from vttrelay.world.permissions import assert_owner
 from vttrelay.world.rules.rests import RestOutcome, long_rest, short_rest
+from vttrelay.world.runtime.table import action
 
 CRASH_ENV: Final = "VTTRELAY_CRASH_AFTER"
 RULES_SETTING: Final = "dnd5e.rulesVersion"  # "modern" (2024, default) or "legacy" (2014)

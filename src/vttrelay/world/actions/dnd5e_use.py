@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from vttrelay.world import documents
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.dnd5e_common import (
     actor_direct,
     actor_uuid,
@@ -23,9 +22,11 @@ from vttrelay.world.actions.dnd5e_common import (
     text,
 )
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError, UseError
 from vttrelay.world.permissions import assert_owner
 from vttrelay.world.rules import concentration as conc
-from vttrelay.world.rules.use import UseError, apply_healing, use_item
+from vttrelay.world.rules.use import apply_healing, use_item
+from vttrelay.world.runtime.table import action
 
 FEATURE_TYPES: Final = ("feat", "class", "subclass", "background")
 NOT_ITEMS: Final = ("feat", "spell", "class", "subclass", "background")

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from vttrelay.world import documents, packs
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError, EffectDataError
 from vttrelay.world.permissions import LIMITED, assert_owner, permission_level
 from vttrelay.world.rules import effects as rules
+from vttrelay.world.runtime.table import action
 
 
 @dataclass
@@ -122,7 +123,7 @@ def add_effect(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
             raise ActionError("effectData must be an object")
         try:
             effect = rules.new_effect(ctx.new_id(), data, ctx.now_ms())
-        except rules.EffectDataError as exc:
+        except EffectDataError as exc:
             raise ActionError(str(exc)) from None
     if target.collection == "Actor":  # a round/turn duration starts now, in the combat
         rules.start_duration(effect, documents.current_combat(ctx.tx))

@@ -24,12 +24,13 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from vttrelay.world import documents
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.dnd5e_common import roll_formula
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError
 from vttrelay.world.permissions import OWNER, assert_can_write, assert_gm, resolved_level
 from vttrelay.world.rules import combat as rules
 from vttrelay.world.rules import effects as effect_rules
+from vttrelay.world.runtime.table import action
 
 DEFAULT_NAME: Final = "New Encounter"
 NO_ACTIVE: Final = "No active encounter"

@@ -21,14 +21,15 @@ from __future__ import annotations
 from typing import Any, Final
 
 from vttrelay.world import documents
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.canvas import check_written
 from vttrelay.world.actions.search import ranked_entries
 from vttrelay.world.context import ActionContext
 from vttrelay.world.documents import Resolved
+from vttrelay.world.errors import ActionError
+from vttrelay.world.model.collections import COLLECTIONS
 from vttrelay.world.permissions import OWNER, assert_can_write, resolved_level, view
 from vttrelay.world.rules import entities as rules
-from vttrelay.world.store import COLLECTIONS
+from vttrelay.world.runtime.table import action
 
 FAILED: Final = {"success": False}
 SETTING_REFUSED: Final = "Setting documents can't be changed or deleted through the API"

@@ -24,7 +24,6 @@ import re
 from typing import Any, Final
 
 from vttrelay.world import documents
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.scripts import (
     SETTING_MEMORY_LIMIT,
     SETTING_TIME_LIMIT,
@@ -34,10 +33,11 @@ from vttrelay.world.actions.scripts import (
     world_call,
 )
 from vttrelay.world.context import CHAT_EMOTE, CHAT_OOC, ActionContext
-from vttrelay.world.dice import DiceError
+from vttrelay.world.errors import ActionError, DiceError
 from vttrelay.world.permissions import LIMITED, assert_owner, permission_level
 from vttrelay.world.rules import chat as chat_rules
 from vttrelay.world.rules.rolls import critical_and_fumble
+from vttrelay.world.runtime.table import action
 from vttrelay.world.scripts import ScriptError
 
 FAILED: Final = {"success": False}

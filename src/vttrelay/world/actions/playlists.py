@@ -15,10 +15,11 @@ from __future__ import annotations
 from typing import Any, Final
 
 from vttrelay.world import documents
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError
 from vttrelay.world.permissions import assert_gm
 from vttrelay.world.rules import playlists as rules
+from vttrelay.world.runtime.table import action
 
 SETTING_AUDIO: Final = "vttrelay.audio"  # [{src, volume, loop}] started by play-sound
 

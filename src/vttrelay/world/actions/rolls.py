@@ -17,11 +17,11 @@ from __future__ import annotations
 from typing import Any, Final
 
 from vttrelay.world import documents
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.chat import whisper_recipients
 from vttrelay.world.context import ActionContext
-from vttrelay.world.dice import DiceError
+from vttrelay.world.errors import ActionError, DiceError
 from vttrelay.world.rules import rolls as rules
+from vttrelay.world.runtime.table import action
 
 FAILED: Final = {"success": False}
 

@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from vttrelay.world import documents, scene_image
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.actions.canvas import check_written
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError
 from vttrelay.world.files.store import StoreError
 from vttrelay.world.permissions import assert_can_write, assert_gm, filter_views, view
 from vttrelay.world.rules import entities as entity_rules
+from vttrelay.world.runtime.table import action
 
 FAILED: Final = {"success": False}
 NOT_FOUND: Final = "Scene not found"

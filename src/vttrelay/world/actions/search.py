@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import Any, Final
 
 from vttrelay.world import documents, packs
-from vttrelay.world.actions import action
 from vttrelay.world.context import ActionContext
 from vttrelay.world.permissions import LIMITED, OBSERVER, OWNER, permission_level
 from vttrelay.world.rules import search as rules
+from vttrelay.world.runtime.table import action
 from vttrelay.world.store import IndexEntry
 
 DEFAULT_LIMIT: Final = 200

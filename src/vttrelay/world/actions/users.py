@@ -20,10 +20,11 @@ import secrets
 from typing import Any, Final
 
 from vttrelay.world import documents
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError
+from vttrelay.world.model.collections import INTERNAL_COLLECTIONS
 from vttrelay.world.permissions import assert_gm
-from vttrelay.world.store import INTERNAL_COLLECTIONS
+from vttrelay.world.runtime.table import action
 
 CREDENTIALS: Final = INTERNAL_COLLECTIONS[0]  # {_id: user id, hash, salt}
 DATA_NULL: Final = {"data": None}

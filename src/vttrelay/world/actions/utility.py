@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any, Final
 
 from vttrelay.world import documents
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError
 from vttrelay.world.permissions import assert_gm
+from vttrelay.world.runtime.table import action
 
 FAILED: Final = {"success": False}
 _MISSING: Final = object()

@@ -1,5 +1,5 @@
 """The name index: for each User, Actor and Playlist document (`store.NAME_INDEXED`), its
-`store.name_key` (the case-folded name), so that a request naming one is answered without
+`name_key` (the case-folded name), so that a request naming one is answered without
 parsing every document of the collection. The store keeps the table current in the same
 transaction as every document write; this migration fills it for the documents already stored,
 with the same function.
@@ -15,7 +15,8 @@ __depends__ = {"0004_active_documents"}
 def _backfill(conn: Any) -> None:
     import orjson
 
-    from vttrelay.world.store import NAME_INDEXED, name_key
+    from vttrelay.world.model.collections import name_key
+    from vttrelay.world.store import NAME_INDEXED
 
     cursor = conn.cursor()
     marks = ",".join("?" * len(NAME_INDEXED))

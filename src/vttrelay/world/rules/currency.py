@@ -5,13 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from vttrelay.world.errors import CurrencyError
 from vttrelay.world.rules.paths import as_number, get_path
 
 DENOMINATIONS: Final = ("pp", "gp", "ep", "sp", "cp")
-
-
-class CurrencyError(ValueError):
-    """A transfer the source cannot pay, or a malformed amount."""
 
 
 def balance(actor: dict[str, Any]) -> dict[str, int]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from vttrelay.world.documents import new_stats
+from vttrelay.world.errors import EffectDataError
 from vttrelay.world.rules.paths import get_path, set_path
 
 # ActiveEffect change modes (CONST.ACTIVE_EFFECT_MODES).
@@ -99,10 +100,6 @@ def empty_duration() -> dict[str, Any]:
         "startRound": None,
         "startTurn": None,
     }
-
-
-class EffectDataError(ValueError):
-    """ActiveEffect data the tabletop would refuse; the message says which field."""
 
 
 def _check(data: dict[str, Any]) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from vttrelay.world.dice import Dice, DiceError
+from vttrelay.world.dice import Dice
+from vttrelay.world.errors import DiceError, UsesError
 from vttrelay.world.rules.abilities import resolve_formula
 from vttrelay.world.rules.paths import as_int, get_path
 
@@ -16,10 +17,6 @@ _FLAT = Dice()  # evaluates dice-free formulas only: never draws a random number
 
 ITEM_TYPES: Final = ("weapon", "equipment", "consumable", "tool", "loot", "backpack")
 FEATURE_TYPES: Final = ("feat", "background", "class", "subclass")
-
-
-class UsesError(ValueError):
-    """An item or activity without uses left."""
 
 
 def evaluate_max(formula: Any, actor: dict[str, Any]) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
+from vttrelay.world.errors import SpellError
 from vttrelay.world.rules.abilities import class_items
 from vttrelay.world.rules.paths import as_number, get_path
 
@@ -63,10 +64,6 @@ PACT_SLOTS: Final[tuple[tuple[int, int], ...]] = (
 )
 
 SLOT_KEYS: Final = tuple(f"spell{n}" for n in range(1, 10))
-
-
-class SpellError(ValueError):
-    """A spell that cannot be cast or prepared."""
 
 
 def _progression_levels(actor: dict[str, Any]) -> tuple[int, int]:

@@ -24,7 +24,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from vttrelay.world.dice import Dice, DiceError, Roll
+from vttrelay.world.dice import Dice, Roll
+from vttrelay.world.errors import DiceError, SpellError, UseError, UsesError
 from vttrelay.world.rules import spells as spell_rules
 from vttrelay.world.rules.abilities import (
     ABILITY_LABELS,
@@ -36,7 +37,7 @@ from vttrelay.world.rules.abilities import (
 )
 from vttrelay.world.rules.armor import armor_class
 from vttrelay.world.rules.effects import apply_changes
-from vttrelay.world.rules.items import UsesError, spend_uses, uses_max, uses_value
+from vttrelay.world.rules.items import spend_uses, uses_max, uses_value
 from vttrelay.world.rules.paths import as_int, get_path, set_path
 from vttrelay.world.rules.rests import LAST_REST_FLAG
 
@@ -45,10 +46,6 @@ RANGED_WEAPONS: Final = ("simpleR", "martialR")
 ARCANE_RECOVERY: Final = "arcane-recovery"
 IMPROVED_CRITICAL: Final = "improved-critical"
 MARTIAL_ARTS: Final = "martial-arts"
-
-
-class UseError(ValueError):
-    """The item cannot be used now (no slot, no uses, not prepared...)."""
 
 
 @dataclass
@@ -296,7 +293,7 @@ def use_item(
     if item.get("type") == "spell":
         try:
             spent = spell_rules.spend_slot_for(after, item)
-        except spell_rules.SpellError as exc:
+        except SpellError as exc:
             raise UseError(str(exc)) from exc
         if spent:
             out.notes.append(f"spent a {spent}")

@@ -1,18 +1,19 @@
-"""The embedded world on its own event loop, in a thread of its own, so that its work never runs
-on the relay's loop (DESIGN §2).
+"""An event loop of its own, in a thread of its own: how `vttrelay serve` runs the embedded
+world (`embedded.start_in_thread`), so that the world's work never runs on the relay's loop
+(DESIGN §2).
 
-`vttrelay serve` calls `start_in_thread` and, at shutdown, `await handle.stop()`. The world,
-its agent and its SQLite connection live on that thread only: the caller reaches them through the
-relay, over the loopback WebSocket, like any world. Heavy work inside the world (a scene picture)
-goes further, to a worker thread of the world's loop (`asyncio.to_thread`), so that the world
-answers its other requests meanwhile.
+`run_in_thread(start)` runs the coroutine function `start` on a new loop in a new thread and
+returns, once it has finished, a handle holding what it returned; `await handle.stop()` stops
+that (its `stop()`, on its own loop), ends the loop and joins the thread. Whatever `start`
+built lives on that thread only: the caller reaches the embedded world through the relay, over
+the loopback WebSocket, like any world.
 
-Why a thread and not a process (bench/RESULTS.md, "The embedded world on its own loop"): both meet
-the target (`python -m bench.world_stall`), the thread is simpler (one process to start, stop and
-log; no second copy of the interpreter's memory), and the heavy work that remains is in C that
-releases the GIL for most of its time (Pillow's PNG encoder, SQLite). Pure-Python work of the
-world (the rules) still takes the GIL in turns with the relay, at most the interpreter's switch
-interval (5 ms) at a time.
+Why a thread and not a process (bench/RESULTS.md, "The embedded world on its own loop"): the
+thread is simpler (one process to start, stop and log; one copy of the interpreter's memory)
+and it meets the target just as well, since the heavy work is in C that releases the GIL for
+most of its time (Pillow's PNG encoder, SQLite) and runs on the world's heavy-work threads
+(`runtime.heavy`). Pure-Python work of the world (the rules) takes the GIL in turns with the
+relay, at most the interpreter's switch interval (5 ms) at a time.
 """
 
 from __future__ import annotations
@@ -21,16 +22,20 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-from vttrelay.world.embedded import EmbeddedWorld, start
+from typing import Any, Generic, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
 
 THREAD_NAME = "vttrelay-world"
+
+
+class Stoppable(Protocol):
+    async def stop(self) -> None: ...
+
+
+S = TypeVar("S", bound=Stoppable)
 
 
 def _new_loop() -> asyncio.AbstractEventLoop:
@@ -43,16 +48,16 @@ def _new_loop() -> asyncio.AbstractEventLoop:
 
 
 @dataclass
-class WorldThread:
-    """A running embedded world on its own loop and thread; `await stop()` ends both."""
+class LoopThread(Generic[S]):
+    """What `start` returned, running on its own loop and thread; `await stop()` ends all."""
 
     thread: threading.Thread
     loop: asyncio.AbstractEventLoop
-    embedded: EmbeddedWorld
+    value: S
     _finished: asyncio.Event
 
     def call(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
-        """Run `fn()` on the world's loop (it may touch the world there); its result later."""
+        """Run `fn()` on the thread's loop (it may touch `value` there); its result later."""
 
         async def run() -> Any:
             return fn()
@@ -60,13 +65,13 @@ class WorldThread:
         return asyncio.run_coroutine_threadsafe(run(), self.loop)
 
     async def stop(self) -> None:
-        """Disconnect the world, close its database, end its loop and join its thread."""
+        """Stop `value` on its loop, end the loop and join the thread."""
         if not self.thread.is_alive():
             return
 
         async def finish() -> None:
             try:
-                await self.embedded.stop()
+                await self.value.stop()
             finally:
                 self._finished.set()
 
@@ -74,28 +79,19 @@ class WorldThread:
         await asyncio.to_thread(self.thread.join)
 
 
-async def start_in_thread(
-    relay_url: str,
-    token: str,
-    data_dir: Path,
-    *,
-    wait_connected: float = 10.0,
-    **agent_options: Any,
-) -> WorldThread:
-    """Start the embedded world (`embedded.start`, same arguments) on a new event loop in a new
-    thread; returns once it is connected (or `wait_connected` seconds passed, as `start`)."""
-    started: concurrent.futures.Future[WorldThread] = concurrent.futures.Future()
+async def run_in_thread(start: Callable[[], Awaitable[S]]) -> LoopThread[S]:
+    """Run `start()` on a new event loop in a new thread; returns once it returned (its
+    exception, if it raised: the thread has ended then)."""
+    started: concurrent.futures.Future[LoopThread[S]] = concurrent.futures.Future()
 
     async def main(loop: asyncio.AbstractEventLoop) -> None:
         finished = asyncio.Event()
         try:
-            embedded = await start(
-                relay_url, token, data_dir, wait_connected=wait_connected, **agent_options
-            )
+            value = await start()
         except BaseException as exc:
             started.set_exception(exc)
             return
-        started.set_result(WorldThread(threading.current_thread(), loop, embedded, finished))
+        started.set_result(LoopThread(threading.current_thread(), loop, value, finished))
         await finished.wait()
 
     def run() -> None:
@@ -105,7 +101,7 @@ async def start_in_thread(
             loop.run_until_complete(main(loop))
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.run_until_complete(loop.shutdown_default_executor())
-        except BaseException as exc:  # the world's loop itself failed: say so, never silently
+        except BaseException as exc:  # the loop itself failed: say so, never silently
             log.exception("the embedded world's thread failed")
             if not started.done():
                 started.set_exception(exc)

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.world.actions import action
+import pytest
+
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.context import ActionContext
+from vttrelay.world.runtime.table import ActionTable, action
 from vttrelay.world.world import World
 
 from ..conftest import call
@@ -39,6 +42,12 @@ def _change(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
         return {}
     ctx.tx.put("Combat", combat)
     return {}
+
+
+@pytest.fixture
+def actions() -> ActionTable:
+    """The standard actions and this module's own."""
+    return standard_table().extended(ActionTable.of(_change))
 
 
 async def test_combat_events_follow_the_document(world: World) -> None:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.world.actions import ActionError, action
+import pytest
+
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError
+from vttrelay.world.runtime.table import ActionTable, action
 from vttrelay.world.world import World
 
 from ..conftest import call
@@ -34,6 +38,12 @@ def _hp(world: World, actor_id: str) -> Any:
     with world.store.transaction() as tx:
         actor = tx.get("Actor", actor_id)
     return actor and actor["system"]["hp"]
+
+
+@pytest.fixture
+def actions() -> ActionTable:
+    """The standard actions and this module's own."""
+    return standard_table().extended(ActionTable.of(_set_hp, _extra))
 
 
 async def test_reply_envelope_and_key_order(world: World) -> None:

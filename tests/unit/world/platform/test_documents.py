@@ -7,6 +7,7 @@ from pathlib import Path
 import orjson
 
 from vttrelay.world import documents
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.seed import CONTENT_DIR, ITEM_KEYS, load_actor_content, reset
 from vttrelay.world.world import World
 
@@ -47,7 +48,7 @@ def test_world_content_matches_the_contract(world: World) -> None:
 
 def test_seeded_actors_have_item_entries_with_the_11_keys(tmp_path: Path) -> None:
     expected = {a["_id"] for a in load_actor_content(CONTENT_DIR)}
-    world = World.open(tmp_path / "fresh")
+    world = World.open(tmp_path / "fresh", actions=standard_table())
     with world.store.transaction() as tx:
         actors = tx.all("Actor")
     world.close()
@@ -114,7 +115,7 @@ def test_resolve_uuid(world: World) -> None:
 
 
 def test_reset_restores_the_demo_world(tmp_path: Path) -> None:
-    world = World.open(tmp_path / "d")
+    world = World.open(tmp_path / "d", actions=standard_table())
     with world.store.transaction() as tx:
         tx.put("ChatMessage", {"_id": "m", "content": "x"})
         documents.set_setting(tx, documents.SETTING_ALLOW_EXECUTE_JS, True)
@@ -182,6 +183,6 @@ def test_resolve_uuid_top_level_types_and_extra_resolvers(world: World) -> None:
 
 
 def store_collections() -> tuple[str, ...]:
-    from vttrelay.world.store import COLLECTIONS
+    from vttrelay.world.model.collections import COLLECTIONS
 
     return COLLECTIONS

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.world.actions import action
+import pytest
+
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.context import ActionContext
 from vttrelay.world.events import diff
+from vttrelay.world.runtime.table import ActionTable, action
 from vttrelay.world.world import World
 
 from ..conftest import call
@@ -44,6 +47,12 @@ def test_diff() -> None:
         "-=e": None,
     }
     assert diff({"l": [1]}, {"l": [1, 2], "n": None}) == {"l": [1, 2], "n": None}
+
+
+@pytest.fixture
+def actions() -> ActionTable:
+    """The standard actions and this module's own."""
+    return standard_table().extended(ActionTable.of(_embedded, _journal))
 
 
 async def test_item_and_effect_events(world: World) -> None:

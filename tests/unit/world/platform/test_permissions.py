@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vttrelay.world.actions import ActionError
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError
 from vttrelay.world.permissions import (
     LIMITED,
     NONE,

@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.dice import ScriptedRandom
 from vttrelay.world.world import World
 
@@ -170,9 +171,10 @@ CRASH_SCRIPT = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
+    from vttrelay.world.actions.table import standard_table
     from vttrelay.world.world import World
 
-    world = World.open(Path(sys.argv[1]))
+    world = World.open(Path(sys.argv[1]), actions=standard_table())
     frame = {"type": "long-rest", "requestId": "long-rest_1", "actorUuid": "Actor.brannFighter0001"}
     print(asyncio.run(world.handle(frame)))
     """
@@ -181,7 +183,7 @@ CRASH_SCRIPT = textwrap.dedent(
 
 def test_rest_interrupted_by_killed_process_changes_nothing(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    world = World.open(data)
+    world = World.open(data, actions=standard_table())
     with edited_actor(world, "brannFighter0001") as brann:
         brann["system"]["attributes"]["hp"]["value"] = 3
         item_of(brann, "Fighter")["system"]["hd"]["spent"] = 2
@@ -197,7 +199,7 @@ def test_rest_interrupted_by_killed_process_changes_nothing(tmp_path: Path) -> N
     )
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == b""  # it died before answering
-    world = World.open(data)
+    world = World.open(data, actions=standard_table())
     try:
         assert get_actor(world, "brannFighter0001") == before
         assert chat(world) == []

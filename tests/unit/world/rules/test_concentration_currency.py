@@ -6,18 +6,13 @@ from typing import Any
 
 import pytest
 
+from vttrelay.world.errors import CurrencyError
 from vttrelay.world.rules.concentration import (
     concentration_dc,
     concentration_effect,
     new_concentration_effect,
 )
-from vttrelay.world.rules.currency import (
-    CurrencyError,
-    balance,
-    modify,
-    plan_transfer,
-    transfer_amounts,
-)
+from vttrelay.world.rules.currency import balance, modify, plan_transfer, transfer_amounts
 
 
 @pytest.mark.parametrize(

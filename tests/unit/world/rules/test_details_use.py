@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 
 from vttrelay.world.dice import Dice, ScriptedRandom
+from vttrelay.world.errors import UseError
 from vttrelay.world.rules.concentration import new_concentration_effect
 from vttrelay.world.rules.details import DETAIL_NAMES, actor_details
 from vttrelay.world.rules.rests import long_rest, short_rest
-from vttrelay.world.rules.use import UseError, apply_healing, use_item
+from vttrelay.world.rules.use import apply_healing, use_item
 from vttrelay.world.seed import ITEM_KEYS
 
 from .conftest import item_of

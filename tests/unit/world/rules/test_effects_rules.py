@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from vttrelay.world.errors import EffectDataError
 from vttrelay.world.rules import effects as rules
 
 
@@ -57,7 +58,7 @@ def test_new_effect_fills_defaults_and_keeps_what_was_given() -> None:
     ],
 )
 def test_new_effect_refuses_bad_data(data: dict[str, object], field: str) -> None:
-    with pytest.raises(rules.EffectDataError, match=f"validation errors: {field}"):
+    with pytest.raises(EffectDataError, match=f"validation errors: {field}"):
         rules.new_effect("e" * 16, data, 0)
 
 

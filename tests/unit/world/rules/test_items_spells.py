@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from vttrelay.world.errors import SpellError
 from vttrelay.world.rules import spells
 from vttrelay.world.rules.items import modify_charges, uses_max, uses_value
 
@@ -54,12 +55,12 @@ def test_spend_slot_of_the_spells_level(elara: dict[str, Any]) -> None:
     step = item_of(elara, "Misty Step")
     spells.spend_slot_for(elara, step)
     spells.spend_slot_for(elara, step)
-    with pytest.raises(spells.SpellError, match="No spell slots of level 2 remaining"):
+    with pytest.raises(SpellError, match="No spell slots of level 2 remaining"):
         spells.spend_slot_for(elara, step)
 
 
 def test_unprepared_spell_cannot_be_cast(elara: dict[str, Any]) -> None:
-    with pytest.raises(spells.SpellError, match="not prepared"):
+    with pytest.raises(SpellError, match="not prepared"):
         spells.spend_slot_for(elara, item_of(elara, "Sleep"))
 
 
@@ -67,7 +68,7 @@ def test_pact_spells_use_pact_slots(corvin: dict[str, Any]) -> None:
     retreat = item_of(corvin, "Expeditious Retreat")
     assert spells.spend_slot_for(corvin, retreat) == "pact slot (2nd level)"
     spells.spend_slot_for(corvin, retreat)
-    with pytest.raises(spells.SpellError, match="No pact slots remaining"):
+    with pytest.raises(SpellError, match="No pact slots remaining"):
         spells.spend_slot_for(corvin, retreat)
 
 

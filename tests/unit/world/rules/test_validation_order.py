@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from vttrelay.world.actions import load_actions
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.world import World
 
 from ..conftest import call
@@ -358,13 +358,9 @@ async def test_concentration_save_checks_damage_after_concentration(world: World
     assert _state(world) == before
 
 
-# every action of the world (not the doubles other test modules register) that looks at userId
-# (get-status-effects never does, as in the module: endpoints-beyond-seed §5.1)
-WORLD_ACTIONS = sorted(
-    name
-    for name, spec in load_actions().items()
-    if not name.startswith("test-") and spec.resolve_user
-)
+# every action of the world that looks at userId (get-status-effects never does, as in the
+# module: endpoints-beyond-seed §5.1)
+WORLD_ACTIONS = sorted(name for name, spec in standard_table().specs.items() if spec.resolve_user)
 
 
 @pytest.mark.parametrize("action", WORLD_ACTIONS)
