@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from vttrelay.world.actions.table import standard_table
 from vttrelay.world.dice import Dice, ScriptedRandom
 from vttrelay.world.world import World
 
@@ -43,6 +44,7 @@ def ticking() -> Ticking:
 def timed_world(tmp_path: Path, clock: Clock, ticking: Ticking) -> Iterator[World]:
     w = World.open(
         tmp_path / "data",
+        actions=standard_table(),
         dice=Dice(ScriptedRandom([], seed=3)),
         clock=clock,
         monotonic=ticking,
