@@ -76,3 +76,19 @@ def _named(module: str) -> Any:
 
     handler.__module__ = module
     return handler
+
+
+def test_the_standard_table_has_every_handler_of_the_actions_package() -> None:
+    """A new action module must be named in `actions.table` (nothing registers itself)."""
+    import importlib
+    import pkgutil
+
+    import vttrelay.world.actions as package
+
+    marked = {
+        spec.name
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
+        for value in vars(importlib.import_module(info.name)).values()
+        if (spec := spec_of(value)) is not None
+    }
+    assert marked and marked == set(standard_table())
