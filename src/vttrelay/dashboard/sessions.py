@@ -18,6 +18,7 @@ import secrets
 import time
 from dataclasses import dataclass
 
+from vttrelay.relay.database import Connection
 from vttrelay.relay.store import RelayStore, sha256_hex
 
 SIGNIN_TTL = 3600.0  # seconds a printed sign-in link stays valid
@@ -87,15 +88,27 @@ def redeem_signin_token(
             "UPDATE dashboard_signin_tokens SET used_at = ? WHERE token_hash = ?",
             (now, row["token_hash"]),
         )
-        db.execute("DELETE FROM dashboard_sessions WHERE expires_at < ?", (now - PURGE_AFTER,))
-        secret = secrets.token_urlsafe(32)
-        viewer = Viewer(row["account"], secrets.token_urlsafe(24), now + session_ttl)
-        db.execute(
-            "INSERT INTO dashboard_sessions (session_hash, account, csrf, created_at, expires_at)"
-            " VALUES (?,?,?,?,?)",
-            (sha256_hex(secret), viewer.account, viewer.csrf, now, viewer.expires_at),
-        )
+        return _open(db, row["account"], session_ttl, now)
+
+
+def _open(db: Connection, account: str | None, ttl: float, now: float) -> tuple[str, Viewer]:
+    db.execute("DELETE FROM dashboard_sessions WHERE expires_at < ?", (now - PURGE_AFTER,))
+    secret = secrets.token_urlsafe(32)
+    viewer = Viewer(account, secrets.token_urlsafe(24), now + ttl)
+    db.execute(
+        "INSERT INTO dashboard_sessions (session_hash, account, csrf, created_at, expires_at)"
+        " VALUES (?,?,?,?,?)",
+        (sha256_hex(secret), viewer.account, viewer.csrf, now, viewer.expires_at),
+    )
     return secret, viewer
+
+
+def open_session(
+    store: RelayStore, account: str, session_ttl: float = SESSION_TTL, now: float | None = None
+) -> tuple[str, Viewer]:
+    """A new session of an account's owner who signed in with email and password."""
+    with store.transaction() as db:
+        return _open(db, account, session_ttl, _now(now))
 
 
 def session_viewer(

@@ -47,6 +47,7 @@ from markupsafe import Markup
 from multidict import MultiDictProxy
 
 from vttrelay import __version__, protocol
+from vttrelay.dashboard import accounts as account_pages
 from vttrelay.dashboard import scopes as scope_info
 from vttrelay.dashboard.sessions import (
     Viewer,
@@ -216,6 +217,21 @@ def stream_routes() -> list[dict[str, Any]]:
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
+def with_signin_csrf(request: web.Request, response: web.Response, csrf: str) -> web.Response:
+    """`response` with the pre-session CSRF cookie (`SIGNIN_COOKIE`) of a form shown before
+    anyone is signed in (sign-in, password reset); its POST must carry the same token."""
+    response.set_cookie(
+        SIGNIN_COOKIE,
+        csrf,
+        max_age=int(SIGNIN_WINDOW),
+        path="/",  # whatever prefix a proxy serves the relay under
+        httponly=True,
+        samesite="Strict",
+        secure=_https(request),
+    )
+    return response
+
+
 class Dashboard:
     """The dashboard of one relay application (`request.app[DASHBOARD]`)."""
 
@@ -340,22 +356,13 @@ class Dashboard:
             next=safe_next(request.query.get("next")),
             signin_csrf=csrf,
         )
-        response.set_cookie(
-            SIGNIN_COOKIE,
-            csrf,
-            max_age=int(SIGNIN_WINDOW),
-            path="/",  # whatever prefix a proxy serves the relay under
-            httponly=True,
-            samesite="Strict",
-            secure=_https(request),
-        )
-        return response
+        return with_signin_csrf(request, response, csrf)
 
-    async def signin(self, request: web.Request) -> web.StreamResponse:
-        """Redeem a sign-in token, protected like every other form (issue 20 item 3): the
-        request must come from this relay's own page (`same_origin`) with the form's pre-session
-        CSRF token, and an existing session is replaced only when the form said so (it tells
-        the visitor who is signed in)."""
+    async def signin_checks(self, request: web.Request) -> tuple[Any, Viewer | None]:
+        """What every sign-in POST checks first (issue 20 item 3): the per-IP limit, that the
+        request comes from this relay's own page (`same_origin`) with the form's pre-session
+        CSRF token, and that an existing session is replaced only when the form said so (it
+        tells the visitor who is signed in). Returns the form and the current viewer."""
         config = self.state.config
         limit = config.signin_rate_limit
         if not await peer_limits.take(
@@ -372,23 +379,27 @@ class Dashboard:
         current = await self.viewer(request)
         if current is not None and data.get("replace") != "1":
             raise Refused(409, SIGNED_IN_ALREADY.format(label=current.label))
-        token = str(data.get("token") or "").strip()
-        if "token=" in token:  # a whole link was pasted
-            token = token.split("token=", 1)[1].split("&", 1)[0]
-        opened = await asyncio.to_thread(
-            redeem_signin_token, self.state.store, token, config.session_ttl
-        )
-        if opened is None:
-            raise Refused(401, BAD_LINK)
+        return data, current
+
+    async def signed_in_as(
+        self,
+        request: web.Request,
+        opened: tuple[str, Viewer],
+        current: Viewer | None,
+        data: Any,
+        how: str,
+    ) -> web.Response:
+        """The answer to a successful sign-in: the session cookie, the previous session ended,
+        and a redirect to where the visitor was going."""
         secret, viewer = opened
-        log.info("dashboard sign-in: %s from %s", escape(viewer.label), request.remote)
+        log.info("dashboard sign-in (%s): %s from %s", how, escape(viewer.label), request.remote)
         if current is not None:
             await asyncio.to_thread(end_session, self.state.store, request.cookies.get(COOKIE, ""))
         response = self.redirect(safe_next(str(data.get("next") or "")) or "/dashboard/worlds")
         response.set_cookie(
             COOKIE,
             secret,
-            max_age=int(config.session_ttl),
+            max_age=int(self.state.config.session_ttl),
             path=self.base or "/",
             httponly=True,
             samesite="Lax",
@@ -396,6 +407,19 @@ class Dashboard:
         )
         response.del_cookie(SIGNIN_COOKIE, path="/")
         return response
+
+    async def signin(self, request: web.Request) -> web.StreamResponse:
+        """Redeem a one-time sign-in token (after `signin_checks`)."""
+        data, current = await self.signin_checks(request)
+        token = str(data.get("token") or "").strip()
+        if "token=" in token:  # a whole link was pasted
+            token = token.split("token=", 1)[1].split("&", 1)[0]
+        opened = await asyncio.to_thread(
+            redeem_signin_token, self.state.store, token, self.state.config.session_ttl
+        )
+        if opened is None:
+            raise Refused(401, BAD_LINK)
+        return await self.signed_in_as(request, opened, current, data, "link")
 
     async def signout(self, request: web.Request) -> web.StreamResponse:
         await self.form(request)
@@ -920,6 +944,7 @@ def setup(app: web.Application, state: RelayState) -> Dashboard:
     r.add_get("/dashboard/events", page(dash.events))
     r.add_get("/dashboard/console", page(dash.console))
     r.add_get("/dashboard/static/{name}", dash.static)
+    account_pages.setup(app, dash)  # password sign-in, password reset, invite codes
     return dash
 
 

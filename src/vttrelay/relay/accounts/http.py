@@ -218,12 +218,7 @@ async def h_resend_verification(
 async def _check_password(
     request: web.Request, state: RelayState, email: str, password: str
 ) -> User | None:
-    """The account of `email` if `password` is its password, else None; an unknown or
-    malformed email costs the same hash as a wrong password."""
-    address = bare_email(email)
-    user = await asyncio.to_thread(users.user_by_email, state.store, address) if address else None
-    ok = await services(request).passwords.verify(user.password_hash if user else None, password)
-    return user if ok else None
+    return await services(request).login(state.store, email, password)
 
 
 async def h_login(request: web.Request, route: Route, state: RelayState) -> web.Response:

@@ -10,9 +10,12 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from vttrelay.relay.accounts import users
 from vttrelay.relay.accounts.credentials import Vault
 from vttrelay.relay.accounts.passwords import Passwords
+from vttrelay.relay.accounts.rules import bare_email
 from vttrelay.relay.accounts.settings import AccountSettings
+from vttrelay.relay.accounts.users import User
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.store import RelayStore
 
@@ -24,6 +27,14 @@ class AccountServices:
     vault: Vault  # stored Foundry credentials
     base_path: str = ""  # RelayConfig.base_path: the prefix of the relay's links
     pending: set[asyncio.Task[None]] = field(default_factory=set)  # mails being sent
+
+    async def login(self, store: RelayStore, email: str, password: str) -> User | None:
+        """The account of `email` if `password` is its password, else None; an unknown or
+        malformed email costs the same hash as a wrong password (passwords.py)."""
+        address = bare_email(email)
+        user = await asyncio.to_thread(users.user_by_email, store, address) if address else None
+        ok = await self.passwords.verify(user.password_hash if user else None, password)
+        return user if ok else None
 
     async def close(self) -> None:
         """Stop the mails still being sent (the relay is stopping)."""
