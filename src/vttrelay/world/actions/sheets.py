@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from vttrelay.world import documents
-from vttrelay.world.actions import ActionError, action
 from vttrelay.world.context import ActionContext
+from vttrelay.world.errors import ActionError
 from vttrelay.world.permissions import LIMITED, OBSERVER, permission_level
 from vttrelay.world.render import sheet as sheet_render
 from vttrelay.world.render.sheet_data import SheetData, sheet_data
+from vttrelay.world.runtime.table import action
 
 FAILED: Final = {"success": False}
 
