@@ -34,6 +34,7 @@ from vttrelay.relay import files, openapi, pairing, peer_limits, sheets
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
 from vttrelay.relay.accounts import http as accounts_http
 from vttrelay.relay.accounts import keys_http as accounts_keys
+from vttrelay.relay.accounts import requests_http as accounts_requests
 from vttrelay.relay.accounts import services as accounts_services
 from vttrelay.relay.accounts import settings_http as accounts_settings
 from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS, KeyCache, UsageCounter
@@ -322,6 +323,7 @@ LOCAL_HANDLERS: dict[str, LocalHandler] = {
     **accounts_http.HANDLERS,  # accounts and sessions (/auth, accounts-auth.md)
     **accounts_keys.HANDLERS,  # an account's keys, tokens and worlds (/auth)
     **accounts_settings.HANDLERS,  # stored credentials, notification settings (/auth)
+    **accounts_requests.HANDLERS,  # key and pair requests decided with a session (/auth)
 }
 
 

@@ -146,6 +146,11 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
             ("DELETE", "/auth/connection-tokens/{id}"),
             ("GET", "/auth/known-clients"),
             ("DELETE", "/auth/known-clients/{id}"),
+            *(
+                (method, f"/auth/{kind}/{{code}}{tail}")
+                for kind in ("key-request", "pair-request")
+                for method, tail in (("GET", ""), ("POST", "/approve"), ("POST", "/deny"))
+            ),
             ("POST", "/auth/credentials"),
             ("GET", "/auth/credentials"),
             ("PATCH", "/auth/credentials/{id}"),

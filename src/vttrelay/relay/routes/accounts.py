@@ -42,6 +42,7 @@ KEY_ID = Param("id", "string", P, required=True, description="The key's id.")
 TOKEN_ID = Param("id", "string", P, required=True, description="The token's id.")
 RULES = "8+ characters with an upper-case letter, a lower-case one and a digit."
 
+CODE_P = Param("code", "string", P, required=True, description="The request's code.")
 CREDENTIAL_ID = Param("id", "string", P, required=True, description="The credential's id.")
 
 
@@ -268,6 +269,36 @@ ROUTES: Final = (
         "one world",
         Param("id", "string", P, required=True, description="The world's clientId."),
     ),
+    *(
+        route
+        for kind, noun in (
+            ("key-request", "an app's key request"),
+            ("pair-request", "a world's pair request"),
+        )
+        for route in (
+            _account(
+                "GET",
+                f"/auth/{kind}/{{code}}",
+                f"auth_{kind[:-8]}_request",
+                f"What {noun} asks for. {BEARER}",
+                CODE_P,
+            ),
+            _account(
+                "POST",
+                f"/auth/{kind}/{{code}}/approve",
+                f"auth_approve_{kind[:-8]}",
+                f"Approve {noun} for the caller's account. {BEARER}",
+                CODE_P,
+            ),
+            _account(
+                "POST",
+                f"/auth/{kind}/{{code}}/deny",
+                f"auth_deny_{kind[:-8]}",
+                f"Refuse {noun}. {BEARER}",
+                CODE_P,
+            ),
+        )
+    ),  # fmt: skip
     _account(
         "GET",
         "/api/subscriptions/status",
