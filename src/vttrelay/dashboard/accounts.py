@@ -4,14 +4,14 @@ reset-link` opens), and, for the operator, make an invite code for `--signup inv
 
 The sign-in and reset forms are shown before anyone is signed in: their POSTs pass the same
 checks as the link sign-in (`Dashboard.signin_checks`: per-IP limit, same origin, pre-session
-CSRF token). Passwords are checked by the relay's account services (argon2id, the same time for
+CSRF token); a refusal is a `RelayError`, which the dashboard shows as its error page.
+Passwords are checked by the relay's account services (argon2id, the same time for
 an unknown email as for a wrong password).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import secrets
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ from vttrelay.relay.accounts import users
 from vttrelay.relay.accounts.rules import password_problem
 from vttrelay.relay.accounts.services import ACCOUNTS
 from vttrelay.relay.accounts.sessions import limit
+from vttrelay.relay.core import error
 
 if TYPE_CHECKING:
     from vttrelay.dashboard.views import Dashboard
@@ -39,28 +40,26 @@ class AccountPages:
         self.dash = dash
 
     async def password_signin(self, request: web.Request) -> web.StreamResponse:
-        from vttrelay.dashboard.views import Refused
 
         dash = self.dash
         data, current = await dash.signin_checks(request)
         email = str(data.get("email") or "")[:MAX_FIELD]
         password = str(data.get("password") or "")[:MAX_FIELD]
         if not email or not password:
-            raise Refused(400, "Enter your email address and your password.")
+            raise error(400, "Enter your email address and your password.")
         user = await request.app[ACCOUNTS].login(dash.state.store, email, password)
         if user is None:
-            raise Refused(401, BAD_LOGIN)
+            raise error(401, BAD_LOGIN)
         if user.disabled:
-            raise Refused(403, "This account is disabled.")
+            raise error(403, "This account is disabled.")
         if not user.email_verified:
-            raise Refused(403, NOT_VERIFIED)
+            raise error(403, NOT_VERIFIED)
         opened = await asyncio.to_thread(
             open_session, dash.state.store, user.account, dash.state.config.session_ttl
         )
         return await dash.signed_in_as(request, opened, current, data, "password")
 
     async def reset_form(self, request: web.Request) -> web.StreamResponse:
-        from vttrelay.dashboard.views import with_signin_csrf
 
         dash = self.dash
         token = request.query.get("token", "")[:256]
@@ -76,49 +75,35 @@ class AccountPages:
             signin_csrf=csrf,
             done=False,
         )
-        return with_signin_csrf(request, page, csrf)
+        return dash.with_signin_csrf(request, page, csrf)
 
     async def reset(self, request: web.Request) -> web.StreamResponse:
-        from vttrelay.dashboard.views import (
-            CSRF_FAILED,
-            SIGNIN_COOKIE,
-            Refused,
-            form_data,
-            same_origin,
-        )
 
         dash = self.dash
         await limit(request, dash.state, "reset")
-        data = await form_data(request)
-        sent = str(data.get("signin_csrf") or "")
-        expected = request.cookies.get(SIGNIN_COOKIE, "")
-        if not same_origin(request) or not (
-            sent and expected and hmac.compare_digest(sent, expected)
-        ):
-            raise Refused(403, CSRF_FAILED)
+        data = await dash.presession_form(request)
         token = str(data.get("token") or "")[:256]
         password = str(data.get("password") or "")[:MAX_FIELD]
         problem = password_problem(password)
         if problem:
-            raise Refused(400, problem + ".")
+            raise error(400, problem + ".")
         store = dash.state.store
         if not await asyncio.to_thread(users.reset_valid, store, token):
-            raise Refused(400, BAD_RESET)
+            raise error(400, BAD_RESET)
         new_hash = await request.app[ACCOUNTS].passwords.hash(password)
         if not await asyncio.to_thread(users.use_reset, store, token, new_hash):
-            raise Refused(400, BAD_RESET)
+            raise error(400, BAD_RESET)
         return dash.render(
             request, "reset.html", await dash.viewer(request), token="", valid=True,
             signin_csrf="", done=True,
         )  # fmt: skip
 
     async def invite(self, request: web.Request) -> web.StreamResponse:
-        from vttrelay.dashboard.views import Refused
 
         dash = self.dash
         viewer, fields = await dash.form(request)
         if not viewer.operator:
-            raise Refused(403, "Only the relay's operator makes invite codes.")
+            raise error(403, "Only the relay's operator makes invite codes.")
         settings = request.app[ACCOUNTS].settings
         code = await asyncio.to_thread(
             users.new_invite, dash.state.store, settings.invite_ttl, fields.get("note", "")[:200]

@@ -369,6 +369,16 @@ class Dashboard:
             self.state.counters, peer_limits.SIGNIN, request, limit, SIGNIN_WINDOW
         ):
             raise Refused(429, TOO_MANY_SIGNINS)
+        data = await self.presession_form(request)
+        current = await self.viewer(request)
+        if current is not None and data.get("replace") != "1":
+            raise Refused(409, SIGNED_IN_ALREADY.format(label=current.label))
+        return data, current
+
+    async def presession_form(self, request: web.Request) -> Any:
+        """The fields of a form posted before anyone is signed in (sign-in, password reset),
+        after its checks: sent from this relay's own page (`same_origin`) with the pre-session
+        CSRF token of the form (`with_signin_csrf`)."""
         data = await form_data(request)
         sent = str(data.get("signin_csrf") or "")
         expected = request.cookies.get(SIGNIN_COOKIE, "")
@@ -376,10 +386,9 @@ class Dashboard:
             sent and expected and hmac.compare_digest(sent, expected)
         ):
             raise Refused(403, CSRF_FAILED)
-        current = await self.viewer(request)
-        if current is not None and data.get("replace") != "1":
-            raise Refused(409, SIGNED_IN_ALREADY.format(label=current.label))
-        return data, current
+        return data
+
+    with_signin_csrf = staticmethod(with_signin_csrf)
 
     async def signed_in_as(
         self,
