@@ -49,6 +49,8 @@ from vttrelay.relay.config import (
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
 from vttrelay.relay.store import DEFAULT_ACCOUNT, PAIRING_TTL, RelayStore
+from vttrelay.sessions.catalog import CatalogError, WorldCatalog
+from vttrelay.sessions.manager import RelayHooks, SessionConfig, SessionManager
 from vttrelay.world import commands as world_commands
 
 log = logging.getLogger("vttrelay")
@@ -457,6 +459,42 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
     await run_instance(config, store, prepared, ready=ready.set if ready is not None else None)
 
 
+def cmd_world_create(args: argparse.Namespace) -> int:
+    config = _config(args)
+    catalog = WorldCatalog(Path(config.data_dir) / "sessions" / "worlds")
+    try:
+        world = catalog.create(args.account, args.name)
+    except CatalogError as exc:
+        _err(f"vttrelay world create: {exc.text}")
+        return 1
+    print(
+        f"Created world {world.name!r} (client id {world.client_id}) for account "
+        f'{args.account!r}; POST /start-session with {{"worldName": "{world.name}"}} starts it.'
+    )
+    return 0
+
+
+def session_manager(config: RelayConfig, store: RelayStore) -> SessionManager | None:
+    """The session routes' manager (sessions started worlds connect back to this relay), or
+    None when sessions are turned off."""
+    if not config.sessions_enabled:
+        return None
+
+    async def mint(account: str, client_id: str, name: str) -> str:
+        return await asyncio.to_thread(store.create_connection_token, account, client_id, name=name)
+
+    async def revoke(secret: str) -> None:
+        await asyncio.to_thread(store.revoke_token, secret)
+
+    settings = SessionConfig(
+        data_dir=Path(config.data_dir),
+        headless_allow=config.headless_allow,
+        max_per_account=config.max_sessions,
+        idle_timeout=config.session_idle_timeout,
+    )
+    return SessionManager(settings, RelayHooks(mint, revoke, lambda client_id, account: False))
+
+
 async def run_instance(
     config: RelayConfig,
     store: RelayStore,
@@ -482,7 +520,16 @@ async def run_instance(
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     access = BufferedAccessLog(sys.stderr)  # request lines written in batches (accesslog.py)
-    app = create_app(config, store, access)
+    sessions = session_manager(config, store)
+    app = create_app(config, store, access, sessions=sessions)
+    if sessions is not None:
+        registry = app[STATE].registry
+
+        def is_live(client_id: str, account: str) -> bool:
+            world = registry.get(client_id)
+            return world is not None and world.account == account
+
+        sessions.hooks.is_live = is_live
     runner = make_runner(app, config, shutdown_timeout=5)
     await runner.setup()
     fd_limit = raise_fd_limit()  # idle sockets must hit max_connections, not the fd limit
@@ -504,6 +551,8 @@ async def run_instance(
     log.info("open files limit %d; at most %d connections", fd_limit, max_connections)
     local_host = "127.0.0.1" if config.host in ("0.0.0.0", "", "::") else config.host
     base = f"http://{local_host}:{port}"
+    if sessions is not None:
+        sessions.hooks.relay_url = f"ws://{local_host}:{port}/relay"
 
     metrics_runner = await serve_metrics(app, config) if config.metrics_port is not None else None
 
@@ -625,6 +674,12 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
         if value is not None:
             setattr(config, field_name, value)
     config.metrics_port = args.metrics_port
+    config.sessions_enabled = not args.no_sessions
+    config.headless_allow = tuple(h.strip() for h in args.headless_allow.split(",") if h.strip())
+    if args.session_idle is not None:
+        config.session_idle_timeout = args.session_idle
+        if args.session_idle > 0:  # swept often enough to end a session near its time
+            config.session_sweep_interval = min(30.0, max(0.5, args.session_idle / 4))
     config.redis_url = args.redis or os.environ.get(REDIS_URL_ENV) or None
     return config
 
@@ -689,6 +744,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=3010)
     p.add_argument("--no-world", action="store_true", help="run the relay alone")
+    p.add_argument(
+        "--no-sessions",
+        action="store_true",
+        help="turn the session routes off (they answer as the reference's with headless off)",
+    )
+    p.add_argument(
+        "--headless-allow",
+        default="",
+        metavar="HOSTS",
+        help="comma-separated Foundry hosts (host or host:port) browser sessions may open "
+        "(default none)",
+    )
+    p.add_argument(
+        "--session-idle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="end a session after this long without a forwarded request (default 600; 0: never)",
+    )
     p.add_argument("--rate", type=int, default=None, help="requests per minute per key (0: off)")
     p.add_argument("--max-body-mb", type=float, default=None, help="largest request body")
     p.add_argument(
@@ -884,7 +958,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("token_id")
     p.set_defaults(func=cmd_tokens_revoke)
 
-    world_commands.register(commands, common)
+    world_actions = world_commands.register(commands, common)
+    p = world_actions.add_parser(
+        "create",
+        parents=[common],
+        help="store an embedded world for an account on this relay (POST /start-session with "
+        "worldName starts it)",
+    )
+    p.add_argument("name")
+    p.add_argument("--account", default=DEFAULT_ACCOUNT)
+    p.set_defaults(func=cmd_world_create)
     mcp_stdio.register(commands)
     return parser
 

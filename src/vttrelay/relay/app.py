@@ -30,7 +30,7 @@ from vttrelay import __version__, protocol
 from vttrelay.dashboard import views as dashboard
 from vttrelay.mcp import lazy as mcp_http
 from vttrelay.protocol import Close
-from vttrelay.relay import files, openapi, pairing, peer_limits, sheets
+from vttrelay.relay import files, openapi, pairing, peer_limits, sessions_api, sheets
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
 from vttrelay.relay.accounts import http as accounts_http
 from vttrelay.relay.accounts import keys_http as accounts_keys
@@ -54,6 +54,7 @@ from vttrelay.relay.forward import (
 )
 from vttrelay.relay.metrics import RequestMetrics, make_registry, metrics_response
 from vttrelay.relay.routes import ROUTES, Route
+from vttrelay.relay.sessions_api import SessionService
 from vttrelay.relay.store import PairingError, RelayStore
 from vttrelay.relay.streams import Streams
 from vttrelay.relay.worlds import WorldGateway, is_world_upgrade
@@ -91,6 +92,7 @@ class RelayState:
     prometheus: CollectorRegistry = field(init=False)  # what /metrics exposes (metrics.py)
     started_at: float = field(default_factory=time.time)
     owns_store: bool = False
+    sessions: SessionService | None = None  # the session routes' manager; None: turned off
 
 
 STATE = web.AppKey("vttrelay_state", RelayState)
@@ -127,7 +129,7 @@ async def h_status(request: web.Request, route: Route, state: RelayState) -> web
             "version": __version__,
             "websocket": "/relay",
             "billingEnabled": False,
-            "headlessEnabled": False,
+            "headlessEnabled": state.sessions is not None,
             "instanceId": state.config.instance_id,
             "instancesAlive": len(state.registry.instances()),
         }
@@ -318,6 +320,7 @@ LOCAL_HANDLERS: dict[str, LocalHandler] = {
     "scene_image": forward_image,
     **files.HANDLERS,  # POST /upload, GET /download (files-sheet-sessions §1)
     **sheets.HANDLERS,  # GET /sheet (files-sheet-sessions §2)
+    **sessions_api.HANDLERS,  # the session routes (files-sheet-sessions §4)
     **pairing.HANDLERS,  # pair and key requests (endpoints-beyond-seed §12)
     **dashboard.PAGE_HANDLERS,  # the pages their pairUrl and approvalUrl open
     **accounts_http.HANDLERS,  # accounts and sessions (/auth, accounts-auth.md)
@@ -448,11 +451,13 @@ def create_app(
     store: RelayStore | None = None,
     access: AccessLog | None = None,
     backends: Backends | None = None,
+    sessions: SessionService | None = None,
 ) -> web.Application:
     """The relay application. Pass `store` to share one (tests); otherwise it opens its own.
     `access` is where request-log lines go (default: a `logging` record each). `backends` is
     where the shared state lives (default: `backends.backends_for(config)`: in this process, or
-    shared through `config.redis_url`)."""
+    shared through `config.redis_url`). `sessions` serves the session routes (the `sessions`
+    package's manager; None: sessions are turned off)."""
     owns_store = store is None
     store = store or RelayStore(config.store_target)
     backends = backends or backends_for(config)
@@ -470,6 +475,7 @@ def create_app(
         gateway=WorldGateway(config, store, registry),
         access=access or LoggingAccessLog(),
         owns_store=owns_store,
+        sessions=sessions,
     )
     app = web.Application(
         middlewares=[relay_middleware(state)], client_max_size=config.max_body_bytes
@@ -530,6 +536,17 @@ async def _run_token_checks(state: RelayState) -> None:
             log.exception("token check failed")
 
 
+async def _run_session_sweeps(state: RelayState, sessions: SessionService) -> None:
+    """End idle sessions (and those whose world died) every `session_sweep_interval` seconds."""
+    seen = sessions_api.last_request(state)
+    while True:
+        await asyncio.sleep(state.config.session_sweep_interval)
+        try:
+            await sessions.sweep(seen)
+        except Exception:
+            log.exception("session sweep failed")
+
+
 async def _background(app: web.Application) -> Any:
     state = app[STATE]
     await state.registry.start()
@@ -540,7 +557,12 @@ async def _background(app: web.Application) -> Any:
         asyncio.ensure_future(_run_token_checks(state)),
         asyncio.ensure_future(state.keys.run()),
     ]
+    if state.sessions is not None:
+        await state.sessions.open()  # reaps what a killed relay left running
+        tasks.append(asyncio.ensure_future(_run_session_sweeps(state, state.sessions)))
     yield
+    if state.sessions is not None:
+        await state.sessions.close()
     for task in tasks:
         task.cancel()
     for task in tasks:

@@ -122,6 +122,15 @@ class RelayConfig:
     metrics_port: int | None = None
     # Accounts: sign-up policy, mail, per-IP limits of the /auth routes (relay/accounts)
     accounts: AccountSettings = field(default_factory=AccountSettings)
+    # Sessions (relay/sessions_api.py, the `sessions` package): on or off (off: the session
+    # routes answer as the reference's with ALLOW_HEADLESS=false), the Foundry hosts a browser
+    # session may open (none by default), sessions per account, seconds a session may stay
+    # without a forwarded request, seconds between sweeps for idle sessions
+    sessions_enabled: bool = True
+    headless_allow: tuple[str, ...] = ()
+    max_sessions: int = 3
+    session_idle_timeout: float = 600.0
+    session_sweep_interval: float = 30.0
     # Identity
     instance_id: str = field(default_factory=new_instance_id)
 

@@ -167,6 +167,7 @@ class WorldConnection:
         self._minute = 0
         self._this_minute = 0
         self._last_minute = 0
+        self.last_request: float | None = None  # when a request was last forwarded (epoch s)
 
     def __repr__(self) -> str:
         return f"<WorldConnection {self.client_id} account={self.account}>"
@@ -206,6 +207,7 @@ class WorldConnection:
                 del self.pending[request_id]
 
     def _count_request(self, now: float) -> None:
+        self.last_request = now
         minute = int(now // 60)
         if minute != self._minute:
             self._last_minute = self._this_minute if minute == self._minute + 1 else 0

@@ -175,8 +175,9 @@ def cmd_settings(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> None:
-    """Add `world run|pair|reset|settings` to the `vttrelay` command."""
+def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> Any:
+    """Add `world run|pair|reset|settings` to the `vttrelay` command; returns the `world`
+    command's subparsers (the caller adds `world create`, which is the relay's)."""
     parents = [common] if common is not None else []
     world = subparsers.add_parser("world", help="run and manage the embedded D&D 5e world")
     commands = world.add_subparsers(dest="world_command", required=True, metavar="ACTION")
@@ -218,3 +219,4 @@ def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> 
         help="allow POST /macro/{uuid}/execute",
     )
     p.set_defaults(func=cmd_settings)
+    return commands

@@ -1,0 +1,278 @@
+"""The session manager: what the relay's session routes call (files-sheet-sessions §4, DESIGN
+§7a). Answers are `(status, body)` pairs with the reference's texts; the relay only writes them.
+
+- `handshake(account, url, username, world)`: a handshake of `handshake.Handshakes` for the
+  caller's account (a Foundry URL whose host is not in `headless_allow` is refused: the relay's
+  browser goes only where the operator allows).
+- `start(account, body)`: with `worldName` and no handshake, the caller's stored embedded world of
+  that name (`catalog`) is started as a child process (`vttrelay world run` with a connection
+  token minted for it) and waited for until it is connected; with `handshakeToken` and
+  `encryptedPassword`, the reference's checks, then a headless browser session (`headless`).
+- `listing(account, last_request)`, `end(account, id)`: the caller's own sessions only.
+- `sweep(last_request)`: ends sessions idle past `idle_timeout` (from the last request the relay
+  forwarded to the world, or the start) and those whose process died.
+Every session's processes are stopped on `close()`; `open()` reaps what a killed relay left.
+With sessions turned off the relay has no manager and answers as the reference does disabled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from vttrelay.sessions.catalog import CatalogError, WorldCatalog
+from vttrelay.sessions.handshake import HandshakeError, Handshakes, decrypt_password
+from vttrelay.sessions.processes import Child, ProcessRegistry
+
+log = logging.getLogger(__name__)
+
+Answer = tuple[int, dict[str, Any]]
+LAUNCH_FAILED: Final = (
+    "Failed to start headless session. This may happen if another GM is already connected."
+)
+ENDED: Final = {"message": "Session ended", "status": "ok"}
+
+
+@dataclass
+class SessionConfig:
+    data_dir: Path
+    headless_allow: tuple[str, ...] = ()  # Foundry hosts a browser session may open
+    max_per_account: int = 3
+    idle_timeout: float = 600.0  # seconds without a forwarded request (0: never)
+    start_timeout: float = 60.0  # seconds for a started world to connect
+    python: str = sys.executable
+
+
+@dataclass
+class RelayHooks:
+    """What the relay lends the manager (given by the composition root)."""
+
+    mint_token: Callable[[str, str, str], Awaitable[str]]  # account, client id, name -> secret
+    revoke_token: Callable[[str], Awaitable[None]]  # secret
+    is_live: Callable[[str, str], bool]  # client id, account
+    relay_url: str = ""  # the /relay URL a started world connects to (set once listening)
+
+
+@dataclass
+class Session:
+    id: str
+    account: str
+    client_id: str
+    kind: str  # "embedded" or "foundry"
+    foundry_url: str
+    username: str
+    world_name: str
+    started_at: int  # ms
+    token: str
+    child: Child | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self, last_activity: int) -> dict[str, Any]:
+        return {
+            "clientId": self.client_id,
+            "foundryUrl": self.foundry_url,
+            "kind": self.kind,
+            "lastActivity": last_activity,
+            "sessionId": self.id,
+            "startedAt": self.started_at,
+            "username": self.username,
+            "worldName": self.world_name,
+        }
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def host_allowed(url: str, allowed: tuple[str, ...]) -> bool:
+    """Is the URL's host (or host:port) in the operator's list? None is by default."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    host = parts.hostname.lower()
+    with_port = f"{host}:{parts.port}" if parts.port else host
+    return any(entry.lower() in (host, with_port) for entry in allowed)
+
+
+class SessionManager:
+    def __init__(self, config: SessionConfig, hooks: RelayHooks) -> None:
+        self.config = config
+        self.hooks = hooks
+        base = Path(config.data_dir) / "sessions"
+        self.processes = ProcessRegistry(base / "run")
+        self.catalog = WorldCatalog(base / "worlds")
+        self.logs = base / "logs"
+        self.handshakes = Handshakes()
+        self.sessions: dict[str, Session] = {}
+        self._starting: set[str] = set()  # client ids being started
+
+    async def open(self) -> None:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(self.processes.reap)
+
+    async def close(self) -> None:
+        for session in list(self.sessions.values()):
+            await self._stop(session)
+
+    # Handshake and start ----------------------------------------------------------------------
+
+    async def handshake(
+        self, account: str, url: str, username: str, world: str, instance_id: str
+    ) -> Answer:
+        if not url or not username:
+            return 400, {"error": "x-foundry-url and x-username headers are required"}
+        if not host_allowed(url, self.config.headless_allow):
+            return 403, {
+                "error": "This relay does not open sessions on that Foundry server "
+                "(the operator's --headless-allow list)"
+            }
+        made = await asyncio.to_thread(self.handshakes.create, account, url, username, world)
+        return 200, made.answer(instance_id)
+
+    async def start(self, account: str, body: Mapping[str, Any]) -> Answer:
+        token, encrypted = body.get("handshakeToken"), body.get("encryptedPassword")
+        name = body.get("worldName")
+        if not token and not encrypted and isinstance(name, str) and name:
+            return await self._start_embedded(account, name)
+        if (
+            not isinstance(token, str)
+            or not token
+            or not isinstance(encrypted, str)
+            or not encrypted
+        ):
+            return 400, {"error": "handshakeToken and encryptedPassword are required"}
+        try:
+            handshake = self.handshakes.take(token, account)
+            await asyncio.to_thread(decrypt_password, handshake, encrypted)
+        except HandshakeError as exc:
+            return exc.status, {"error": exc.text}
+        return 501, {
+            "error": "Browser sessions on a Foundry server are not available in this relay "
+            "build yet; start a stored embedded world with worldName instead",
+            "message": LAUNCH_FAILED,
+        }
+
+    def _count(self, account: str) -> int:
+        return sum(1 for s in self.sessions.values() if s.account == account)
+
+    async def _start_embedded(self, account: str, name: str) -> Answer:
+        world = self.catalog.get(account, name)
+        if world is None:
+            return 404, {"error": f"No world named '{name}': create it first"}
+        for session in self.sessions.values():
+            if session.client_id == world.client_id:
+                return 200, {
+                    "clientId": session.client_id,
+                    "existingSession": True,
+                    "sessionId": session.id,
+                    "success": True,
+                }
+        if world.client_id in self._starting:
+            return 409, {"error": f"World '{name}' is being started"}
+        limit = self.config.max_per_account
+        if limit and self._count(account) >= limit:
+            return 429, {"error": f"maximum headless sessions ({limit}) reached for this account"}
+        self._starting.add(world.client_id)
+        try:
+            return await self._launch_world(account, world.name, world.client_id, world.folder)
+        finally:
+            self._starting.discard(world.client_id)
+
+    async def _launch_world(self, account: str, name: str, client_id: str, folder: Path) -> Answer:
+        session_id = str(uuid.uuid4())
+        secret = await self.hooks.mint_token(account, client_id, f"session {name}")
+        argv = [
+            self.config.python, "-m", "vttrelay", "world", "run",
+            "--relay", self.hooks.relay_url, "--token", secret,
+            "--client-id", client_id, "--data-dir", str(folder),
+        ]  # fmt: skip
+        session = Session(
+            session_id, account, client_id, "embedded", "", "", name, _now_ms(), secret
+        )
+        session.child = await self.processes.spawn(
+            session_id, argv, {}, self.logs / f"{session_id}.log"
+        )
+        deadline = time.monotonic() + self.config.start_timeout
+        while not self.hooks.is_live(client_id, account):
+            if not session.child.running or time.monotonic() > deadline:
+                reason = (
+                    "the world process exited"
+                    if not session.child.running
+                    else f"the world did not connect within {self.config.start_timeout:g} s"
+                )
+                await self._stop(session)
+                return 408, {"error": reason, "message": LAUNCH_FAILED}
+            await asyncio.sleep(0.05)
+        session.started_at = _now_ms()  # idle time counts from here (starting took a while)
+        self.sessions[session_id] = session
+        log.info("session %s: world %s of account %s started", session_id, client_id, account)
+        return 200, {"clientId": client_id, "sessionId": session_id, "success": True}
+
+    # Listing, ending, idling ------------------------------------------------------------------
+
+    def listing(
+        self, account: str, last_request: Callable[[str], float | None]
+    ) -> list[dict[str, Any]]:
+        out = []
+        for session in self.sessions.values():
+            if session.account == account:
+                out.append(session.summary(self._last_activity(session, last_request)))
+        return out
+
+    @staticmethod
+    def _last_activity(session: Session, last_request: Callable[[str], float | None]) -> int:
+        seen = last_request(session.client_id)
+        return max(session.started_at, int(seen * 1000) if seen else 0)
+
+    async def end(self, account: str, session_id: str) -> Answer:
+        session = self.sessions.get(session_id)
+        if session is None or session.account != account:
+            return 404, {"error": f"session not found: {session_id}"}
+        await self._stop(session)
+        return 200, ENDED
+
+    async def _stop(self, session: Session) -> None:
+        self.sessions.pop(session.id, None)
+        if session.child is not None:
+            await self.processes.stop(session.child)
+        with contextlib.suppress(Exception):
+            await self.hooks.revoke_token(session.token)
+        log.info("session %s ended (%s)", session.id, session.client_id)
+
+    async def sweep(self, last_request: Callable[[str], float | None]) -> None:
+        """End sessions idle past `idle_timeout` and those whose process has died."""
+        idle = self.config.idle_timeout
+        now = _now_ms()
+        for session in list(self.sessions.values()):
+            dead = session.child is not None and not session.child.running
+            quiet = idle > 0 and now - self._last_activity(session, last_request) > idle * 1000
+            if dead or quiet:
+                log.info("session %s: %s, ending it", session.id, "exited" if dead else "idle")
+                await self._stop(session)
+
+    # Stored worlds ----------------------------------------------------------------------------
+
+    async def create_world(self, account: str, name: Any) -> Answer:
+        try:
+            world = await asyncio.to_thread(self.catalog.create, account, name)
+        except CatalogError as exc:
+            return exc.status, {"error": exc.text}
+        return 201, world.summary()
+
+    def worlds(self, account: str) -> list[dict[str, Any]]:
+        running = {s.client_id for s in self.sessions.values()}
+        return [
+            {**w.summary(), "running": w.client_id in running} for w in self.catalog.list(account)
+        ]
