@@ -14,6 +14,7 @@ import asyncio
 import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from vttrelay.client.groups import ROUTES
 from vttrelay.client.types import Connected, conforms
 from vttrelay.relay import approvals
 from vttrelay.relay.routes import ALL_SCOPES
+from vttrelay.sessions.manager import RelayHooks, SessionConfig, SessionManager
 from vttrelay.world import documents
 from vttrelay.world.embedded import EmbeddedWorld
 
@@ -300,6 +302,27 @@ simple("POST /decrease", "system.attributes.hp.value", 1, uuid=GOBLIN)
 simple("POST /kill", uuid=GOBLIN)
 simple("GET /search", query="pip")
 
+# Sessions (a session manager is attached to the relay: `ctx`) --------------------------------
+
+simple("POST /session-handshake", foundry_url="http://127.0.0.1:30000", username="Gamemaster")
+simple("GET /session")
+simple("GET /session/worlds")
+simple("POST /session/worlds", name="sdk-made")
+
+
+@case("POST /start-session")
+async def _start_session(ctx: Ctx, method: Method) -> Any:
+    await ctx.sdk.sessions.create_world(name="sdk-start")
+    return await method(world_name="sdk-start")
+
+
+@case("DELETE /end-session")
+async def _end_session(ctx: Ctx, method: Method) -> Any:
+    await ctx.sdk.sessions.create_world(name="sdk-end")
+    started = await ctx.sdk.sessions.start(world_name="sdk-end")
+    return await method(session_id=started["sessionId"])
+
+
 # The relay's own endpoints -------------------------------------------------------------------
 
 simple("GET /clients")
@@ -357,14 +380,38 @@ def test_every_route_has_a_case() -> None:
 
 
 @pytest.fixture
-async def ctx(relay: Any, start_world: Any) -> Any:
+async def ctx(relay: Any, start_world: Any, tmp_path: Path) -> Any:
     world: EmbeddedWorld = await start_world(relay)
     with world.world.store.transaction() as tx:  # what a GM switches on for scripts and macros
         documents.set_setting(tx, documents.SETTING_ALLOW_EXECUTE_JS, True)
         documents.set_setting(tx, documents.SETTING_ALLOW_MACRO_EXECUTE, True)
     key = relay.key(ALL_SCOPES, rate_per_minute=0)
-    async with AsyncClient(relay.url, key) as sdk:
-        yield Ctx(relay, sdk, world), key
+    sessions = session_manager(relay, tmp_path)
+    relay.state.sessions = sessions
+    await sessions.open()
+    try:
+        async with AsyncClient(relay.url, key) as sdk:
+            yield Ctx(relay, sdk, world), key
+    finally:
+        await sessions.close()
+        relay.state.sessions = None
+
+
+def session_manager(relay: Any, data_dir: Path) -> SessionManager:
+    """A session manager for the fixture relay, as `vttrelay serve` makes one."""
+
+    async def mint(account: str, client_id: str, name: str) -> str:
+        return str(relay.store.create_connection_token(account, client_id, name=name))
+
+    async def revoke(secret: str) -> None:
+        relay.store.revoke_token(secret)
+
+    def is_live(client_id: str, account: str) -> bool:
+        live = relay.state.registry.get(client_id)
+        return live is not None and live.account == account
+
+    config = SessionConfig(data_dir, headless_allow=("127.0.0.1:30000",))
+    return SessionManager(config, RelayHooks(mint, revoke, is_live, relay.ws_url))
 
 
 def _check(key: str, method: Any, reply: Any) -> None:

@@ -63,6 +63,13 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
     ("GET", "/download"): ("file:read", "download-file", 45.0),
     ("POST", "/upload"): ("file:write", "upload-file", 30.0),
     ("GET", "/sheet"): ("sheet:read", "sheet-screenshot", 20.0),
+    # files-sheet-sessions §4
+    ("POST", "/session-handshake"): ("session:manage", None, 10.0),
+    ("POST", "/start-session"): ("session:manage", None, 90.0),
+    ("DELETE", "/end-session"): ("session:manage", None, 10.0),
+    ("GET", "/session"): ("session:manage", None, 10.0),
+    ("GET", "/session/worlds"): ("session:manage", None, 10.0),
+    ("POST", "/session/worlds"): ("session:manage", None, 10.0),
     ("GET", "/get"): ("entity:read", "entity", 10.0),
     ("POST", "/create"): ("entity:write", "create", 10.0),
     ("PUT", "/update"): ("entity:write", "update", 10.0),

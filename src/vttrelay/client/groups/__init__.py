@@ -34,6 +34,8 @@ from vttrelay.client.groups.scenes import ROUTES as SCENES_ROUTES
 from vttrelay.client.groups.scenes import AsyncScenes, Scenes
 from vttrelay.client.groups.search import ROUTES as SEARCH_ROUTES
 from vttrelay.client.groups.search import AsyncSearch, Search
+from vttrelay.client.groups.sessions import ROUTES as SESSIONS_ROUTES
+from vttrelay.client.groups.sessions import AsyncSessions, Sessions
 from vttrelay.client.groups.sheets import ROUTES as SHEETS_ROUTES
 from vttrelay.client.groups.sheets import AsyncSheets, Sheets
 from vttrelay.client.groups.status import ROUTES as STATUS_ROUTES
@@ -63,6 +65,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     *SCENES_ROUTES,
     *FILES_ROUTES,
     *SHEETS_ROUTES,
+    *SESSIONS_ROUTES,
     *ENTITIES_ROUTES,
     *SEARCH_ROUTES,
     *STREAMS_ROUTES,
@@ -89,6 +92,7 @@ class SyncGroups:
     scenes: Scenes
     files: Files
     sheets: Sheets
+    sessions: Sessions
     entities: Entities
     search: Search
     streams: Streams
@@ -111,6 +115,7 @@ class SyncGroups:
         self.scenes = Scenes(client)
         self.files = Files(client)
         self.sheets = Sheets(client)
+        self.sessions = Sessions(client)
         self.entities = Entities(client)
         self.search = Search(client)
         self.streams = Streams(client)
@@ -136,6 +141,7 @@ class AsyncGroups:
     scenes: AsyncScenes
     files: AsyncFiles
     sheets: AsyncSheets
+    sessions: AsyncSessions
     entities: AsyncEntities
     search: AsyncSearch
     streams: AsyncStreams
@@ -158,6 +164,7 @@ class AsyncGroups:
         self.scenes = AsyncScenes(client)
         self.files = AsyncFiles(client)
         self.sheets = AsyncSheets(client)
+        self.sessions = AsyncSessions(client)
         self.entities = AsyncEntities(client)
         self.search = AsyncSearch(client)
         self.streams = AsyncStreams(client)
