@@ -8,8 +8,11 @@ import asyncio
 import re
 from typing import Any
 
+import pytest
 from tests.conftest import WorldDouble
 from tests.e2e.accounts.conftest import HEX64, Auth
+
+from vttrelay.relay.accounts import keys, users
 
 ALL = ["entity:read", "world:info"]
 
@@ -308,3 +311,30 @@ async def test_one_account_never_reaches_anothers_keys_tokens_or_worlds(auth: Au
         "GET", "/world-info", key=key["key"], params={"clientId": "alice-world"}
     )
     assert answer.status == 200 and world.received  # the world is still connected
+
+
+async def test_an_account_has_bounded_keys_codes_and_sessions(
+    auth: Auth, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(keys, "MAX_KEYS", 2)
+    monkeypatch.setattr(keys, "MAX_OPEN_CODES", 2)
+    monkeypatch.setattr(users, "MAX_SESSIONS", 2)
+    session, account = await signed_up(auth, "bounded@example.com")
+    for _ in range(2):
+        await create(auth, session, name="k", scopes=ALL)
+    over = await auth.call(
+        "POST", "/auth/api-keys", session=session, json={"name": "k", "scopes": ALL}
+    )
+    assert (over.status, over.json()) == (400, {"error": "At most 2 API keys per account"})
+    for _ in range(2):
+        assert (await auth.call("POST", "/auth/connection-tokens", session=session)).status == 201
+    over = await auth.call("POST", "/auth/connection-tokens", session=session)
+    assert (over.status, over.json()) == (
+        429,
+        {"error": "At most 2 pairing codes may wait to be used"},
+    )
+    newer = [await auth.login("bounded@example.com") for _ in range(2)]
+    assert (await auth.call("GET", "/auth/user-data", session=session)).status == 401  # oldest
+    for token in newer:
+        assert (await auth.call("GET", "/auth/user-data", session=token)).status == 200
+    assert len(auth.relay.store.list_keys(account)) == 2

@@ -19,6 +19,9 @@ from vttrelay.relay.store import (
     sha256_hex,
 )
 
+MAX_KEYS = 1000  # API keys per account
+MAX_OPEN_CODES = 20  # pairing codes of an account waiting to be used
+
 # The columns `key_fields.key_changes` may set.
 KEY_COLUMNS = frozenset(
     {
@@ -41,10 +44,18 @@ def _set(changes: Mapping[str, Any]) -> tuple[str, list[Any]]:
     return ", ".join(f"{c} = ?" for c in columns), [changes[c] for c in columns]
 
 
-def create_key(store: RelayStore, account: str, changes: Mapping[str, Any]) -> tuple[str, str]:
-    """A new key of the account with these columns; `(key_id, secret)` (the secret shown once)."""
+def create_key(
+    store: RelayStore, account: str, changes: Mapping[str, Any]
+) -> tuple[str, str] | None:
+    """A new key of the account with these columns; `(key_id, secret)` (the secret shown once),
+    or None when the account has MAX_KEYS keys already."""
     now = time.time()
     with store.transaction() as db:
+        count = db.execute(
+            "SELECT COUNT(*) AS n FROM api_keys WHERE account = ?", (account,)
+        ).fetchone()["n"]
+        if count >= MAX_KEYS:
+            return None
         key_id, secret = insert_key(db, account, [])
         assignments, values = _set(changes)
         db.execute(
@@ -126,9 +137,18 @@ def update_token(
     )
 
 
-def pairing_code(store: RelayStore, account: str, ttl: float, client_id: str | None) -> str:
-    """A pairing code of the account; bound to one of its worlds when `client_id` is given."""
+def pairing_code(store: RelayStore, account: str, ttl: float, client_id: str | None) -> str | None:
+    """A pairing code of the account; bound to one of its worlds when `client_id` is given.
+    None when the account has MAX_OPEN_CODES codes unused and unexpired already."""
+    now = time.time()
     with store.transaction() as db:
+        open_codes = db.execute(
+            "SELECT COUNT(*) AS n FROM pairing_codes WHERE account = ? AND used_at IS NULL"
+            " AND expires_at > ?",
+            (account, now),
+        ).fetchone()["n"]
+        if open_codes >= MAX_OPEN_CODES:
+            return None
         code = insert_pairing_code(db, account, ttl)
         if client_id:
             db.execute("UPDATE pairing_codes SET client_id = ? WHERE code = ?", (client_id, code))

@@ -67,7 +67,10 @@ def key_view(key: KeyRecord) -> dict[str, Any]:
 async def h_create_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
     signed = await signed_in(request, state, SO)
     changes = key_changes(await map_body(request, route), creating=True)
-    key_id, secret = await asyncio.to_thread(keys.create_key, state.store, signed.account, changes)
+    made = await asyncio.to_thread(keys.create_key, state.store, signed.account, changes)
+    if made is None:
+        raise error(400, f"At most {keys.MAX_KEYS} API keys per account")
+    key_id, secret = made
     key = await asyncio.to_thread(keys.account_key, state.store, signed.account, key_id)
     assert key is not None
     return answer({**key_view(key), "key": secret, "createdAt": stamp(key.created_at)}, 201)
@@ -152,6 +155,8 @@ async def h_mint_code(request: web.Request, route: Route, state: RelayState) -> 
     code = await asyncio.to_thread(
         keys.pairing_code, state.store, signed.account, PAIRING_TTL, client_id or None
     )
+    if code is None:
+        raise error(429, f"At most {keys.MAX_OPEN_CODES} pairing codes may wait to be used")
     expires = stamp(time.time() + PAIRING_TTL)
     return answer({"code": code, "expiresAt": expires, "expiresIn": int(PAIRING_TTL)}, 201)
 

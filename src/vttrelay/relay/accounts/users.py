@@ -20,6 +20,7 @@ from vttrelay.relay.store import RelayStore, insert_key, sha256_hex, usage_perio
 ACCOUNT_PREFIX = "acct_"
 MASTER_KEY_NAME = "Master key"
 MAX_TOKEN = 256  # longer secrets are never looked up
+MAX_SESSIONS = 100  # live sessions per account; a new one ends the oldest past it
 
 
 def new_secret() -> str:
@@ -227,11 +228,19 @@ def user_by_verification(store: RelayStore, token: str) -> User | None:
 def open_session(
     store: RelayStore, account: str, ttl: float, user_agent: str = "", ip: str = ""
 ) -> tuple[str, float]:
-    """A new session of an account: `(token, expires_at)`; expired sessions are swept."""
+    """A new session of an account: `(token, expires_at)`. Expired sessions are swept, and an
+    account keeps its MAX_SESSIONS newest: the oldest beyond them end."""
     now = time.time()
     with store.transaction() as db:
         db.execute("DELETE FROM account_sessions WHERE expires_at < ?", (now,))
-        return _insert_session(db, account, ttl, now, user_agent, ip)
+        made = _insert_session(db, account, ttl, now, user_agent, ip)
+        db.execute(
+            "DELETE FROM account_sessions WHERE account = ? AND token_hash NOT IN (SELECT"
+            " token_hash FROM account_sessions WHERE account = ? ORDER BY created_at DESC"
+            " LIMIT ?)",
+            (account, account, MAX_SESSIONS),
+        )
+        return made
 
 
 def session_by_token(store: RelayStore, token: str) -> Session | None:
