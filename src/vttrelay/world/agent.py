@@ -302,16 +302,17 @@ class Agent:
                 self.world.set_subscription(channel, int(count))
             return
         if isinstance(kind, str) and "requestId" in frame:
-            task = asyncio.create_task(self._answer(frame))
+            # its time limit counts from here, however long it then waits for its turn
+            task = asyncio.create_task(self._answer(frame, self.world.deadline()))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             return
         log.debug("world agent: dropped frame of type %r", kind)
 
-    async def _answer(self, frame: dict[str, Any]) -> None:
-        """Run one request and queue its encoded reply (`World.answer`), if the connection it
-        came over is still the current one."""
+    async def _answer(self, frame: dict[str, Any], deadline: float) -> None:
+        """Run one request (by `deadline`) and queue its encoded reply (`World.answer`), if the
+        connection it came over is still the current one."""
         outbox = self._outbox
-        reply = await self.world.answer(frame)
+        reply = await self.world.answer(frame, deadline)
         if reply is not None and outbox is not None and outbox is self._outbox:
             outbox.put_nowait(reply)

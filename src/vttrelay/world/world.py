@@ -322,12 +322,14 @@ class World:
 
     # The agent's side ---------------------------------------------------------------------
 
-    async def answer(self, frame: dict[str, Any]) -> tuple[str, bytes] | None:
+    async def answer(
+        self, frame: dict[str, Any], deadline: float | None = None
+    ) -> tuple[str, bytes] | None:
         """A request's reply, encoded: (its type, its JSON). A reply that can't be built or
         encoded becomes an error reply to the request (never a silent timeout); None only when
-        not even that can be encoded."""
+        not even that can be encoded. `deadline`: as `handle`'s (from the frame's arrival)."""
         try:
-            reply = await self.handle(frame)
+            reply = await self.handle(frame, deadline)
         except Exception as exc:  # handle answers failures itself; this is a last resort
             reply = error_reply(self.actions, frame, exc)
         return encode_reply(self.actions, frame, reply)
