@@ -215,21 +215,22 @@ async def h_resend_verification(
 # Sessions ------------------------------------------------------------------------------------
 
 
-async def _check_password(
-    request: web.Request, state: RelayState, email: str, password: str
-) -> User | None:
-    return await services(request).login(state.store, email, password)
-
-
-async def h_login(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def _signed_with_password(request: web.Request, route: Route, state: RelayState) -> User:
+    """The account whose email and password the body carries (login, regenerate-key): the
+    AUTH limit, then 400 without both, 401 `Invalid credentials` for a wrong pair."""
     await limit(request, state, "auth")
     body = await map_body(request, route)
     email, password = _email(body), _password(body, "password")
     if not email or not password:
         raise error(400, REQUIRED)
-    user = await _check_password(request, state, email, password)
+    user = await services(request).login(state.store, email, password)
     if user is None:
         raise error(401, BAD_CREDENTIALS)
+    return user
+
+
+async def h_login(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    user = await _signed_with_password(request, route, state)
     user_agent, ip = _client(request)
     ttl = services(request).settings.session_ttl
     token, expires = await asyncio.to_thread(
@@ -279,14 +280,7 @@ async def h_user_data(request: web.Request, route: Route, state: RelayState) -> 
 
 
 async def h_regenerate_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    await limit(request, state, "auth")
-    body = await map_body(request, route)
-    email, password = _email(body), _password(body, "password")
-    if not email or not password:
-        raise error(400, REQUIRED)
-    user = await _check_password(request, state, email, password)
-    if user is None:
-        raise error(401, BAD_CREDENTIALS)
+    user = await _signed_with_password(request, route, state)
     secret, revoked = await asyncio.to_thread(
         users.regenerate_master_key, state.store, user.account, ALL_SCOPES
     )
