@@ -452,3 +452,25 @@ async def test_verify_page_without_mail(auth: Auth) -> None:
     assert (none.status, none.json()) == (401, {"error": "Bearer token required"})
     bad = await auth.call("POST", "/auth/resend-verification", session="0" * 64)
     assert (bad.status, bad.json()) == (401, {"error": "Invalid session"})
+
+
+async def test_account_changes_reach_worlds_on_other_instances(
+    make_auth: Any, redis_server: Any
+) -> None:
+    first = await make_auth(redis_url=redis_server.url)
+    second = await make_auth(redis_url=redis_server.url, database=first.relay.config.database)
+    made = await first.register("fleet@example.com")
+    world = await second.relay.world("fleet-world", account=made["id"])
+    key = second.relay.key(account=made["id"])
+    answer = await first.call(
+        "POST", "/auth/regenerate-key", json={"email": "fleet@example.com", "password": PASSWORD}
+    )
+    assert answer.status == 200
+    assert await asyncio.wait_for(world.wait_closed(), 10) == 4002
+    assert world.close_reason == "Master API key regenerated"
+    # the other instance's key cache drops the deleted key within its ttl
+    for _ in range(100):
+        if (await second.relay.call("GET", "/api/key", key=key)).status == 401:
+            break
+        await asyncio.sleep(0.1)
+    assert (await second.relay.call("GET", "/api/key", key=key)).status == 401
