@@ -486,13 +486,26 @@ def session_manager(config: RelayConfig, store: RelayStore) -> SessionManager | 
     async def revoke(secret: str) -> None:
         await asyncio.to_thread(store.revoke_token, secret)
 
+    async def find_client(account: str, world: str) -> str | None:
+        wanted = world.casefold()
+        for known in await asyncio.to_thread(store.known_clients, account):
+            names = (
+                known.client_id,
+                known.metadata.get("worldId"),
+                known.metadata.get("worldTitle"),
+            )
+            if any(isinstance(n, str) and n.casefold() == wanted for n in names):
+                return known.client_id
+        return None
+
     settings = SessionConfig(
         data_dir=Path(config.data_dir),
         headless_allow=config.headless_allow,
         max_per_account=config.max_sessions,
         idle_timeout=config.session_idle_timeout,
     )
-    return SessionManager(settings, RelayHooks(mint, revoke, lambda client_id, account: False))
+    hooks = RelayHooks(mint, revoke, lambda client_id, account: False, find_client=find_client)
+    return SessionManager(settings, hooks)
 
 
 async def run_instance(

@@ -7,7 +7,9 @@
 - `start(account, body)`: with `worldName` and no handshake, the caller's stored embedded world of
   that name (`catalog`) is started as a child process (`vttrelay world run` with a connection
   token minted for it) and waited for until it is connected; with `handshakeToken` and
-  `encryptedPassword`, the reference's checks, then a headless browser session (`headless`).
+  `encryptedPassword`, the reference's checks, then a browser logs into the Foundry server as
+  the user (`headless`) and the world's module connects with a token minted for its client id
+  (the paired world the handshake's `x-world-name`, or `worldName`, names).
 - `listing(account, last_request)`, `end(account, id)`: the caller's own sessions only.
 - `sweep(last_request)`: ends sessions idle past `idle_timeout` (from the last request the relay
   forwarded to the world, or the start) and those whose process died.
@@ -30,7 +32,8 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from vttrelay.sessions.catalog import CatalogError, WorldCatalog
-from vttrelay.sessions.handshake import HandshakeError, Handshakes, decrypt_password
+from vttrelay.sessions.handshake import Handshake, HandshakeError, Handshakes, decrypt_password
+from vttrelay.sessions.headless import Browser, LaunchError, log_in, open_browser
 from vttrelay.sessions.processes import Child, ProcessRegistry
 
 log = logging.getLogger(__name__)
@@ -60,6 +63,8 @@ class RelayHooks:
     revoke_token: Callable[[str], Awaitable[None]]  # secret
     is_live: Callable[[str, str], bool]  # client id, account
     relay_url: str = ""  # the /relay URL a started world connects to (set once listening)
+    # the client id of the account's paired world with this id, world id or title, if any
+    find_client: Callable[[str, str], Awaitable[str | None]] | None = None
 
 
 @dataclass
@@ -74,6 +79,7 @@ class Session:
     started_at: int  # ms
     token: str
     child: Child | None = None
+    browser: Browser | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def summary(self, last_activity: int) -> dict[str, Any]:
@@ -155,14 +161,71 @@ class SessionManager:
             return 400, {"error": "handshakeToken and encryptedPassword are required"}
         try:
             handshake = self.handshakes.take(token, account)
-            await asyncio.to_thread(decrypt_password, handshake, encrypted)
+            password = await asyncio.to_thread(decrypt_password, handshake, encrypted)
         except HandshakeError as exc:
             return exc.status, {"error": exc.text}
-        return 501, {
-            "error": "Browser sessions on a Foundry server are not available in this relay "
-            "build yet; start a stored embedded world with worldName instead",
-            "message": LAUNCH_FAILED,
-        }
+        world = name if isinstance(name, str) and name else handshake.world_name
+        return await self._start_foundry(account, handshake, password, world)
+
+    async def _start_foundry(
+        self, account: str, handshake: Handshake, password: str, world: str
+    ) -> Answer:
+        """A browser logs into the Foundry server as the user and waits for the world's module
+        to connect with a connection token minted for it (the world must have been paired with
+        this relay once: its client id is the token's)."""
+        found = self.hooks.find_client
+        client_id = await found(account, world) if found is not None and world else None
+        if client_id is None:
+            return 400, {
+                "error": f"No world of this account named '{world}' has been paired with this "
+                "relay: pair it once from a GM's browser, then name it in x-world-name"
+            }
+        if self.hooks.is_live(client_id, account) or client_id in self._starting:
+            return 408, {"error": "the world is already connected", "message": LAUNCH_FAILED}
+        limit = self.config.max_per_account
+        if limit and self._count(account) >= limit:
+            return 429, {"error": f"maximum headless sessions ({limit}) reached for this account"}
+        self._starting.add(client_id)
+        session_id = str(uuid.uuid4())
+        stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+        secret = await self.hooks.mint_token(account, client_id, f"headless session {stamp}")
+        session = Session(
+            session_id,
+            account,
+            client_id,
+            "foundry",
+            handshake.foundry_url,
+            handshake.username,
+            world,
+            _now_ms(),
+            secret,
+        )
+        try:
+            session.browser = await open_browser(
+                self.processes, session_id, self.logs / f"{session_id}.log"
+            )
+            session.child = session.browser.child
+            await log_in(
+                session.browser, handshake.foundry_url, handshake.username, password, secret
+            )
+            deadline = time.monotonic() + self.config.start_timeout
+            while not self.hooks.is_live(client_id, account):
+                if time.monotonic() > deadline:
+                    limit_text = f"{self.config.start_timeout:g}s"
+                    raise LaunchError(f"client connection timed out after {limit_text}")
+                await asyncio.sleep(0.1)
+        except LaunchError as exc:
+            await self._stop(session)
+            return 408, {"error": str(exc), "message": LAUNCH_FAILED}
+        except BaseException:
+            await self._stop(session)
+            raise
+        finally:
+            self._starting.discard(client_id)
+        session.started_at = _now_ms()
+        self.sessions[session_id] = session
+        log.info("session %s: %s logged into %s", session_id, client_id, handshake.foundry_url)
+        return 200, {"clientId": client_id, "sessionId": session_id, "success": True}
 
     def _count(self, account: str) -> int:
         return sum(1 for s in self.sessions.values() if s.account == account)
@@ -245,7 +308,9 @@ class SessionManager:
 
     async def _stop(self, session: Session) -> None:
         self.sessions.pop(session.id, None)
-        if session.child is not None:
+        if session.browser is not None:
+            await session.browser.close(self.processes)
+        elif session.child is not None:
             await self.processes.stop(session.child)
         with contextlib.suppress(Exception):
             await self.hooks.revoke_token(session.token)
