@@ -1,5 +1,6 @@
 """`sheet-screenshot` (GET /sheet, files-sheet-sessions §2): a picture of an actor's sheet,
-drawn by the world itself (`render.sheet`) in a worker thread, never on the world's loop.
+drawn by the world itself (`render.sheet`) on its heavy-work thread (`runtime.heavy`), never on
+the world's loop.
 
 The module's checks and texts, in its order: an unknown `userId` (the dispatcher), the target
 (`uuid`, else with `selected` the first controlled token: its actor; a token's sheet is its
@@ -75,7 +76,7 @@ async def sheet_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[st
     sheet, img = ctx.transact(lambda c: _sheet(c, frame))
     fmt = "jpeg" if frame.get("format") == "jpeg" else "png"
     portrait = await asyncio.to_thread(_portrait, ctx, img)
-    picture = await asyncio.to_thread(
+    picture = await ctx.heavy(
         sheet_render.render,
         sheet,
         fmt=fmt,
