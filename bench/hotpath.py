@@ -3,12 +3,13 @@
 Run: `python -m bench.hotpath [--requests 3000] [--top 30] [--mix common|forwarded]
 [--replies small|actor|recorded]`.
 
-It provisions a data dir, starts `create_app` on 127.0.0.1 in this process, connects the bench's
-fake world over a real WebSocket in the same event loop, and sends the forwarded mix one request
-at a time through an aiohttp client. Everything runs under cProfile; the report lists, per
-request, the calls and the time of each function of the relay (`vttrelay`) and of aiohttp's
-server side, so two trees can be compared function by function: the call counts are exact, the
-times are the profiler's (inflated alike on both sides). `--mix common` (the default) is the
+It provisions a data dir, starts the relay application (`server.assemble.build_app`) on
+127.0.0.1 in this process, connects the bench's fake world over a real WebSocket in the same
+event loop, and sends the forwarded mix one request at a time through an aiohttp client.
+Everything runs under cProfile; the report lists, per request, the calls and the time of each
+function of the relay (`vttrelay`) and of aiohttp's server side, so two trees can be compared
+function by function: the call counts are exact, the times are the profiler's (inflated alike on
+both sides). `--mix common` (the default) is the
 issue-6 mix of five actions that every tree since then serves, so the same script compares an old
 tree with a new one.
 """
@@ -30,8 +31,8 @@ from bench import mixes
 from bench.fake_world import FakeWorlds, connect_world, serve_world
 from bench.provision import provision
 from bench.replies import REPLY_SETS
-from vttrelay.relay.app import create_app
 from vttrelay.relay.config import RelayConfig
+from vttrelay.server.assemble import build_app
 
 COMMON_ACTIONS = 5  # the first five entries of mixes.FORWARDED are the issue-6 mix
 WARMUP = 300
@@ -46,7 +47,7 @@ async def drive(
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         prov = provision(data, 1)
-        app = create_app(RelayConfig(host="127.0.0.1", data_dir=data))
+        app = build_app(RelayConfig(host="127.0.0.1", data_dir=data))
         server = TestServer(app, host="127.0.0.1")
         await server.start_server()
         base = str(server.make_url("")).rstrip("/")

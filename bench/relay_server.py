@@ -3,8 +3,8 @@
 Run: `python -m bench.relay_server --port N --data-dir D [--max-streams N] [--log-level L]
 [--redis URL [--workers N]]`. With `--redis` it is one instance of a relay cluster over that
 Redis (`vttrelay serve --redis`); with `--workers N` it runs what `vttrelay serve --workers N`
-runs (a supervisor and N worker processes on the port, `vttrelay.workers`).
-It calls the CLI's own `serve()` (uvloop, `create_app`, the same runner) with the product's
+runs (a supervisor and N worker processes on the port, `vttrelay.server.workers`).
+It calls the server's own `serve()` (uvloop, `create_app`, the same runner) with the product's
 defaults and logging set up as `vttrelay` does (INFO: one request-log line per request, here into
 the bench's relay.log). The one difference is what a benchmark of 1,000+ subscribers on one world
 needs: a higher `max_streams_per_channel` (the default is 10 per world and channel, as in the
@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vttrelay.cli import serve
 from vttrelay.relay.accesslog import LOG_FORMAT
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.listener import RelaySite
-from vttrelay.workers import serve_workers
+from vttrelay.server import serve
+from vttrelay.server.workers import serve_workers
 
 BENCH_MAX_STREAMS = 20_000
 BENCH_MAX_CONNECTIONS = 100_000  # the fan-out scenarios hold more than the default 10,000

@@ -71,11 +71,12 @@ import pytest
 from aiohttp import web
 
 from vttrelay.protocol import Close
-from vttrelay.relay.app import STATE, RelayState, create_app
+from vttrelay.relay.app import STATE, RelayState
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.listener import RelaySite, make_runner
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.relay.store import RelayStore
+from vttrelay.server.assemble import build_app
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `bench/` sits beside `src/`, not inside the package
@@ -411,7 +412,7 @@ async def start_relay(data_dir: Path, **overrides: Any) -> RelayServer:
     overrides.setdefault("port", 0)
     config = RelayConfig(host="127.0.0.1", data_dir=data_dir, **overrides)
     store = RelayStore(config.store_target)
-    app = create_app(config, store)
+    app = build_app(config, store)
     runner = make_runner(app, config, shutdown_timeout=2)
     await runner.setup()
     site = RelaySite(runner, config)

@@ -2,7 +2,8 @@
 
 `relay/` serves the REST API, event streams and the world WebSocket; `world/` is the embedded
 world that connects to a relay exactly like the Foundry module does; `client/` is a Python client;
-`protocol.py` is the wire protocol both sides share.
+`protocol.py` is the wire protocol both sides share. `server/` composes them (with the plug-ins
+`dashboard/` and `mcp/`) and `cli/` is the `vttrelay` command; the layers are in DESIGN §11.
 """
 
 __version__ = "0.1.0"

@@ -26,7 +26,6 @@ the store may be a PostgreSQL server, and the event loop never waits on it.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import functools
 import hmac
@@ -58,6 +57,7 @@ from vttrelay.dashboard.sessions import (
 from vttrelay.protocol import Close
 from vttrelay.relay import approvals, pairing, peer_limits
 from vttrelay.relay.accesslog import escape
+from vttrelay.relay.accounts.expiry import parse_expiry
 from vttrelay.relay.approvals import KeyRequest, PairRequest
 from vttrelay.relay.client_ids import keeps_id
 from vttrelay.relay.core import RelayError
@@ -814,11 +814,9 @@ class Dashboard:
                 raise Refused(400, f"World {client_id} is not a world of account {account}")
         expires_at = None
         if expiry := fields.get("expires", "").strip():
-            from vttrelay.cli import parse_expiry  # the CLI's rule: 30d, 12h, or an ISO date
-
             try:
-                expires_at = parse_expiry(expiry)
-            except (ValueError, argparse.ArgumentTypeError) as exc:
+                expires_at = parse_expiry(expiry)  # the CLI's rule: 30d, 12h, or an ISO date
+            except ValueError as exc:
                 raise Refused(400, f"Expiry: {exc}") from None
             if expires_at <= time.time():
                 raise Refused(400, "Expiry: the date is in the past")

@@ -1,4 +1,5 @@
-"""`vttrelay mcp`: the MCP server over stdio, for desktop agents, calling a relay with one key.
+"""The MCP server over stdio, for desktop agents, calling a relay with one key (`vttrelay mcp`;
+`vttrelay.cli.mcp` parses its options).
 
     vttrelay mcp --url http://127.0.0.1:3010 --key <api key>
     VTTRELAY_URL=... VTTRELAY_API_KEY=... vttrelay mcp
@@ -12,11 +13,7 @@ desktop agent keeps them in its log file): one line per tool call with the key's
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import logging
-import os
-import sys
 from typing import Any
 
 URL_ENV = "VTTRELAY_URL"
@@ -55,30 +52,3 @@ async def serve(url: str, key: str) -> None:
         server = build_server(callers)
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
-
-
-def cmd_mcp(args: argparse.Namespace) -> int:
-    key = args.key or os.environ.get(KEY_ENV)
-    if not key:
-        print(f"vttrelay mcp: give --key or set {KEY_ENV}", file=sys.stderr)
-        return 2
-    for chatty in ("httpx", "mcp"):  # their per-request INFO lines would drown ours
-        logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLogger().level))
-    asyncio.run(serve(args.url or os.environ.get(URL_ENV) or DEFAULT_URL, key))
-    return 0
-
-
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "mcp",
-        help="serve the Model Context Protocol on stdio (for desktop agents)",
-        description="An MCP server on stdin/stdout that calls a relay with an API key.",
-    )
-    p.add_argument(
-        "--url", default=None, help=f"the relay (default ${URL_ENV}, else {DEFAULT_URL})"
-    )
-    p.add_argument("--key", default=None, help=f"the API key (default ${KEY_ENV})")
-    p.add_argument(
-        "--log-level", default="INFO", help="stderr log level (default INFO: one line per call)"
-    )
-    p.set_defaults(func=cmd_mcp)

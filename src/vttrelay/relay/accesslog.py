@@ -33,6 +33,16 @@ from collections.abc import MutableMapping
 from typing import Any, Protocol, TextIO
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def setup_logging(level: str) -> None:
+    """Log lines to stderr in `LOG_FORMAT` from `level` (DEBUG, INFO, WARNING...) up."""
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO), format=LOG_FORMAT, stream=sys.stderr
+    )
+    logging.getLogger("yoyo").setLevel(logging.WARNING)
+
+
 ACCESS_LOGGER = "vttrelay.access"
 FLUSH_INTERVAL = 0.05
 MAX_BUFFER = 64 * 1024

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -27,8 +27,6 @@ from aiohttp.typedefs import Middleware
 from prometheus_client import CollectorRegistry
 
 from vttrelay import __version__, protocol
-from vttrelay.dashboard import views as dashboard
-from vttrelay.mcp import lazy as mcp_http
 from vttrelay.protocol import Close
 from vttrelay.relay import files, openapi, pairing, peer_limits, sessions_api, sheets
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
@@ -322,12 +320,23 @@ LOCAL_HANDLERS: dict[str, LocalHandler] = {
     **sheets.HANDLERS,  # GET /sheet (files-sheet-sessions §2)
     **sessions_api.HANDLERS,  # the session routes (files-sheet-sessions §4)
     **pairing.HANDLERS,  # pair and key requests (endpoints-beyond-seed §12)
-    **dashboard.PAGE_HANDLERS,  # the pages their pairUrl and approvalUrl open
     **accounts_http.HANDLERS,  # accounts and sessions (/auth, accounts-auth.md)
     **accounts_keys.HANDLERS,  # an account's keys, tokens and worlds (/auth)
     **accounts_settings.HANDLERS,  # stored credentials, notification settings (/auth)
     **accounts_requests.HANDLERS,  # key and pair requests decided with a session (/auth)
 }
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A part mounted on the relay application that the relay itself does not import (the
+    dashboard, `/mcp`): `install(app, state)` adds its routes and hooks, given the relay's
+    services; `handlers` are the route-table handlers it provides by name (the dashboard's pages
+    that a pair request's `pairUrl` and a key request's `approvalUrl` open)."""
+
+    name: str
+    install: Callable[[web.Application, RelayState], object]
+    handlers: Mapping[str, LocalHandler] = field(default_factory=dict)
 
 
 # Middleware and signals ----------------------------------------------------------------------
@@ -425,7 +434,7 @@ def _body_late(body: StreamReader) -> None:
 # The application -----------------------------------------------------------------------------
 
 
-def _bind(route: Route, state: RelayState) -> Handler:
+def _bind(route: Route, state: RelayState, handlers: Mapping[str, LocalHandler]) -> Handler:
     if route.mode == "forward":
 
         async def forward_handler(request: web.Request) -> web.StreamResponse:
@@ -438,7 +447,7 @@ def _bind(route: Route, state: RelayState) -> Handler:
             return await state.streams.handle_sse(request, route)
 
         return stream_handler
-    local = LOCAL_HANDLERS[route.handler or ""]
+    local = handlers[route.handler or ""]
 
     async def local_handler(request: web.Request) -> web.StreamResponse:
         return await local(request, route, state)
@@ -452,12 +461,15 @@ def create_app(
     access: AccessLog | None = None,
     backends: Backends | None = None,
     sessions: SessionService | None = None,
+    plugins: tuple[Plugin, ...] = (),
 ) -> web.Application:
     """The relay application. Pass `store` to share one (tests); otherwise it opens its own.
     `access` is where request-log lines go (default: a `logging` record each). `backends` is
     where the shared state lives (default: `backends.backends_for(config)`: in this process, or
     shared through `config.redis_url`). `sessions` serves the session routes (the `sessions`
-    package's manager; None: sessions are turned off)."""
+    package's manager; None: sessions are turned off). `plugins` are mounted in their order
+    (`server.assemble` gives the dashboard and `/mcp`); a route whose handler no plug-in provides
+    (a dashboard page, without the dashboard) is not served."""
     owns_store = store is None
     store = store or RelayStore(config.store_target)
     backends = backends or backends_for(config)
@@ -487,20 +499,17 @@ def create_app(
 
     app.router.add_get("/relay", state.gateway.handle)
     app.router.add_get("/relay/", state.gateway.handle)
+    handlers = {**LOCAL_HANDLERS, **{n: h for p in plugins for n, h in p.handlers.items()}}
     for route in ROUTES:
-        added = app.router.add_route(route.method, route.path, _bind(route, state))
+        if route.mode == "local" and route.handler not in handlers:
+            continue
+        added = app.router.add_route(route.method, route.path, _bind(route, state, handlers))
         if route.mode == "stream" and added.resource is not None:
             state.metrics.add_streaming((added.resource,))
     state.prometheus = make_registry(state)
     app.router.add_get("/ws/api", state.streams.handle_client_ws)
-    mcp_limits = mcp_http.SessionLimits(
-        config.mcp_max_sessions,
-        config.mcp_sessions_per_key,
-        config.mcp_sessions_per_minute,
-        config.mcp_sessions_per_account,
-    )
-    mcp_http.install(app, state.keys, state.counters, mcp_limits)  # /mcp over streamable HTTP
-    dashboard.setup(app, state)  # the web dashboard under /dashboard/
+    for plugin in plugins:
+        plugin.install(app, state)
     app.on_shutdown.append(state.streams.close)  # end SSE streams and /ws/api sockets
 
     async def root(request: web.Request) -> web.StreamResponse:
@@ -577,6 +586,7 @@ async def _background(app: web.Application) -> Any:
 
 __all__ = [
     "STATE",
+    "Plugin",
     "RelayState",
     "create_app",
     "json_response",

@@ -2,12 +2,12 @@
 
 The command's own process becomes a supervisor that serves nothing itself:
 
-1. It does once what every worker relies on (`cli.prepare`: the store's migrations, the API key
+1. It does once what every worker relies on (`prepare.prepare`: the store's migrations, the API key
    it prints, the embedded world's reserved id and token) and binds the port with SO_REUSEPORT
    (so `--port 0` picks one port for all; the socket never listens and is closed once the
    workers listen).
 2. It starts N worker processes (multiprocessing, spawn). Each is a whole relay
-   (`cli.run_instance`) with its own instance id, listening on the same host and port with
+   (`server.run_instance`) with its own instance id, listening on the same host and port with
    SO_REUSEPORT: the kernel spreads new connections over the workers, so one machine uses all its
    cores. They share worlds, events and rate limits through Redis (`--redis`, required with
    more than one worker) and keys and tokens through the store (one SQLite file in WAL mode, or
@@ -24,6 +24,7 @@ The command's own process becomes a supervisor that serves nothing itself:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import multiprocessing
@@ -36,12 +37,14 @@ from dataclasses import dataclass, replace
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from queue import Empty
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from vttrelay.relay.accesslog import setup_logging
+from vttrelay.relay.backends import BackendUnavailable
 from vttrelay.relay.config import RelayConfig, new_instance_id
-
-if TYPE_CHECKING:
-    from vttrelay.cli import Prepared
+from vttrelay.relay.store import RelayStore
+from vttrelay.server import loop_factory, run_instance
+from vttrelay.server.prepare import Prepared, announce_listening, prepare
 
 log = logging.getLogger("vttrelay.workers")
 
@@ -70,27 +73,14 @@ class WorkerSpec:
 
 
 def worker_main(spec: WorkerSpec, started: Queue[tuple[int, int, str]]) -> None:
-    """A worker process: one relay on the shared port until SIGTERM (`cli.run_instance`)."""
-    import asyncio
-
-    from vttrelay.cli import run_instance, setup_logging
-    from vttrelay.relay.backends import BackendUnavailable
-    from vttrelay.relay.store import RelayStore
-
+    """A worker process: one relay on the shared port until SIGTERM (`server.run_instance`)."""
     setup_logging(spec.log_level)
-    loop_factory: Any = None
-    try:
-        import uvloop
-
-        loop_factory = uvloop.new_event_loop
-    except ImportError:  # pragma: no cover - uvloop is a dependency off Windows
-        pass
     config = spec.config
 
     def ready() -> None:
         started.put((spec.index, os.getpid(), config.instance_id))
 
-    with asyncio.Runner(loop_factory=loop_factory) as runner:
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:
         store = RelayStore(config.store_target)
         try:
             runner.run(
@@ -193,8 +183,6 @@ class Supervisor:
                 return 1
         finally:
             reserved.close()
-        from vttrelay.cli import announce_listening
-
         local_host = "127.0.0.1" if config.host in ("0.0.0.0", "", "::") else config.host
         announce_listening(
             f"http://{local_host}:{config.port}",
@@ -288,9 +276,6 @@ class Supervisor:
 
 def serve_workers(config: RelayConfig, count: int, with_world: bool, log_level: str) -> int:
     """`vttrelay serve --workers N` (N > 1): prepare once, then supervise N workers."""
-    from vttrelay.cli import prepare
-    from vttrelay.relay.store import RelayStore
-
     if not config.redis_url:
         raise WorkersError(
             f"--workers {count} needs --redis URL (or VTTRELAY_REDIS_URL): the worker processes "

@@ -1,5 +1,5 @@
-"""The `vttrelay world ...` commands: run a world against a relay, pair it, reset it, and change
-its settings.
+"""What the `vttrelay world ...` commands do (`vttrelay.cli.world` parses them): run a world
+against a relay, pair it, reset it, and change its settings.
 
 - `vttrelay world run --relay URL [--token T] [--client-id ID]`: connect and serve until Ctrl-C;
   without `--token` it uses the token stored by `pair` in `<data-dir>/world/connection.json`.
@@ -35,9 +35,7 @@ def _err(*parts: Any) -> None:
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
-    from vttrelay.relay.config import default_data_dir
-
-    return Path(args.data_dir) if getattr(args, "data_dir", None) else default_data_dir()
+    return Path(args.data_dir)  # `vttrelay.cli.world` fills in the default
 
 
 def _world_meta(data_dir: Path) -> dict[str, Any]:
@@ -173,50 +171,3 @@ def cmd_settings(args: argparse.Namespace) -> int:
         world.close()
     print("\n".join(shown))
     return 0
-
-
-def register(subparsers: Any, common: argparse.ArgumentParser | None = None) -> Any:
-    """Add `world run|pair|reset|settings` to the `vttrelay` command; returns the `world`
-    command's subparsers (the caller adds `world create`, which is the relay's)."""
-    parents = [common] if common is not None else []
-    world = subparsers.add_parser("world", help="run and manage the embedded D&D 5e world")
-    commands = world.add_subparsers(dest="world_command", required=True, metavar="ACTION")
-
-    def add(name: str, help_text: str) -> argparse.ArgumentParser:
-        p: argparse.ArgumentParser = commands.add_parser(name, parents=parents, help=help_text)
-        if common is None:
-            p.add_argument("--data-dir", default=None, help="where the world's data lives")
-        return p
-
-    p = add("run", "connect the world to a relay and serve it")
-    p.add_argument("--relay", default=None, help="relay URL, e.g. http://127.0.0.1:3010")
-    p.add_argument("--token", default=None, help="connection token (default: the paired one)")
-    p.add_argument("--client-id", default=None, help="client id (default: the paired one)")
-    p.set_defaults(func=cmd_run)
-
-    p = add("pair", "pair the world with a relay using a 6-character code")
-    p.add_argument("code")
-    p.add_argument("--relay", required=True, help="relay URL, e.g. http://127.0.0.1:3010")
-    p.set_defaults(func=cmd_pair)
-
-    p = add("reset", "restore the demo world (all changes and chat are lost)")
-    p.set_defaults(func=cmd_reset)
-
-    p = add("settings", "show or change world settings")
-    p.add_argument(
-        "--execute-js", choices=("on", "off"), default=None, help="allow POST /execute-js"
-    )
-    p.add_argument(
-        "--macro-write",
-        choices=("on", "off"),
-        default=None,
-        help="allow creating, updating and deleting macros through /create, /update, /delete",
-    )
-    p.add_argument(
-        "--macro-execute",
-        choices=("on", "off"),
-        default=None,
-        help="allow POST /macro/{uuid}/execute",
-    )
-    p.set_defaults(func=cmd_settings)
-    return commands

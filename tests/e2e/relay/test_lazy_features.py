@@ -18,11 +18,11 @@ SCRIPT = textwrap.dedent(
 
     import aiohttp
 
-    from vttrelay.relay.app import create_app
     from vttrelay.relay.config import RelayConfig
     from vttrelay.relay.listener import RelaySite, make_runner
     from vttrelay.relay.routes import DEFAULT_SCOPES
     from vttrelay.relay.store import RelayStore
+    from vttrelay.server.assemble import build_app
 
     def loaded(step, **more):
         mods = {m: m in sys.modules for m in ("mcp", "jinja2")}
@@ -38,7 +38,7 @@ SCRIPT = textwrap.dedent(
         config = RelayConfig(host="127.0.0.1", port=0, data_dir=Path(sys.argv[1]))
         store = RelayStore(config.store_target)
         key = store.create_key("default", DEFAULT_SCOPES)[1]
-        app = create_app(config, store)
+        app = build_app(config, store)
         runner = make_runner(app, config, shutdown_timeout=2)
         await runner.setup()
         site = RelaySite(runner, config)

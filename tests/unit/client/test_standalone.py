@@ -20,6 +20,7 @@ BLOCKED = (
     "vttrelay.relay",
     "vttrelay.world",
     "vttrelay.cli",
+    "vttrelay.server",
     "aiohttp",
     "uvloop",
     "orjson",

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vttrelay.cli import build_parser, cmd_pair, cmd_pair_approve
+from vttrelay.cli import build_parser
+from vttrelay.cli.pair import cmd_pair, cmd_pair_approve
 from vttrelay.relay import approvals
 from vttrelay.relay.approvals import KeyAsk, PairAsk
 from vttrelay.relay.core import RelayError

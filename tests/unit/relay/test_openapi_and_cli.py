@@ -7,10 +7,14 @@ import dataclasses
 
 import pytest
 
-from vttrelay.cli import SERVE_OVERRIDES, SERVE_SCOPES, build_parser, parse_expiry, serve_config
+from vttrelay.cli import build_parser
+from vttrelay.cli.common import expiry
+from vttrelay.cli.serve import SERVE_OVERRIDES, serve_config
+from vttrelay.relay.accounts.expiry import parse_expiry
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.openapi import build_document
 from vttrelay.relay.routes import DEFAULT_SCOPES, ROUTES
+from vttrelay.server.prepare import SERVE_SCOPES
 
 
 def test_document_covers_the_table() -> None:
@@ -55,8 +59,10 @@ def test_parse_expiry() -> None:
     assert parse_expiry("2w", now=0.0) == 2 * 604800
     assert parse_expiry("2030-01-01T00:00:00Z") == 1893456000
     assert parse_expiry("2030-01-01") == 1893456000
-    with pytest.raises(argparse.ArgumentTypeError):
+    with pytest.raises(ValueError, match="not a duration"):
         parse_expiry("tomorrow")
+    with pytest.raises(argparse.ArgumentTypeError, match="not a duration"):  # `--expires`
+        expiry("tomorrow")
 
 
 def test_parser() -> None:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from vttrelay.cli import mint_serve_key, prepare
 from vttrelay.relay.auth import KeyCache, UsageCounter
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import retry_after
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.store import PAIRING_ALPHABET, PairingError, RelayStore, sha256_hex
+from vttrelay.server.prepare import mint_serve_key, prepare
 
 
 def test_keys_are_stored_hashed(store_target: Path | str) -> None:

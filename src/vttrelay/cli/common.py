@@ -1,0 +1,114 @@
+"""What the `vttrelay` commands share: the common options (`--data-dir`, `--database`,
+`--log-level`), the relay settings and store they give, argument types, and output helpers
+(results a script may capture on stdout, everything else on stderr, tables)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from vttrelay.relay.accounts.expiry import parse_expiry
+from vttrelay.relay.config import DATA_DIR_ENV, DATABASE_ENV, RelayConfig, default_data_dir
+from vttrelay.relay.core import RelayError
+from vttrelay.relay.routes import ALL_SCOPES
+from vttrelay.relay.store import RelayStore
+
+T = TypeVar("T")
+
+
+def common_options() -> argparse.ArgumentParser:
+    """The options every command takes (a parent parser)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--data-dir",
+        default=None,
+        help=f"where the relay keeps its database (default ${DATA_DIR_ENV}, else ./data)",
+    )
+    common.add_argument(
+        "--database",
+        default=None,
+        metavar="URL",
+        help="the relay's store: a postgresql://user:password@host:port/dbname URL that several "
+        f"relay instances share (default ${DATABASE_ENV}, else relay.db in the data dir)",
+    )
+    common.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING (default INFO)")
+    return common
+
+
+def sub_common_options() -> argparse.ArgumentParser:
+    """The common options of a subcommand whose command takes them itself: they must not reset
+    what was given before the subcommand's name."""
+    sub_common = argparse.ArgumentParser(add_help=False)
+    sub_common.add_argument("--data-dir", default=argparse.SUPPRESS, help="as for the command")
+    sub_common.add_argument("--database", default=argparse.SUPPRESS, help="as for the command")
+    sub_common.add_argument("--log-level", default=argparse.SUPPRESS, help="as for the command")
+    return sub_common
+
+
+def expiry(text: str) -> float:
+    """`--expires`: `30d`, `12h`, `15m` from now or an ISO date/time (`accounts.expiry`)."""
+    try:
+        return parse_expiry(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def scope(text: str) -> str:
+    """`--scope`: one of the relay's scopes."""
+    if text not in ALL_SCOPES:
+        raise argparse.ArgumentTypeError(
+            f"unknown scope {text!r}; known scopes: {', '.join(ALL_SCOPES)}"
+        )
+    return text
+
+
+def data_dir(args: argparse.Namespace) -> Path:
+    return Path(args.data_dir) if args.data_dir else default_data_dir()
+
+
+def relay_config(args: argparse.Namespace, **settings: Any) -> RelayConfig:
+    """The relay settings the common options give (data dir, database) and `settings`."""
+    config = RelayConfig(data_dir=data_dir(args), **settings)
+    config.database = getattr(args, "database", None) or os.environ.get(DATABASE_ENV) or ""
+    return config
+
+
+def open_store(args: argparse.Namespace) -> RelayStore:
+    return RelayStore(relay_config(args).store_target)
+
+
+def err(*parts: Any) -> None:
+    print(*parts, file=sys.stderr)
+
+
+def iso(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def decided(code: str, decide: Callable[[], T]) -> T | None:
+    """Run one approve/refuse call of a request; on a refusal print its message with the
+    request's code and return None (the command then exits 1)."""
+    try:
+        return decide()
+    except RelayError as refused:
+        err(f"{refused.message} ({code}).")
+        return None
+
+
+def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], empty: str) -> None:
+    """Print the rows under their header as left-aligned columns (the last column is not
+    padded), or `empty` on stderr when there are no rows."""
+    if not rows:
+        err(empty)
+        return
+    lines = [header, *rows]
+    widths = [max(len(r[i]) for r in lines) for i in range(len(header) - 1)]
+    for row in lines:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])

@@ -1,0 +1,182 @@
+"""The composition root: runs the relay with its plug-ins and the embedded demo world.
+
+- `serve(config, with_world)`: `vttrelay serve` in this process (`prepare`, then one instance);
+  `run(config, with_world)` does it on a uvloop event loop and turns an unreachable Redis into an
+  exit code.
+- `run_instance(...)`: one relay process until SIGINT/SIGTERM: the app (`assemble.build_app`) on
+  its port, `/metrics` on its own port if asked, the demo world (`embedded.demo_world`), the
+  "listening" lines (`prepare.announce_listening`).
+- `prepare.py`: what `serve` does once before any process listens (the key it prints, the embedded
+  world's reserved token, the operator's sign-in link).
+- `workers.py`: `vttrelay serve --workers N`, a supervisor of N relay processes on one port.
+- `assemble.py`: the relay application built from its parts; `embedded.py`: the demo world on
+  its own thread; `sessions.py`: the session routes' manager.
+
+Nothing here parses a command line: `vttrelay.cli` does, and calls these.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import signal
+import sys
+from collections.abc import Callable
+
+from aiohttp import web
+
+from vttrelay.relay.accesslog import BufferedAccessLog
+from vttrelay.relay.app import STATE
+from vttrelay.relay.backends import BackendUnavailable
+from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.listener import RelaySite, connection_limit, make_runner, raise_fd_limit
+from vttrelay.relay.metrics import metrics_app
+from vttrelay.relay.store import RelayStore
+from vttrelay.server.assemble import build_app
+from vttrelay.server.embedded import demo_world
+from vttrelay.server.prepare import Prepared, announce_listening, prepare
+from vttrelay.server.sessions import session_manager
+
+log = logging.getLogger("vttrelay")
+
+# Listen backlog: aiohttp's default (128) drops the SYNs of a burst of connects while the relay
+# is busy, and those clients stall a second or more (bench/RESULTS.md); at 1024, wrk opening 1,000
+# connections at once still overflowed it (414 dropped SYNs, p99 3.6 s). Linux caps it at somaxconn.
+LISTEN_BACKLOG = 4096
+
+
+def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (off Windows), else asyncio's default."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency off Windows
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
+
+
+def run(config: RelayConfig, with_world: bool) -> int:
+    """`serve` on its own event loop until SIGINT/SIGTERM: 0, or 1 (with one line on stderr)
+    when a backend (Redis) cannot be reached."""
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:
+        try:
+            runner.run(serve(config, with_world=with_world))
+        except BackendUnavailable as exc:
+            print(f"vttrelay: {exc}", file=sys.stderr)
+            return 1
+    return 0
+
+
+async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | None = None) -> None:
+    """Run the relay (and the embedded world) until SIGINT/SIGTERM."""
+    store = RelayStore(config.store_target)
+    prepared = prepare(store, config, with_world)
+    await run_instance(config, store, prepared, ready=ready.set if ready is not None else None)
+
+
+async def serve_metrics(app: web.Application, config: RelayConfig) -> web.AppRunner:
+    """Serve the app's `GET /metrics` alone on `config.metrics_port` (its own port, when
+    several processes share the main one); logs where."""
+    runner = web.AppRunner(metrics_app(app[STATE].prometheus), access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, config.host, config.metrics_port).start()
+    for address in runner.addresses:
+        log.info(
+            "metrics of instance %s at http://%s:%d/metrics",
+            config.instance_id,
+            address[0],
+            address[1],
+        )
+    return runner
+
+
+async def run_instance(
+    config: RelayConfig,
+    store: RelayStore,
+    prepared: Prepared,
+    *,
+    ready: Callable[[], None] | None = None,
+    announce: bool = True,
+    reuse_port: bool = False,
+) -> None:
+    """One relay process until SIGINT/SIGTERM: the app on `config.host:port` (with
+    `reuse_port`, beside other processes on the same port: `--workers`), the embedded world when
+    `prepared` has its token, the "listening" lines on stdout when `announce`; `ready()` is
+    called once it serves. Closes `store` at the end."""
+    # SIGINT/SIGTERM from now on stop the relay cleanly, also one that comes during start-up
+    # (it then stops as soon as it has started: it leaves a shared directory properly)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    access = BufferedAccessLog(sys.stderr)  # request lines written in batches (accesslog.py)
+    sessions = session_manager(config, store)
+    app = build_app(config, store, access, sessions=sessions)
+    if sessions is not None:
+        registry = app[STATE].registry
+
+        def is_live(client_id: str, account: str) -> bool:
+            world = registry.get(client_id)
+            return world is not None and world.account == account
+
+        sessions.hooks.is_live = is_live
+    runner = make_runner(app, config, shutdown_timeout=5)
+    await runner.setup()
+    fd_limit = raise_fd_limit()  # idle sockets must hit max_connections, not the fd limit
+    max_connections = connection_limit(config.max_connections, fd_limit)
+    site = RelaySite(
+        runner,
+        config,
+        backlog=LISTEN_BACKLOG,
+        max_connections=max_connections,
+        reuse_port=reuse_port,
+    )
+    await site.start()
+    if config.redis_url:  # scaled out: the link port's sockets count against the limit too
+        from vttrelay.relay.backends.redis_directory import RedisDirectory
+
+        if isinstance(registry := app[STATE].registry, RedisDirectory):
+            registry.count_links_in(site.gate)
+    port = site.port
+    log.info("open files limit %d; at most %d connections", fd_limit, max_connections)
+    local_host = "127.0.0.1" if config.host in ("0.0.0.0", "", "::") else config.host
+    base = f"http://{local_host}:{port}"
+    if sessions is not None:
+        sessions.hooks.relay_url = f"ws://{local_host}:{port}/relay"
+
+    metrics_runner = await serve_metrics(app, config) if config.metrics_port is not None else None
+    try:
+        async with demo_world(base, prepared.world_token, config.data_dir) as world:
+            if announce:
+                announce_listening(base, prepared, config, with_world=world is not None)
+            log.info("docs at %s/docs; data in %s", base, config.data_dir)
+
+            # Start-up objects (modules, routes, the world's documents) never become garbage:
+            # frozen, the cyclic collector no longer walks them in its full collections
+            # (bench/RESULTS.md).
+            gc.collect()
+            gc.freeze()
+            if ready is not None:
+                ready()
+            try:
+                await stop.wait()
+            finally:
+                log.info("shutting down")
+    finally:
+        await runner.cleanup()
+        if metrics_runner is not None:
+            await metrics_runner.cleanup()
+        access.close()
+        store.close()
+
+
+__all__ = [
+    "LISTEN_BACKLOG",
+    "Prepared",
+    "run",
+    "run_instance",
+    "serve",
+]

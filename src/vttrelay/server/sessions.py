@@ -1,0 +1,46 @@
+"""The session routes' manager (the `sessions` package), built for one relay: the worlds it
+starts connect back to this relay with connection tokens minted in its store."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.store import RelayStore
+from vttrelay.sessions.manager import RelayHooks, SessionConfig, SessionManager
+
+
+def session_manager(config: RelayConfig, store: RelayStore) -> SessionManager | None:
+    """The session routes' manager (sessions started worlds connect back to this relay), or
+    None when sessions are turned off. Its hooks `is_live` and `relay_url` are set once the
+    relay runs (`server.run_instance`)."""
+    if not config.sessions_enabled:
+        return None
+
+    async def mint(account: str, client_id: str, name: str) -> str:
+        return await asyncio.to_thread(store.create_connection_token, account, client_id, name=name)
+
+    async def revoke(secret: str) -> None:
+        await asyncio.to_thread(store.revoke_token, secret)
+
+    async def find_client(account: str, world: str) -> str | None:
+        wanted = world.casefold()
+        for known in await asyncio.to_thread(store.known_clients, account):
+            names = (
+                known.client_id,
+                known.metadata.get("worldId"),
+                known.metadata.get("worldTitle"),
+            )
+            if any(isinstance(n, str) and n.casefold() == wanted for n in names):
+                return known.client_id
+        return None
+
+    settings = SessionConfig(
+        data_dir=Path(config.data_dir),
+        headless_allow=config.headless_allow,
+        max_per_account=config.max_sessions,
+        idle_timeout=config.session_idle_timeout,
+    )
+    hooks = RelayHooks(mint, revoke, lambda client_id, account: False, find_client=find_client)
+    return SessionManager(settings, hooks)
