@@ -42,7 +42,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from vttrelay.client import AsyncClient
-from vttrelay.mcp.lazy import SessionLimits
+from vttrelay.mcp.limits import SessionLimits
 from vttrelay.mcp.server import Caller, build_server
 from vttrelay.relay import peer_limits
 from vttrelay.relay.backends.base import Counters

@@ -12,11 +12,11 @@ without making the relay load the MCP server.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from vttrelay.mcp.limits import SessionLimits
 from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS
 from vttrelay.relay.core import error, key_problem
 from vttrelay.relay.forward import API_KEY_HEADER
@@ -26,20 +26,6 @@ if TYPE_CHECKING:
     from vttrelay.relay.backends.base import Counters
 
 MCP_PATH = "/mcp"
-
-
-@dataclass(frozen=True)
-class SessionLimits:
-    """How many MCP sessions `/mcp` keeps (issue 20 item 7): `total` over all keys (the SDK
-    answers 503 past it), `per_key` open at once for one API key, `per_account` for all the
-    keys of one account, `per_minute` opened by one key per minute (all 429). Idle sessions end
-    after `idle_timeout` seconds."""
-
-    total: int = 1000
-    per_key: int = 10
-    per_minute: int = 10
-    per_account: int = 50
-    idle_timeout: float = 600.0
 
 
 def request_secret(request: web.Request) -> str | None:

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from vttrelay.dashboard import views as dashboard
 from vttrelay.mcp import lazy as mcp_http
+from vttrelay.mcp.limits import SessionLimits
 from vttrelay.relay.accesslog import AccessLog
 from vttrelay.relay.app import Plugin, RelayState, create_app
 from vttrelay.relay.backends import Backends
@@ -22,7 +23,7 @@ def _install_mcp(app: web.Application, state: RelayState) -> None:
     """`/mcp`: the MCP server over streamable HTTP, loaded on first use, its sessions capped by
     the relay's settings and counted in its Counters."""
     config = state.config
-    limits = mcp_http.SessionLimits(
+    limits = SessionLimits(
         config.mcp_max_sessions,
         config.mcp_sessions_per_key,
         config.mcp_sessions_per_minute,
