@@ -6,5 +6,6 @@ console in the browser, served by the relay itself (no separate build or server,
 - `scopes.py`: the API-key scopes grouped and explained for the key form.
 - `views.py`: the pages and the changes they make, wired into the relay by `setup(app, state)`;
   also the pages a pair request's `pairUrl` and a key request's `approvalUrl` open.
+- `mount.py`: the dashboard as the relay's plug-in (`server.assemble` mounts it).
 - `templates/` (Jinja2, autoescaped) and `static/` (one stylesheet, one script).
 """

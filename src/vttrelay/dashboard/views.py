@@ -46,7 +46,6 @@ from markupsafe import Markup
 from multidict import MultiDictProxy
 
 from vttrelay import __version__, protocol
-from vttrelay.dashboard import accounts as account_pages
 from vttrelay.dashboard import scopes as scope_info
 from vttrelay.dashboard.sessions import (
     Viewer,
@@ -929,7 +928,7 @@ DASHBOARD = web.AppKey("vttrelay_dashboard", Dashboard)
 
 
 def setup(app: web.Application, state: RelayState) -> Dashboard:
-    """Add the dashboard's routes to the relay application."""
+    """Add the dashboard's own pages to the relay application (`mount.install` adds them all)."""
     dash = Dashboard(state)
     app[DASHBOARD] = dash
     page = dash.page
@@ -951,7 +950,6 @@ def setup(app: web.Application, state: RelayState) -> Dashboard:
     r.add_get("/dashboard/events", page(dash.events))
     r.add_get("/dashboard/console", page(dash.console))
     r.add_get("/dashboard/static/{name}", dash.static)
-    account_pages.setup(app, dash)  # password sign-in, password reset, invite codes
     return dash
 
 

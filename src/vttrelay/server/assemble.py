@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from vttrelay.dashboard import views as dashboard
+from vttrelay.dashboard import mount as dashboard
 from vttrelay.mcp import lazy as mcp_http
 from vttrelay.mcp.limits import SessionLimits
 from vttrelay.relay.accesslog import AccessLog
@@ -35,7 +35,7 @@ def _install_mcp(app: web.Application, state: RelayState) -> None:
 # The plug-ins `vttrelay serve` mounts, in this order.
 PLUGINS: tuple[Plugin, ...] = (
     Plugin("mcp", _install_mcp),
-    Plugin("dashboard", dashboard.setup, dashboard.PAGE_HANDLERS),
+    Plugin("dashboard", dashboard.install, dashboard.PAGE_HANDLERS),
 )
 
 
