@@ -20,7 +20,7 @@ from typing import Any
 
 from bench.stats import table
 from vttrelay.world.actions.table import standard_table
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
 
 PLAYER_ID = "playerAria000001"  # a player of the demo world
 

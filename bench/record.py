@@ -19,7 +19,7 @@ import orjson
 
 from bench.replies import GET_UUID, RECORDED_DIR, SEARCH_FILTER
 from vttrelay.world.actions.table import standard_table
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
 
 # action -> the request frame's parameters (what the relay forwards for the bench mix's call).
 RECORDED: Final[dict[str, dict[str, Any]]] = {

@@ -21,13 +21,18 @@ from typing import Any, Final
 
 import httpx
 
-from vttrelay.world import documents
 from vttrelay.world.actions.table import standard_table
-from vttrelay.world.agent import Agent, AgentConfig, relay_http_url
-from vttrelay.world.connection import Connection, forget_token, load_connection, save_connection
-from vttrelay.world.seed import reset
-from vttrelay.world.store import WorldStore
-from vttrelay.world.world import World, world_db_path
+from vttrelay.world.link.agent import Agent, AgentConfig, relay_http_url
+from vttrelay.world.link.connection import (
+    Connection,
+    forget_token,
+    load_connection,
+    save_connection,
+)
+from vttrelay.world.model import documents
+from vttrelay.world.runtime.world import World, world_db_path
+from vttrelay.world.store.seed import reset
+from vttrelay.world.store.sqlite import WorldStore
 
 
 def _err(*parts: Any) -> None:

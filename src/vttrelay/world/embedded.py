@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from vttrelay.world.actions.table import standard_table
-from vttrelay.world.agent import Agent, AgentConfig
+from vttrelay.world.link.agent import Agent, AgentConfig
 from vttrelay.world.runtime.table import ActionTable
 from vttrelay.world.runtime.thread import LoopThread, run_in_thread
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
 
 log = logging.getLogger(__name__)
 

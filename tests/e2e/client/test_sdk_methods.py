@@ -25,8 +25,8 @@ from vttrelay.client.types import Connected, conforms
 from vttrelay.relay import approvals
 from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.sessions.manager import RelayHooks, SessionConfig, SessionManager
-from vttrelay.world import documents
 from vttrelay.world.embedded import EmbeddedWorld
+from vttrelay.world.model import documents
 
 from ..conftest import CLIENT_ID
 

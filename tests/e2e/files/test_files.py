@@ -286,7 +286,7 @@ async def test_permissions_forced_user_and_allowed_worlds(relay: Any, world: Any
     }
     # the world's permission setting lets players browse (not upload)
     with world.world.store.transaction() as tx:
-        from vttrelay.world import documents
+        from vttrelay.world.model import documents
 
         documents.set_setting(tx, "core.permissions", {"FILES_BROWSE": [1, 2, 3, 4]})
     assert (await raw(relay, aria, "GET", "/file-system")).status == 200

@@ -13,9 +13,14 @@ from aiohttp import web
 
 from vttrelay.cli import main
 from vttrelay.world.actions.table import standard_table
-from vttrelay.world.agent import Agent, AgentConfig
-from vttrelay.world.connection import Connection, forget_token, load_connection, save_connection
-from vttrelay.world.world import World
+from vttrelay.world.link.agent import Agent, AgentConfig
+from vttrelay.world.link.connection import (
+    Connection,
+    forget_token,
+    load_connection,
+    save_connection,
+)
+from vttrelay.world.runtime.world import World
 
 from ...conftest import free_port
 from ..conftest import CLIENT_ID, FAST, eventually

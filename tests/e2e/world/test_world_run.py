@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from vttrelay.world.connection import Connection, load_connection, save_connection
+from vttrelay.world.link.connection import Connection, load_connection, save_connection
 
 from ...conftest import stop_process
 from ..conftest import eventually

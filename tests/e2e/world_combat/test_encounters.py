@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from vttrelay.relay.routes import ALL_SCOPES
-from vttrelay.world.dice import ScriptedRandom
 from vttrelay.world.embedded import EmbeddedWorld
+from vttrelay.world.rules.dice import ScriptedRandom
 
 from ..conftest import CLIENT_ID, eventually
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from vttrelay.world.seed import ITEM_KEYS
+from vttrelay.world.store.seed import ITEM_KEYS
 
 ELARA = "Actor.elaraWizard00001"
 CORVIN = "Actor.corvinWarlock001"

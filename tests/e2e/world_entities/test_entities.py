@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.world import documents
 from vttrelay.world.embedded import EmbeddedWorld
+from vttrelay.world.model import documents
 
 from ..conftest import api_for
 

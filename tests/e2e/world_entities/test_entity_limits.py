@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.world import documents
 from vttrelay.world.actions.entities import SETTING_REFUSED
+from vttrelay.world.model import documents
 from vttrelay.world.rules.entities import QUANTITY_ERROR
 
 PIP, BRANN = "Actor.pipMonk000000001", "Actor.brannFighter0001"

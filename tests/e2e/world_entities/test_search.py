@@ -12,7 +12,7 @@ from typing import Any
 from vttrelay.world.actions.table import standard_table
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.rules.search import score_match
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
 
 ENTRY_KEYS = [
     "documentType", "folder", "id", "name", "package", "packageName", "subType", "uuid", "icon",

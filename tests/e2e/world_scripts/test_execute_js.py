@@ -15,8 +15,8 @@ import pytest
 
 from vttrelay.cli import main as cli_main
 from vttrelay.relay.routes import DEFAULT_SCOPES
-from vttrelay.world import documents
 from vttrelay.world.embedded import EmbeddedWorld
+from vttrelay.world.model import documents
 
 from ..conftest import CLIENT_ID, api_for
 

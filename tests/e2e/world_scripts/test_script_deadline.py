@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from vttrelay.relay.routes import DEFAULT_SCOPES
-from vttrelay.world import documents
 from vttrelay.world.actions import scripts as script_actions
 from vttrelay.world.embedded import EmbeddedWorld
+from vttrelay.world.model import documents
 
 from ..conftest import api_for
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from vttrelay.protocol import CHAT_CONTENT_MAX
-from vttrelay.world import documents
 from vttrelay.world.embedded import EmbeddedWorld
-from vttrelay.world.rules.chat import PAGE_BYTES
+from vttrelay.world.model import documents
+from vttrelay.world.model.chat import PAGE_BYTES
 
 from ..conftest import api_for
 

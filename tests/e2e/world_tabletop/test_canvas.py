@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.world import documents
+from vttrelay.world.model import documents
 
 from ..conftest import CLIENT_ID, eventually
 from .conftest import Api

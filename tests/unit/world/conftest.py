@@ -19,10 +19,10 @@ import pytest
 from yoyo import get_backend, read_migrations
 
 from vttrelay.world.actions.table import standard_table
-from vttrelay.world.dice import Dice, ScriptedRandom
+from vttrelay.world.rules.dice import Dice, ScriptedRandom
 from vttrelay.world.runtime.table import ActionTable
-from vttrelay.world.store import MIGRATIONS_DIR
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
+from vttrelay.world.store.sqlite import MIGRATIONS_DIR
 
 
 def older_world_file(path: Path, before: str, docs: Iterable[tuple[str, dict[str, Any]]]) -> None:

@@ -23,16 +23,21 @@ from __future__ import annotations
 
 from typing import Any, Final, TypeGuard
 
-from vttrelay.world import documents
-from vttrelay.world.context import ActionContext
-from vttrelay.world.defaults import with_defaults
-from vttrelay.world.documents import Resolved
 from vttrelay.world.errors import ActionError
-from vttrelay.world.permissions import LIMITED, assert_can_write, assert_owner, permission_level
+from vttrelay.world.model import documents
+from vttrelay.world.model.defaults import with_defaults
+from vttrelay.world.model.documents import Resolved
 from vttrelay.world.rules import canvas as rules
 from vttrelay.world.rules import grid
 from vttrelay.world.rules.bounds import MAX_EMBEDDED
 from vttrelay.world.rules.entities import apply_document_update
+from vttrelay.world.rules.permissions import (
+    LIMITED,
+    assert_can_write,
+    assert_owner,
+    permission_level,
+)
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 DATA_NULL: Final = {"data": None}

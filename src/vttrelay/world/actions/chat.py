@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from vttrelay.world import documents
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError
-from vttrelay.world.permissions import assert_gm
-from vttrelay.world.rules import chat as chat_rules
+from vttrelay.world.model import chat as chat_rules
+from vttrelay.world.model import documents
+from vttrelay.world.rules.permissions import assert_gm
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 DEFAULT_LIMIT: Final = 10

@@ -17,12 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vttrelay.world import documents, packs
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError, EffectDataError
-from vttrelay.world.permissions import LIMITED, assert_owner, permission_level
+from vttrelay.world.model import documents
 from vttrelay.world.rules import effects as rules
+from vttrelay.world.rules.permissions import LIMITED, assert_owner, permission_level
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
+from vttrelay.world.store import packs
 
 
 @dataclass

@@ -4,7 +4,7 @@ next-round, last-turn, last-round, end-encounter, add-to-encounter, remove-from-
 Combats are `Combat` documents holding their `combatants`; `rules.combat` computes the turn
 order and every move. The current encounter (`game.combat`) is the active combat. Each action
 changes at most one combat, in one transaction; the combat events (`start`, `turn`,
-`combatant-add`, `combatant-remove`, `end`) come from those document changes (`world.events`).
+`combatant-add`, `combatant-remove`, `end`) come from those document changes (`runtime.events`).
 
 Effects with a duration in rounds or turns count down as the combat advances: next-turn and
 next-round delete the combatants' effects whose duration ran out (`rules.effects.is_expired`);
@@ -23,13 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from vttrelay.world import documents
-from vttrelay.world.actions.dnd5e_common import roll_formula
-from vttrelay.world.context import ActionContext
+from vttrelay.world.actions.dnd5e.common import roll_formula
 from vttrelay.world.errors import ActionError
-from vttrelay.world.permissions import OWNER, assert_can_write, assert_gm, resolved_level
+from vttrelay.world.model import documents
 from vttrelay.world.rules import combat as rules
 from vttrelay.world.rules import effects as effect_rules
+from vttrelay.world.rules.permissions import OWNER, assert_can_write, assert_gm, resolved_level
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 DEFAULT_NAME: Final = "New Encounter"

@@ -20,15 +20,15 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from vttrelay.world import documents
 from vttrelay.world.actions.canvas import check_written
 from vttrelay.world.actions.search import ranked_entries
-from vttrelay.world.context import ActionContext
-from vttrelay.world.documents import Resolved
 from vttrelay.world.errors import ActionError
+from vttrelay.world.model import documents
 from vttrelay.world.model.collections import COLLECTIONS
-from vttrelay.world.permissions import OWNER, assert_can_write, resolved_level, view
+from vttrelay.world.model.documents import Resolved
 from vttrelay.world.rules import entities as rules
+from vttrelay.world.rules.permissions import OWNER, assert_can_write, resolved_level, view
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 FAILED: Final = {"success": False}

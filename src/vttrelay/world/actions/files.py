@@ -21,11 +21,11 @@ import base64
 import binascii
 from typing import Any, Final
 
-from vttrelay.world.context import ActionContext
-from vttrelay.world.documents import GM_ROLE
 from vttrelay.world.errors import ActionError
 from vttrelay.world.files.paths import PathError
 from vttrelay.world.files.store import FileStore, StoreError
+from vttrelay.world.model.documents import GM_ROLE
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 FAILED: Final = {"success": False}

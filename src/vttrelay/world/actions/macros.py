@@ -23,7 +23,6 @@ import asyncio
 import re
 from typing import Any, Final
 
-from vttrelay.world import documents
 from vttrelay.world.actions.scripts import (
     SETTING_MEMORY_LIMIT,
     SETTING_TIME_LIMIT,
@@ -32,13 +31,14 @@ from vttrelay.world.actions.scripts import (
     snapshot,
     world_call,
 )
-from vttrelay.world.context import CHAT_EMOTE, CHAT_OOC, ActionContext
 from vttrelay.world.errors import ActionError, DiceError
-from vttrelay.world.permissions import LIMITED, assert_owner, permission_level
-from vttrelay.world.rules import chat as chat_rules
+from vttrelay.world.model import chat as chat_rules
+from vttrelay.world.model import documents
+from vttrelay.world.rules.permissions import LIMITED, assert_owner, permission_level
 from vttrelay.world.rules.rolls import critical_and_fumble
+from vttrelay.world.runtime.context import CHAT_EMOTE, CHAT_OOC, ActionContext
 from vttrelay.world.runtime.table import action
-from vttrelay.world.scripts import ScriptError
+from vttrelay.world.scripts.sandbox import ScriptError
 
 FAILED: Final = {"success": False}
 TRUSTED_ROLE: Final = 2  # the lowest role holding MACRO_SCRIPT by default

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from vttrelay.world import documents
 from vttrelay.world.actions.chat import whisper_recipients
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError, DiceError
+from vttrelay.world.model import documents
 from vttrelay.world.rules import rolls as rules
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 FAILED: Final = {"success": False}

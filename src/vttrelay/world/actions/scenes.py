@@ -1,5 +1,5 @@
 """Scene actions (endpoints-beyond-seed §9): get-scene, create-scene, update-scene, delete-scene,
-switch-scene, and the pictures: scene-screenshot (drawn by `world.scene_image`) and
+switch-scene, and the pictures: scene-screenshot (drawn by `world.render.scene`) and
 scene-raw-image.
 
 A scene is picked as the module's `resolveScene` does, first rule that applies: `sceneId`, then
@@ -17,13 +17,14 @@ import base64
 from pathlib import Path
 from typing import Any, Final
 
-from vttrelay.world import documents, scene_image
 from vttrelay.world.actions.canvas import check_written
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError
 from vttrelay.world.files.store import StoreError
-from vttrelay.world.permissions import assert_can_write, assert_gm, filter_views, view
+from vttrelay.world.model import documents
+from vttrelay.world.render import scene as scene_image
 from vttrelay.world.rules import entities as entity_rules
+from vttrelay.world.rules.permissions import assert_can_write, assert_gm, filter_views, view
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 FAILED: Final = {"success": False}
@@ -203,7 +204,7 @@ def background_src(scene: dict[str, Any]) -> str | None:
 
 @action("scene-screenshot")
 async def scene_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    """A picture of the viewed scene (`world.scene_image`), drawn on the world's heavy-work
+    """A picture of the viewed scene (`world.render.scene`), drawn on the world's heavy-work
     thread (`runtime.heavy`: off its loop, which answers other requests meanwhile) with the
     background and token images of the file store, as a data URL; the relay answers
     GET /scene/image with its bytes."""

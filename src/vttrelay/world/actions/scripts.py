@@ -25,16 +25,16 @@ import asyncio
 import copy
 from typing import Any, Final
 
-from vttrelay.world import documents
 from vttrelay.world.actions.chat import whisper_recipients
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError
-from vttrelay.world.permissions import LIMITED, assert_owner, permission_level
-from vttrelay.world.rules import chat as chat_rules
+from vttrelay.world.model import chat as chat_rules
+from vttrelay.world.model import documents
 from vttrelay.world.rules.effects import apply_changes
 from vttrelay.world.rules.paths import get_path, set_path
+from vttrelay.world.rules.permissions import LIMITED, assert_owner, permission_level
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
-from vttrelay.world.scripts import (
+from vttrelay.world.scripts.sandbox import (
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_TIME_LIMIT,
     HostError,

@@ -1,7 +1,7 @@
 """GET /search (action `search`, endpoints-beyond-seed §2): the world's documents by name, from
 the store's FTS5 index (`Tx.search_index`), with the module's filter syntax, ranking and reply.
 
-Compendium pack documents (`world/packs.py`, static data) are matched in memory and ranked
+Compendium pack documents (`world/store/packs.py`, static data) are matched in memory and ranked
 with the world's, unless `excludeCompendiums`; everyone may see them, only GMs own them.
 
 A query is answered from the trigram index first (every name holding the query: exact, prefix,
@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from vttrelay.world import documents, packs
-from vttrelay.world.context import ActionContext
-from vttrelay.world.permissions import LIMITED, OBSERVER, OWNER, permission_level
+from vttrelay.world.model import documents
 from vttrelay.world.rules import search as rules
+from vttrelay.world.rules.permissions import LIMITED, OBSERVER, OWNER, permission_level
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
-from vttrelay.world.store import IndexEntry
+from vttrelay.world.store import packs
+from vttrelay.world.store.sqlite import IndexEntry
 
 DEFAULT_LIMIT: Final = 200
 MAX_LIMIT: Final = 500

@@ -18,12 +18,12 @@ import asyncio
 from pathlib import Path
 from typing import Any, Final
 
-from vttrelay.world import documents
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError
-from vttrelay.world.permissions import LIMITED, OBSERVER, permission_level
+from vttrelay.world.model import documents
 from vttrelay.world.render import sheet as sheet_render
 from vttrelay.world.render.sheet_data import SheetData, sheet_data
+from vttrelay.world.rules.permissions import LIMITED, OBSERVER, permission_level
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 FAILED: Final = {"success": False}

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from vttrelay.world import packs
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError
-from vttrelay.world.permissions import LIMITED, OBSERVER, assert_gm, permission_level
 from vttrelay.world.rules import structure as rules
+from vttrelay.world.rules.permissions import LIMITED, OBSERVER, assert_gm, permission_level
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
+from vttrelay.world.store import packs
 
 NULL_DATA: Final = {"data": None}
 

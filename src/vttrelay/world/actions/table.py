@@ -1,5 +1,6 @@
-"""The embedded world's action table: the core actions and the D&D 5e system's, built when a
-world starts. A second game system's actions would be one more module list here."""
+"""The embedded world's action table: the core actions and the D&D 5e system's (`actions.dnd5e`),
+built when a world starts. A second game system is a sibling subpackage of `dnd5e` with its own
+`MODULES`, added here."""
 
 from __future__ import annotations
 
@@ -9,9 +10,6 @@ from vttrelay.world.actions import (
     canvas,
     chat,
     dnd5e,
-    dnd5e_inventory,
-    dnd5e_rest,
-    dnd5e_use,
     effects,
     encounters,
     entities,
@@ -48,10 +46,8 @@ CORE: tuple[ModuleType, ...] = (
     users,
     utility,
 )
-# The D&D 5e system's actions (the /dnd5e routes).
-DND5E: tuple[ModuleType, ...] = (dnd5e, dnd5e_inventory, dnd5e_rest, dnd5e_use)
 
 
 def standard_table() -> ActionTable:
     """Every action of the embedded world."""
-    return ActionTable.from_modules(*CORE, *DND5E)
+    return ActionTable.from_modules(*CORE, *dnd5e.MODULES)

@@ -19,11 +19,11 @@ import re
 import secrets
 from typing import Any, Final
 
-from vttrelay.world import documents
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError
+from vttrelay.world.model import documents
 from vttrelay.world.model.collections import INTERNAL_COLLECTIONS
-from vttrelay.world.permissions import assert_gm
+from vttrelay.world.rules.permissions import assert_gm
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 CREDENTIALS: Final = INTERNAL_COLLECTIONS[0]  # {_id: user id, hash, salt}

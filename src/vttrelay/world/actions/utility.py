@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from vttrelay.world import documents
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError
-from vttrelay.world.permissions import assert_gm
+from vttrelay.world.model import documents
+from vttrelay.world.rules.permissions import assert_gm
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 FAILED: Final = {"success": False}

@@ -37,7 +37,7 @@ import aiohttp
 import orjson
 
 from vttrelay import protocol
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
 
 log = logging.getLogger(__name__)
 

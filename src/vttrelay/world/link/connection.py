@@ -14,7 +14,7 @@ from typing import Final
 
 import orjson
 
-from vttrelay.world.world import world_dir
+from vttrelay.world.runtime.world import world_dir
 
 CONNECTION_FILE: Final = "connection.json"
 

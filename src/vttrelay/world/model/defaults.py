@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import orjson
 
-DEFAULTS_FILE: Final = Path(__file__).parent / "content" / "document-defaults.json"
+DEFAULTS_FILE: Final = Path(__file__).parents[1] / "content" / "document-defaults.json"
 
 
 @cache

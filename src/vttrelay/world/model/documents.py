@@ -23,10 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from vttrelay.world.ids import new_id
+from vttrelay.world.model import chat as chat_rules
+from vttrelay.world.model import deltas
 from vttrelay.world.model.collections import COLLECTIONS, Documents, name_key
-from vttrelay.world.rules import chat as chat_rules
-from vttrelay.world.rules import deltas
+from vttrelay.world.model.ids import new_id
 
 CORE_VERSION: Final = "14.363"
 SYSTEM_ID: Final = "dnd5e"

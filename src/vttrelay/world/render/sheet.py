@@ -19,8 +19,8 @@ import math
 from pathlib import Path
 from typing import Any, Final
 
+from vttrelay.world.render.scene import FORMATS, Picture, open_image
 from vttrelay.world.render.sheet_data import SheetData, signed
-from vttrelay.world.scene_image import FORMATS, Picture, open_image
 
 WIDTH: Final = 1000
 MARGIN: Final = 32

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from vttrelay.world.documents import new_stats
 from vttrelay.world.errors import EffectDataError
+from vttrelay.world.model.documents import new_stats
 from vttrelay.world.rules.paths import get_path, set_path
 
 # ActiveEffect change modes (CONST.ACTIVE_EFFECT_MODES).

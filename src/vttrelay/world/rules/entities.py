@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from vttrelay.world import defaults, documents
+from vttrelay.world.model import defaults, documents
 from vttrelay.world.rules.effects import (
     STATUS_BY_ID,
     StatusEffect,
@@ -27,7 +27,7 @@ def apply_document_update(
     single fields, nested objects merge into the existing data, `-=key` deletes a key, other
     arrays replace, and embedded collections (`items`, `effects`, `pages`, ...) upsert by `_id`
     (an entry with an unknown or no `_id` is created, with the tabletop's defaults where
-    `world/defaults.py` has them and `new_id()` when it has no `_id`).
+    `world/model/defaults.py` has them and `new_id()` when it has no `_id`).
     `_id` itself never changes."""
     update = {k: v for k, v in update.items() if k != "_id"}
     embedded = documents.EMBEDDED.get(document_name, {})
@@ -103,7 +103,7 @@ def new_document(
     new_id: Any,
 ) -> dict[str, Any]:
     """A new top-level document from create data: the caller's data over the type's defaults
-    (`content/document-defaults.json` through `world/defaults.py`, also for the embedded
+    (`content/document-defaults.json` through `world/model/defaults.py`, also for the embedded
     entries), embedded entries given ids, the creating user as owner, fresh `_stats`."""
     doc = defaults.with_defaults(document_name, {"_id": doc_id}, new_id)
     if document_name == "Actor":  # the prototype token is named after the actor

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from vttrelay.world.dice import Dice
 from vttrelay.world.errors import DiceError, UsesError
 from vttrelay.world.rules.abilities import resolve_formula
+from vttrelay.world.rules.dice import Dice
 from vttrelay.world.rules.paths import as_int, get_path
 
 _FLAT = Dice()  # evaluates dice-free formulas only: never draws a random number

@@ -11,13 +11,17 @@ NONE sees nothing (`view`, `filter_views`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
-from vttrelay.world.documents import ASSISTANT_ROLE, Resolved
 from vttrelay.world.errors import ActionError
+from vttrelay.world.model.documents import ASSISTANT_ROLE, Resolved
 
-if TYPE_CHECKING:
-    from vttrelay.world.context import ActionContext
+
+class Acting(Protocol):
+    """Who acts (an action's context is one): the User document, None for the GM."""
+
+    user: dict[str, Any] | None
+
 
 NONE: Final = 0
 LIMITED: Final = 1
@@ -38,7 +42,7 @@ def _name(user: dict[str, Any]) -> str:
     return str(user.get("name", user.get("_id", "")))
 
 
-def assert_can_view(ctx: ActionContext, actor: dict[str, Any]) -> None:
+def assert_can_view(ctx: Acting, actor: dict[str, Any]) -> None:
     """The view gate: LIMITED or better."""
     if ctx.user is not None and permission_level(ctx.user, actor) < LIMITED:
         raise ActionError(
@@ -47,9 +51,7 @@ def assert_can_view(ctx: ActionContext, actor: dict[str, Any]) -> None:
         )
 
 
-def assert_owner(
-    ctx: ActionContext, doc: dict[str, Any], operation: str, *, uuid: str = ""
-) -> None:
+def assert_owner(ctx: Acting, doc: dict[str, Any], operation: str, *, uuid: str = "") -> None:
     """The write gate: OWNER. `operation` is e.g. "perform a short rest on". The error names
     the document by its name, else by `uuid`."""
     if ctx.user is not None and permission_level(ctx.user, doc) < OWNER:
@@ -64,7 +66,7 @@ def resolved_level(user: dict[str, Any] | None, res: Resolved) -> int:
     return permission_level(user, res.permission_doc)
 
 
-def assert_can_write(ctx: ActionContext, res: Resolved, operation: str) -> None:
+def assert_can_write(ctx: Acting, res: Resolved, operation: str) -> None:
     """The write gate on a resolved document: OWNER of `res.permission_doc`; the error names
     the document itself (name, else uuid)."""
     if ctx.user is not None and resolved_level(ctx.user, res) < OWNER:
@@ -107,7 +109,7 @@ def filter_views(user: dict[str, Any] | None, items: list[Resolved]) -> list[dic
     return out
 
 
-def assert_gm(ctx: ActionContext, operation: str) -> None:
+def assert_gm(ctx: Acting, operation: str) -> None:
     """The GM gate. `operation` is e.g. "select tokens"."""
     if ctx.user is not None and int(ctx.user.get("role", 0)) < ASSISTANT_ROLE:
         raise ActionError(f"User '{_name(ctx.user)}' must be a GM to {operation}")

@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from vttrelay.world.dice import Dice, Roll
 from vttrelay.world.rules.abilities import (
     ability_mod,
     class_items,
@@ -26,6 +25,7 @@ from vttrelay.world.rules.abilities import (
     resolve_formula,
 )
 from vttrelay.world.rules.details import RESOURCE_KEYS
+from vttrelay.world.rules.dice import Dice, Roll
 from vttrelay.world.rules.items import uses_max, uses_spent
 from vttrelay.world.rules.paths import apply_update, as_int, get_path, set_path
 from vttrelay.world.rules.spells import SLOT_KEYS, pact_max_and_level, slot_max

@@ -14,7 +14,7 @@ import string
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from vttrelay.world.dice import Roll
+    from vttrelay.world.rules.dice import Roll
 
 MAX_ROLLS_STORED: Final = 20  # the module's MAX_ROLLS_STORED
 _BASE36: Final = string.digits + string.ascii_lowercase

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from vttrelay.world.documents import new_stats
+from vttrelay.world.model.documents import new_stats
 
 # The document types folders hold, in the module's default order for `types`.
 FOLDER_TYPES: Final = (

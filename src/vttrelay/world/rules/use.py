@@ -24,7 +24,6 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from vttrelay.world.dice import Dice, Roll
 from vttrelay.world.errors import DiceError, SpellError, UseError, UsesError
 from vttrelay.world.rules import spells as spell_rules
 from vttrelay.world.rules.abilities import (
@@ -36,6 +35,7 @@ from vttrelay.world.rules.abilities import (
     resolve_formula,
 )
 from vttrelay.world.rules.armor import armor_class
+from vttrelay.world.rules.dice import Dice, Roll
 from vttrelay.world.rules.effects import apply_changes
 from vttrelay.world.rules.items import spend_uses, uses_max, uses_value
 from vttrelay.world.rules.paths import as_int, get_path, set_path

@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from vttrelay import protocol
-from vttrelay.world import documents
-from vttrelay.world.ids import new_id
+from vttrelay.world.model import documents
+from vttrelay.world.model.ids import new_id
 from vttrelay.world.rules import rolls as rolls_rules
-from vttrelay.world.store import Tx
+from vttrelay.world.store.sqlite import Tx
 
 if TYPE_CHECKING:
-    from vttrelay.world.dice import Dice
     from vttrelay.world.files.store import FileStore
+    from vttrelay.world.rules.dice import Dice
     from vttrelay.world.runtime.heavy import HeavyWork
 
 T = TypeVar("T")

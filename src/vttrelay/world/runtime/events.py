@@ -25,13 +25,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from vttrelay.world import documents
+from vttrelay.world.model import deltas, documents
 from vttrelay.world.rules import combat as combat_rules
-from vttrelay.world.rules import deltas
-from vttrelay.world.store import Change, Tx
+from vttrelay.world.store.sqlite import Change, Tx
 
 if TYPE_CHECKING:
-    from vttrelay.world.context import ActionContext
+    from vttrelay.world.runtime.context import ActionContext
 
 Kind = Literal["create", "update", "delete"]
 

@@ -35,20 +35,21 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import orjson
 
 from vttrelay import protocol
-from vttrelay.world import documents, packs
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError, UserNotFound
-from vttrelay.world.events import collect_document_events
 from vttrelay.world.files.store import FileStore
+from vttrelay.world.model import documents
 from vttrelay.world.rules import bounds
 from vttrelay.world.rules import rolls as rolls_rules
+from vttrelay.world.runtime.context import ActionContext
+from vttrelay.world.runtime.events import collect_document_events
 from vttrelay.world.runtime.heavy import HeavyWork
 from vttrelay.world.runtime.replies import encode_reply, error_reply
 from vttrelay.world.runtime.table import ActionTable, reply_head
-from vttrelay.world.store import Tx, WorldStore
+from vttrelay.world.store import packs
+from vttrelay.world.store.sqlite import Tx, WorldStore
 
 if TYPE_CHECKING:
-    from vttrelay.world.dice import Dice
+    from vttrelay.world.rules.dice import Dice
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -105,7 +106,7 @@ class World:
     def open(cls, data_dir: Path, *, actions: ActionTable, **kwargs: Any) -> World:
         """Open `<data-dir>/world/world.db`, seeding the demo world into a fresh file, and its
         file store `<data-dir>/world/files/`; it answers the actions of `actions`."""
-        from vttrelay.world.seed import seed
+        from vttrelay.world.store.seed import seed
 
         store = WorldStore(world_db_path(data_dir))
         if store.is_empty():
@@ -124,7 +125,7 @@ class World:
     @property
     def dice(self) -> Dice:
         if self._dice is None:
-            from vttrelay.world.dice import Dice
+            from vttrelay.world.rules.dice import Dice
 
             self._dice = Dice()
         return self._dice

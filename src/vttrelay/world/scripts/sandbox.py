@@ -22,9 +22,10 @@ this project's 2-core machine:
   one out-of-memory path crashes the extension (`let a=[]; while(true) a.push(new
   Array(1000).fill(1))` under a 16 MiB limit is a deterministic segmentation fault).
 
-So quickjs, and each script runs in a fresh child process (`python -m vttrelay.world.scripts`,
-0.1-0.3 s to start, not counted as script time): an engine crash, a runaway allocation or a
-wedged engine costs only that child, never the world's process. The child gets a minimal
+So quickjs, and each script runs in a fresh child process
+(`python -m vttrelay.world.scripts.sandbox`, 0.1-0.3 s to start, not counted as script time):
+an engine crash, a runaway allocation or a wedged engine costs only that child, never the
+world's process. The child gets a minimal
 environment and OS backstops (address space = memory limit + 512 MiB, CPU seconds = time limit
 + 3, no core files, no file writes), and the parent kills it 2 s after its time limit in any
 case.
@@ -79,6 +80,7 @@ MIN_TIME_LIMIT: Final = 0.05  # a run cut shorter than this by its deadline is n
 STARTUP_TIMEOUT: Final = 10.0  # seconds for a child to start (not part of the time limit)
 ADDRESS_SPACE_MARGIN: Final = 512 * 1024 * 1024  # the child's RLIMIT_AS above the memory limit
 
+PRELUDE_PACKAGE: Final = "vttrelay.world.scripts.js"
 PRELUDE_RESOURCE: Final = "prelude.js"
 
 
@@ -135,7 +137,9 @@ _UNDEFINED: Final = ScriptResult(False)
 
 def load_prelude() -> str:
     """The JavaScript world API, shipped as package data (`vttrelay/world/js/prelude.js`)."""
-    return resources.files("vttrelay.world.js").joinpath(PRELUDE_RESOURCE).read_text("utf-8")
+    return (
+        resources.files("vttrelay.world.scripts.js").joinpath(PRELUDE_RESOURCE).read_text("utf-8")
+    )
 
 
 def engine_available() -> bool:
@@ -347,7 +351,7 @@ def _child_env() -> dict[str, str]:
     """A minimal environment (none of the parent's variables, so no secrets in the child) in
     which the child finds this very package, whatever the parent's sys.path tricks."""
     return {
-        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[3]),
         "PYTHONNOUSERSITE": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "LC_ALL": "C.UTF-8",
@@ -436,7 +440,7 @@ class ScriptRunner:
             sys.executable,
             "-P",  # no current directory on sys.path
             "-m",
-            "vttrelay.world.scripts",
+            "vttrelay.world.scripts.sandbox",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

@@ -20,11 +20,11 @@ from typing import Any, Final
 
 import orjson
 
-from vttrelay.world import documents
-from vttrelay.world.documents import Resolved
+from vttrelay.world.model import documents
 from vttrelay.world.model.collections import Documents
+from vttrelay.world.model.documents import Resolved
 
-PACKS_DIR: Final = Path(__file__).parent / "content" / "packs"
+PACKS_DIR: Final = Path(__file__).parents[1] / "content" / "packs"
 COMPENDIUM: Final = "Compendium"
 
 

@@ -16,12 +16,12 @@ from typing import Any, Final
 
 import orjson
 
-from vttrelay.world import defaults, documents
-from vttrelay.world.ids import new_id
+from vttrelay.world.model import defaults, documents
 from vttrelay.world.model.collections import COLLECTIONS, INTERNAL_COLLECTIONS
-from vttrelay.world.store import Tx, WorldStore
+from vttrelay.world.model.ids import new_id
+from vttrelay.world.store.sqlite import Tx, WorldStore
 
-CONTENT_DIR: Final = Path(__file__).parent / "content"
+CONTENT_DIR: Final = Path(__file__).parents[1] / "content"
 # The keys of every embedded item once `prepare_actor` has filled its defaults.
 ITEM_KEYS: Final = (
     "_id",

@@ -32,8 +32,8 @@ from typing import Any, Final
 import orjson
 from yoyo import get_backend, read_migrations
 
+from vttrelay.world.model import chat as chat_rules
 from vttrelay.world.model.collections import name_key
-from vttrelay.world.rules import chat as chat_rules
 
 MIGRATIONS_DIR: Final = Path(__file__).parent / "migrations"
 # The collections GET /search covers (the module's world index).

@@ -3,8 +3,8 @@ chat messages, error order and texts, permission gates."""
 
 from __future__ import annotations
 
-from vttrelay.world.dice import ScriptedRandom
-from vttrelay.world.world import World
+from vttrelay.world.rules.dice import ScriptedRandom
+from vttrelay.world.runtime.world import World
 
 from ..conftest import call, chat, edited_actor, get_actor
 

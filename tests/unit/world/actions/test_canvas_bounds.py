@@ -9,7 +9,7 @@ from typing import Any
 
 from vttrelay.world.rules import bounds
 from vttrelay.world.rules.canvas import MAX_BATCH
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
 
 from ..conftest import call
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
 
 from ..conftest import Clock, call
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.world import documents
 from vttrelay.world.actions.entities import SETTING_REFUSED
+from vttrelay.world.model import documents
 from vttrelay.world.rules.entities import MAX_QUANTITY, QUANTITY_ERROR
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
 
 from ..conftest import call, get_actor
 

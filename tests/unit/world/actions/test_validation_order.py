@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from vttrelay.world.actions.table import standard_table
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
 
 from ..conftest import call
 

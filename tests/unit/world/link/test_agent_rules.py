@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vttrelay.world.agent import backoff_delay, relay_http_url, relay_socket_url
+from vttrelay.world.link.agent import backoff_delay, relay_http_url, relay_socket_url
 
 
 @pytest.mark.parametrize(

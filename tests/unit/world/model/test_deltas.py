@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from vttrelay.world.rules.deltas import delta_between, synthetic_actor
+from vttrelay.world.model.deltas import delta_between, synthetic_actor
 
 
 def _base() -> dict[str, Any]:

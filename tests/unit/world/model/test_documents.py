@@ -6,10 +6,10 @@ from pathlib import Path
 
 import orjson
 
-from vttrelay.world import documents
 from vttrelay.world.actions.table import standard_table
-from vttrelay.world.seed import CONTENT_DIR, ITEM_KEYS, load_actor_content, reset
-from vttrelay.world.world import World
+from vttrelay.world.model import documents
+from vttrelay.world.runtime.world import World
+from vttrelay.world.store.seed import CONTENT_DIR, ITEM_KEYS, load_actor_content, reset
 
 
 def test_world_content_matches_the_contract(world: World) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from vttrelay.world.seed import load_actor_content, prepare_actor
+from vttrelay.world.store.seed import load_actor_content, prepare_actor
 
 _ACTORS = {a["_id"]: prepare_actor(a, 1_782_950_000_000) for a in load_actor_content()}
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from vttrelay.world.dice import Dice, ScriptedRandom
 from vttrelay.world.rules import abilities as ab
+from vttrelay.world.rules.dice import Dice, ScriptedRandom
 
 
 @pytest.mark.parametrize(("score", "mod"), [(1, -5), (8, -1), (9, -1), (10, 0), (11, 0), (16, 3)])

@@ -10,8 +10,8 @@ import textwrap
 from pathlib import Path
 
 from vttrelay.world.actions.table import standard_table
-from vttrelay.world.dice import ScriptedRandom
-from vttrelay.world.world import World
+from vttrelay.world.rules.dice import ScriptedRandom
+from vttrelay.world.runtime.world import World
 
 from ..conftest import call, chat, edited_actor, get_actor
 from .conftest import item_of
@@ -172,7 +172,7 @@ CRASH_SCRIPT = textwrap.dedent(
     import asyncio, sys
     from pathlib import Path
     from vttrelay.world.actions.table import standard_table
-    from vttrelay.world.world import World
+    from vttrelay.world.runtime.world import World
 
     world = World.open(Path(sys.argv[1]), actions=standard_table())
     frame = {"type": "long-rest", "requestId": "long-rest_1", "actorUuid": "Actor.brannFighter0001"}

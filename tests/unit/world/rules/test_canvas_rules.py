@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from vttrelay.world import defaults
+from vttrelay.world.model import defaults
 from vttrelay.world.rules import canvas
 
 

@@ -4,8 +4,8 @@ actor over the selection."""
 
 from __future__ import annotations
 
-from vttrelay.world.dice import ScriptedRandom
-from vttrelay.world.world import World
+from vttrelay.world.rules.dice import ScriptedRandom
+from vttrelay.world.runtime.world import World
 
 from ..conftest import call, get_actor
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vttrelay.world import packs
 from vttrelay.world.rules import spells
 from vttrelay.world.rules.abilities import ABILITIES, character_level
 from vttrelay.world.rules.items import uses_max
-from vttrelay.world.seed import ITEM_KEYS
+from vttrelay.world.store import packs
+from vttrelay.world.store.seed import ITEM_KEYS
 
 from .conftest import item_of
 

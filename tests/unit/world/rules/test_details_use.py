@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from vttrelay.world.dice import Dice, ScriptedRandom
 from vttrelay.world.errors import UseError
 from vttrelay.world.rules.concentration import new_concentration_effect
 from vttrelay.world.rules.details import DETAIL_NAMES, actor_details
+from vttrelay.world.rules.dice import Dice, ScriptedRandom
 from vttrelay.world.rules.rests import long_rest, short_rest
 from vttrelay.world.rules.use import apply_healing, use_item
-from vttrelay.world.seed import ITEM_KEYS
+from vttrelay.world.store.seed import ITEM_KEYS
 
 from .conftest import item_of
 

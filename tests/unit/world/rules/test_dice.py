@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from vttrelay.world.dice import Dice, ScriptedRandom
 from vttrelay.world.errors import DiceError
+from vttrelay.world.rules.dice import Dice, ScriptedRandom
 
 
 def test_same_seed_same_rolls_and_independent_sources() -> None:

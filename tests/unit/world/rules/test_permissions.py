@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError
-from vttrelay.world.permissions import (
+from vttrelay.world.rules.permissions import (
     LIMITED,
     NONE,
     OWNER,
@@ -15,7 +14,8 @@ from vttrelay.world.permissions import (
     assert_owner,
     permission_level,
 )
-from vttrelay.world.world import World
+from vttrelay.world.runtime.context import ActionContext
+from vttrelay.world.runtime.world import World
 
 GM = {"_id": "gmUser0000000001", "name": "Gamemaster", "role": 4}
 ARIA = {"_id": "playerAria000001", "name": "Aria", "role": 1}
@@ -63,8 +63,8 @@ def test_gates(world: World) -> None:
 
 
 def test_views_and_write_gate_on_resolved_documents(world: World) -> None:
-    from vttrelay.world import documents
-    from vttrelay.world.permissions import assert_can_write, filter_views, view
+    from vttrelay.world.model import documents
+    from vttrelay.world.rules.permissions import assert_can_write, filter_views, view
 
     with world.store.transaction() as tx:
         tx.put(

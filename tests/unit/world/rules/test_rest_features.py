@@ -4,7 +4,7 @@ actor and in the reply's updateData)."""
 
 from __future__ import annotations
 
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
 
 from ..conftest import call, edited_actor, get_actor
 from .conftest import item_of

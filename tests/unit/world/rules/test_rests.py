@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.world.dice import Dice, ScriptedRandom
+from vttrelay.world.rules.dice import Dice, ScriptedRandom
 from vttrelay.world.rules.rests import long_rest, short_rest
 
 from .conftest import item_of

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from vttrelay.world.dice import Dice, ScriptedRandom
 from vttrelay.world.rules import rolls as rules
-from vttrelay.world.world import World
+from vttrelay.world.rules.dice import Dice, ScriptedRandom
+from vttrelay.world.runtime.world import World
 
 from ..conftest import call, chat
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from PIL import Image
 
-from vttrelay.world import scene_image
-from vttrelay.world.scene_image import BIG, LIGHT_COLOR, MAX_ARC_POINTS
+from vttrelay.world.render import scene as scene_image
+from vttrelay.world.render.scene import BIG, LIGHT_COLOR, MAX_ARC_POINTS
 
 # 1000 x 1000 px, 100 px = 5 ft, no padding: scene pixels are picture pixels at scale 1.
 BASE: dict[str, Any] = {

@@ -1,4 +1,4 @@
-"""Combat events come from Combat document changes (world/events.py STREAM_RULES), whoever makes
+"""Combat events come from Combat document changes (runtime/events.py STREAM_RULES), whoever makes
 them: a combat that leaves round 0 starts, a turn or round change is a turn, combatants joining
 and leaving, a deleted combat ends; the combatStart/Round/Turn hooks go with them."""
 
@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from vttrelay.world.actions.table import standard_table
-from vttrelay.world.context import ActionContext
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import ActionTable, action
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
 
 from ..conftest import call
 

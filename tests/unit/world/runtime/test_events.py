@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from vttrelay.world.actions.table import standard_table
-from vttrelay.world.context import ActionContext
-from vttrelay.world.events import diff
+from vttrelay.world.runtime.context import ActionContext
+from vttrelay.world.runtime.events import diff
 from vttrelay.world.runtime.table import ActionTable, action
-from vttrelay.world.world import World
+from vttrelay.world.runtime.world import World
 
 from ..conftest import call
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from vttrelay.world.actions.table import standard_table
-from vttrelay.world.dice import Dice, ScriptedRandom
-from vttrelay.world.world import World
+from vttrelay.world.rules.dice import Dice, ScriptedRandom
+from vttrelay.world.runtime.world import World
 
 from ..conftest import Clock, call
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from vttrelay.world import documents
-from vttrelay.world.rules.chat import chat_type_of
-from vttrelay.world.world import World
+from vttrelay.world.model import documents
+from vttrelay.world.model.chat import chat_type_of
+from vttrelay.world.runtime.world import World
 
 from ..conftest import chat, get_actor
 

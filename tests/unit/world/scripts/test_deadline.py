@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from vttrelay.world.scripts import ScriptError, ScriptLimits, ScriptRunner
+from vttrelay.world.scripts.sandbox import ScriptError, ScriptLimits, ScriptRunner
 
 INIT: dict[str, Any] = {}
 

@@ -1,5 +1,6 @@
-"""The script sandbox on its own (vttrelay.world.scripts): results, async scripts, errors, escape
-attempts, time and memory limits, and that the event loop keeps running while a script does.
+"""The script sandbox on its own (vttrelay.world.scripts.sandbox): results, async scripts,
+errors, escape attempts, time and memory limits, and that the event loop keeps running while a
+script does.
 
 The world side is an in-process fake here (`FakeHost`); the real world is in test_action.py.
 """
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from vttrelay.world.scripts import HostError, ScriptError, ScriptLimits, ScriptRunner
+from vttrelay.world.scripts.sandbox import HostError, ScriptError, ScriptLimits, ScriptRunner
 
 INIT: dict[str, Any] = {
     "world": {"id": "w1", "title": "World One"},
@@ -569,7 +570,7 @@ async def test_without_the_engine_installed_the_error_says_so(
 
 
 def test_the_child_gets_none_of_the_parent_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vttrelay.world.scripts import _child_env
+    from vttrelay.world.scripts.sandbox import _child_env
 
     monkeypatch.setenv("VTTRELAY_TEST_SECRET", "hunter2")
     env = _child_env()

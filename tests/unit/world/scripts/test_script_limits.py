@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from vttrelay.protocol import CHAT_CONTENT_MAX, FLAVOR_MAX
-from vttrelay.world import documents
-from vttrelay.world.rules.chat import PAGE_BYTES
-from vttrelay.world.scripts import MAX_CALL_BYTES
-from vttrelay.world.world import World
+from vttrelay.world.model import documents
+from vttrelay.world.model.chat import PAGE_BYTES
+from vttrelay.world.runtime.world import World
+from vttrelay.world.scripts.sandbox import MAX_CALL_BYTES
 
 from ..conftest import chat
 

@@ -12,10 +12,11 @@ from typing import Any
 import orjson
 import pytest
 
-from vttrelay.world import documents, store
-from vttrelay.world.rules import chat as chat_rules
-from vttrelay.world.store import Tx, WorldStore
-from vttrelay.world.world import World
+from vttrelay.world.model import chat as chat_rules
+from vttrelay.world.model import documents
+from vttrelay.world.runtime.world import World
+from vttrelay.world.store import sqlite as store
+from vttrelay.world.store.sqlite import Tx, WorldStore
 
 from ..conftest import call, older_world_file
 

@@ -15,8 +15,8 @@ import orjson
 import pytest
 from yoyo import get_backend, read_migrations
 
-from vttrelay.world.documents import find_by_name
-from vttrelay.world.store import WorldStore
+from vttrelay.world.model.documents import find_by_name
+from vttrelay.world.store.sqlite import WorldStore
 
 from ..conftest import older_world_file
 
@@ -203,7 +203,7 @@ def test_search_index_follows_committed_writes_only(tmp_path: Path) -> None:
 def test_search_index_migration_indexes_an_existing_world(tmp_path: Path) -> None:
     """A world file made before the index (only migration 0001) gets its documents indexed."""
 
-    from vttrelay.world.store import MIGRATIONS_DIR
+    from vttrelay.world.store.sqlite import MIGRATIONS_DIR
 
     path = tmp_path / "old.db"
     backend = get_backend(f"sqlite:///{path}")

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from vttrelay.world import documents
-from vttrelay.world.actions.dnd5e_common import (
+from vttrelay.world.actions.dnd5e.common import (
     actor_direct,
     actor_direct_checked,
     actor_or_selected,
@@ -37,9 +36,8 @@ from vttrelay.world.actions.dnd5e_common import (
     speaker_for,
     text,
 )
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError
-from vttrelay.world.permissions import assert_can_view, assert_owner
+from vttrelay.world.model import documents
 from vttrelay.world.rules import abilities as ab
 from vttrelay.world.rules import concentration as conc
 from vttrelay.world.rules import deaths
@@ -47,6 +45,8 @@ from vttrelay.world.rules.details import actor_details
 from vttrelay.world.rules.effects import apply_changes
 from vttrelay.world.rules.items import modify_charges
 from vttrelay.world.rules.paths import as_int, get_path, set_path
+from vttrelay.world.rules.permissions import assert_can_view, assert_owner
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 # XP by challenge rating (SRD 5.1): NPCs have experience derived from their CR.

@@ -8,10 +8,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from vttrelay.world import documents
-from vttrelay.world.context import ActionContext
-from vttrelay.world.dice import Roll
 from vttrelay.world.errors import ActionError, DiceError
+from vttrelay.world.model import documents
+from vttrelay.world.rules.dice import Roll
+from vttrelay.world.runtime.context import ActionContext
 
 # Parameters ---------------------------------------------------------------------------------
 

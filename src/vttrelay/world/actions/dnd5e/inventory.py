@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.world import documents
-from vttrelay.world.actions.dnd5e_common import (
+from vttrelay.world.actions.dnd5e.common import (
     actor_from_uuid,
     actor_uuid,
     check_choice,
@@ -17,12 +16,13 @@ from vttrelay.world.actions.dnd5e_common import (
     save_actor,
     text,
 )
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError, CurrencyError
-from vttrelay.world.permissions import assert_owner
+from vttrelay.world.model import documents
 from vttrelay.world.rules import currency as coins
 from vttrelay.world.rules.items import set_attuned, set_equipped
+from vttrelay.world.rules.permissions import assert_owner
 from vttrelay.world.rules.spells import prepares_spells, set_prepared
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 # Equipment and attunement --------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any, Final
 
-from vttrelay.world.actions.dnd5e_common import (
+from vttrelay.world.actions.dnd5e.common import (
     actor_or_selected,
     actor_uuid,
     flag,
@@ -20,10 +20,10 @@ from vttrelay.world.actions.dnd5e_common import (
     save_actor,
     speaker_for,
 )
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError
-from vttrelay.world.permissions import assert_owner
+from vttrelay.world.rules.permissions import assert_owner
 from vttrelay.world.rules.rests import RestOutcome, long_rest, short_rest
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 CRASH_ENV: Final = "VTTRELAY_CRASH_AFTER"

@@ -13,19 +13,19 @@ import html
 from collections.abc import Callable
 from typing import Any, Final
 
-from vttrelay.world import documents
-from vttrelay.world.actions.dnd5e_common import (
+from vttrelay.world.actions.dnd5e.common import (
     actor_direct,
     actor_uuid,
     save_actor,
     speaker_for,
     text,
 )
-from vttrelay.world.context import ActionContext
 from vttrelay.world.errors import ActionError, UseError
-from vttrelay.world.permissions import assert_owner
+from vttrelay.world.model import documents
 from vttrelay.world.rules import concentration as conc
+from vttrelay.world.rules.permissions import assert_owner
 from vttrelay.world.rules.use import apply_healing, use_item
+from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 FEATURE_TYPES: Final = ("feat", "class", "subclass", "background")

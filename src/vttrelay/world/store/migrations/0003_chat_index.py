@@ -16,8 +16,8 @@ __depends__ = {"0002_search"}
 def _backfill(conn: Any) -> None:
     import orjson
 
-    from vttrelay.world.rules.chat import index_values
-    from vttrelay.world.store import write_chat_index
+    from vttrelay.world.model.chat import index_values
+    from vttrelay.world.store.sqlite import write_chat_index
 
     cursor = conn.cursor()
     cursor.execute("SELECT seq, data FROM documents WHERE collection = 'ChatMessage'")

@@ -15,7 +15,7 @@ __depends__ = {"0003_chat_index"}
 def _backfill(conn: Any) -> None:
     import orjson
 
-    from vttrelay.world.store import ACTIVE_FLAGGED
+    from vttrelay.world.store.sqlite import ACTIVE_FLAGGED
 
     cursor = conn.cursor()
     marks = ",".join("?" * len(ACTIVE_FLAGGED))

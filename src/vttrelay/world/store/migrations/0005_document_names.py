@@ -16,7 +16,7 @@ def _backfill(conn: Any) -> None:
     import orjson
 
     from vttrelay.world.model.collections import name_key
-    from vttrelay.world.store import NAME_INDEXED
+    from vttrelay.world.store.sqlite import NAME_INDEXED
 
     cursor = conn.cursor()
     marks = ",".join("?" * len(NAME_INDEXED))
