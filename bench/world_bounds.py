@@ -23,8 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.stats import table
-from vttrelay.world import documents
-from vttrelay.world.world import World
+
+try:
+    from vttrelay.world.model import documents
+    from vttrelay.world.runtime.world import World
+except ImportError:  # a tree from before the world's layout of DESIGN §11
+    from vttrelay.world.world import World  # type: ignore[import-not-found, no-redef, assignment, unused-ignore]  # noqa: E501, I001
+
+    from vttrelay.world import documents  # type: ignore[attr-defined, no-redef, unused-ignore]
 
 
 def _open(path: Path) -> World:
