@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from vttrelay.world import documents
 from vttrelay.world.actions.encounters import MAX_UUIDS
-from vttrelay.world.world import World
+from vttrelay.world.model import documents
+from vttrelay.world.runtime.world import World
 
 from ..conftest import call
 
