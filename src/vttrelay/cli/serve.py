@@ -7,6 +7,7 @@ import argparse
 import os
 from typing import Any, Final
 
+from vttrelay.cli.accounts import account_settings, add_serve_options
 from vttrelay.cli.common import err, relay_config
 from vttrelay.relay.config import REDIS_URL_ENV, RelayConfig, normalize_base_path
 
@@ -42,6 +43,7 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
         if args.session_idle > 0:  # swept often enough to end a session near its time
             config.session_sweep_interval = min(30.0, max(0.5, args.session_idle / 4))
     config.redis_url = args.redis or os.environ.get(REDIS_URL_ENV) or None
+    config.accounts = account_settings(args)
     return config
 
 
@@ -163,6 +165,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         default=None,
         help="dashboard sign-in attempts per IP per 15 minutes (default 10; 0: off)",
     )
+    add_serve_options(p)  # --signup, --public-url, --smtp-*, the /auth per-IP limits
     p.add_argument(
         "--workers",
         type=int,

@@ -1,0 +1,214 @@
+"""`vttrelay accounts create|list|invite|reset-link|verify`: password accounts in the relay's
+store, for the operator (sign-up is closed by default: accounts come from here), and the sign-up
+and mail options `vttrelay serve` takes (`add_serve_options`, `account_settings`)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+from contextlib import closing
+from typing import Any, Final
+
+from vttrelay.cli.common import err, iso, open_store, table
+from vttrelay.relay.accounts import users
+from vttrelay.relay.accounts.mail import reset_link
+from vttrelay.relay.accounts.passwords import Passwords
+from vttrelay.relay.accounts.rules import bare_email, email_problem, password_problem
+from vttrelay.relay.accounts.settings import SIGNUP_POLICIES, AccountSettings, SmtpSettings
+from vttrelay.relay.store import RelayStore
+
+SMTP_PASSWORD_ENV: Final = "VTTRELAY_SMTP_PASSWORD"
+DAY: Final = 86400.0
+
+
+def _password(args: argparse.Namespace) -> str | None:
+    """The new password: one line of stdin with --password-stdin, else asked twice."""
+    if args.password_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    first = getpass.getpass("Password: ")
+    if getpass.getpass("Again: ") != first:
+        err("The two passwords differ.")
+        return None
+    return first
+
+
+def _user(store: RelayStore, who: str) -> users.User | None:
+    """An account's login by its email or its account name."""
+    address = bare_email(who)
+    found = users.user_by_email(store, address) if address else None
+    return found or users.user_by_account(store, who)
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    problem, address = email_problem(args.email)
+    if problem:
+        err(problem)
+        return 2
+    password = _password(args)
+    if password is None:
+        return 2
+    problem = password_problem(password)
+    if problem:
+        err(problem)
+        return 2
+    password_hash = Passwords().hasher.hash(password)
+    with closing(open_store(args)) as store:
+        made = users.register(
+            store,
+            address,
+            password_hash,
+            verified=True,
+            verification_ttl=DAY,
+            session_ttl=None,
+            account=args.account,
+        )
+    if isinstance(made, str):
+        err(f"An account with email {address} (or the account name {args.account}) exists.")
+        return 1
+    print(made.user.account)
+    err(f"Created account {made.user.account} for {address}: it signs in with POST /auth/login "
+        "or the dashboard's email and password form.")  # fmt: skip
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with closing(open_store(args)) as store:
+        listed = users.list_users(store)
+    rows = [
+        (u.account, "yes" if u.email_verified else "no", iso(u.created_at), u.email) for u in listed
+    ]
+    table(("ACCOUNT", "VERIFIED", "CREATED", "EMAIL"), rows, empty="No password accounts.")
+    return 0
+
+
+def cmd_invite(args: argparse.Namespace) -> int:
+    with closing(open_store(args)) as store:
+        code = users.new_invite(store, args.days * DAY, args.note)
+    print(code)
+    err(f"Invite code: works once, within {args.days} days, with `vttrelay serve --signup "
+        "invite` (POST /auth/register with inviteCode).")  # fmt: skip
+    return 0
+
+
+def cmd_reset_link(args: argparse.Namespace) -> int:
+    with closing(open_store(args)) as store:
+        user = _user(store, args.who)
+        if user is None:
+            err(f"No account with email or name {args.who!r}.")
+            return 1
+        token = users.new_reset(store, user.account, args.hours * 3600)
+    print(reset_link(args.url.rstrip("/"), token))
+    err(f"Give this link to the owner of {user.email}: it sets a new password, works once, "
+        f"within {args.hours} h; earlier reset links stop working.")  # fmt: skip
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    with closing(open_store(args)) as store:
+        user = _user(store, args.who)
+        if user is None:
+            err(f"No account with email or name {args.who!r}.")
+            return 1
+        users.set_verified(store, user.account)
+    err(f"Account {user.account} ({user.email}) is verified.")
+    return 0
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Add `accounts ...` to the `vttrelay` command."""
+    accounts = commands.add_parser("accounts", help="manage password accounts (/auth)")
+    actions = accounts.add_subparsers(dest="accounts_command", required=True, metavar="ACTION")
+    p = actions.add_parser("create", parents=[common], help="create an account (verified)")
+    p.add_argument("email")
+    p.add_argument(
+        "--account",
+        default=None,
+        help="the account name its keys and worlds carry (default: a new one; 'default' gives "
+        "the keys and worlds made without --account an owner who can sign in)",
+    )
+    p.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
+    p.set_defaults(func=cmd_create)
+    p = actions.add_parser("list", parents=[common], help="list password accounts")
+    p.set_defaults(func=cmd_list)
+    p = actions.add_parser("invite", parents=[common], help="print a single-use invite code")
+    p.add_argument("--days", type=float, default=7.0, help="valid this many days (default 7)")
+    p.add_argument("--note", default="", help="who it is for (kept with the code)")
+    p.set_defaults(func=cmd_invite)
+    p = actions.add_parser(
+        "reset-link", parents=[common], help="print a password-reset link for an account"
+    )
+    p.add_argument("who", help="the account's email or account name")
+    p.add_argument(
+        "--url",
+        default="http://127.0.0.1:3010",
+        help="the relay's base URL as the account's owner reaches it (default "
+        "http://127.0.0.1:3010)",
+    )
+    p.add_argument("--hours", type=float, default=1.0, help="valid this many hours (default 1)")
+    p.set_defaults(func=cmd_reset_link)
+    p = actions.add_parser("verify", parents=[common], help="mark an account's email verified")
+    p.add_argument("who", help="the account's email or account name")
+    p.set_defaults(func=cmd_verify)
+
+
+# `vttrelay serve`'s account options --------------------------------------------------------
+
+
+def add_serve_options(p: argparse.ArgumentParser) -> None:
+    """The sign-up, mail and per-IP limit options of `vttrelay serve`."""
+    p.add_argument(
+        "--signup",
+        choices=SIGNUP_POLICIES,
+        default="closed",
+        help="who may register over POST /auth/register: nobody (closed, the default: "
+        "`vttrelay accounts create`), holders of an invite code (invite), anyone (open)",
+    )
+    p.add_argument(
+        "--public-url",
+        default="",
+        help="the relay's public base URL for links in mails (default: as a request reached it)",
+    )
+    p.add_argument("--smtp-host", default="", help="send verification and reset mail here")
+    p.add_argument("--smtp-port", type=int, default=587)
+    p.add_argument("--smtp-user", default="", help=f"SMTP login (password: ${SMTP_PASSWORD_ENV})")
+    p.add_argument("--smtp-from", default="vttrelay <no-reply@localhost>")
+    p.add_argument("--smtp-tls", choices=("starttls", "tls", "none"), default="starttls")
+    p.add_argument(
+        "--auth-rate",
+        type=int,
+        default=None,
+        help="register/login/regenerate-key/resend per IP per 15 min (default 5)",
+    )
+    p.add_argument(
+        "--reset-rate",
+        type=int,
+        default=None,
+        help="forgot/reset-password per IP per hour (default 3)",
+    )
+    p.add_argument("--account-rate", type=int, default=None,
+                   help="change-password/export/delete per IP per hour (default 10)")  # fmt: skip
+
+
+def account_settings(args: argparse.Namespace) -> AccountSettings:
+    """The AccountSettings `vttrelay serve`'s options give."""
+    settings = AccountSettings(signup=args.signup, public_url=args.public_url.rstrip("/"))
+    if args.smtp_host:
+        settings.smtp = SmtpSettings(
+            host=args.smtp_host,
+            port=args.smtp_port,
+            username=args.smtp_user,
+            password=os.environ.get(SMTP_PASSWORD_ENV, ""),
+            sender=args.smtp_from,
+            tls=args.smtp_tls,
+        )
+    for flag, field_name in (
+        ("auth_rate", "auth_rate_limit"),
+        ("reset_rate", "reset_rate_limit"),
+        ("account_rate", "account_rate_limit"),
+    ):
+        value = getattr(args, flag)
+        if value is not None:
+            setattr(settings, field_name, value)
+    return settings
