@@ -136,7 +136,7 @@ def image_response(reply: Reply) -> web.Response:
     return web.Response(body=body, content_type=str(mime), headers=headers)
 
 
-def sorted_json_response(body: dict[str, Any], status: int = 200) -> web.Response:
+def sorted_json_response(body: Any, status: int = 200) -> web.Response:
     """A JSON body the relay writes itself where the reference's Go encoder did: keys sorted
     (the file and sheet routes' answers)."""
     return web.Response(

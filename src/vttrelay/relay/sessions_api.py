@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-import orjson
 from aiohttp import web
 
+from vttrelay import protocol
 from vttrelay.relay import core
+from vttrelay.relay.accounts.bodies import map_body
 from vttrelay.relay.core import error
-from vttrelay.relay.forward import admit_request, read_body, sorted_json_response
+from vttrelay.relay.forward import admit_request, sorted_json_response
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
@@ -34,14 +35,7 @@ DISABLED: Final = {
     "self-host your own relay instance.",
 }
 # What the module's connection query told about a world, shown with its session.
-WORLD_FIELDS: Final = (
-    "worldId",
-    "worldTitle",
-    "foundryVersion",
-    "systemId",
-    "systemTitle",
-    "systemVersion",
-)
+WORLD_FIELDS: Final = tuple(k for k in protocol.WORLD_QUERY_KEYS if k not in ("id", "customName"))
 
 
 class SessionService(Protocol):
@@ -79,19 +73,6 @@ def last_request(state: RelayState) -> LastRequest:
     return seen
 
 
-async def _json_body(request: web.Request, route: Route) -> dict[str, Any]:
-    raw = await read_body(request, route)
-    if not raw.strip():
-        return {}
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise error(400, f"invalid JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise error(400, "invalid JSON: the body must be a JSON object")
-    return body
-
-
 def _answer(answer: Answer) -> web.Response:
     status, body = answer
     return sorted_json_response(body, status)
@@ -102,7 +83,7 @@ async def h_handshake(request: web.Request, route: Route, state: RelayState) -> 
     if state.sessions is None:
         return sorted_json_response(DISABLED, 503)
     headers = request.headers
-    body = await _json_body(request, route)
+    body = await map_body(request, route)
 
     def given(header: str, field: str, limit: int) -> str:
         value = headers.get(header) or body.get(field)
@@ -121,7 +102,7 @@ async def h_handshake(request: web.Request, route: Route, state: RelayState) -> 
 
 async def h_start(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
     key = await core.admitted(admit_request(request, route, state))
-    body = await _json_body(request, route)
+    body = await map_body(request, route)
     if state.sessions is None:  # no handshake can exist: the reference's first refusals
         if not body.get("handshakeToken") or not body.get("encryptedPassword"):
             raise error(400, "handshakeToken and encryptedPassword are required")
@@ -133,7 +114,7 @@ async def h_end(request: web.Request, route: Route, state: RelayState) -> web.St
     key = await core.admitted(admit_request(request, route, state))
     session_id = request.query.get("sessionId") or ""
     if not session_id:
-        body = await _json_body(request, route)
+        body = await map_body(request, route)
         found = body.get("sessionId")
         session_id = found if isinstance(found, str) else ""
     if not session_id:
@@ -160,7 +141,7 @@ async def h_worlds(request: web.Request, route: Route, state: RelayState) -> web
     if state.sessions is None:
         return sorted_json_response(DISABLED, 503)
     if request.method == "POST":
-        body = await _json_body(request, route)
+        body = await map_body(request, route)
         return _answer(await state.sessions.create_world(key.account, body.get("name")))
     return sorted_json_response({"worlds": state.sessions.worlds(key.account)})
 

@@ -17,12 +17,13 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from bench.procs import alive
 
 from vttrelay.sessions.handshake import encrypt_password
 
 from ..conftest import eventually
 from .fake_foundry import PASSWORD, fake_foundry
-from .test_sessions import Relay, alive, serve, session_pids, stop_process
+from .test_sessions import Relay, serve, session_pids, stop_process
 
 CLIENT_ID = "fake-world"
 pytestmark = pytest.mark.skipif(

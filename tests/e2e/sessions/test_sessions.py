@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+from bench.procs import alive
 
 from vttrelay.relay.store import RelayStore
 from vttrelay.sessions.handshake import encrypt_password
@@ -62,14 +63,6 @@ async def serve(data_dir: Path, *args: str) -> Relay:
     port = free_port()
     proc, _ = await start_serve(data_dir, port, "--no-world", *args)
     return Relay(proc, port, data_dir)
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return state[state.rindex(")") + 2] != "Z"
 
 
 def session_pids(data_dir: Path) -> list[int]:

@@ -18,19 +18,13 @@ import orjson
 from aiohttp import web
 
 from vttrelay.relay.core import error
-from vttrelay.relay.forward import read_body
+from vttrelay.relay.forward import read_body, sorted_json_response
 from vttrelay.relay.routes import Route
 
 MAX_FIELD: Final = 2048  # characters of a string field unless a route says otherwise
 
 
-def answer(body: Any, status: int = 200) -> web.Response:
-    """A JSON answer with sorted keys."""
-    return web.Response(
-        body=orjson.dumps(body, option=orjson.OPT_SORT_KEYS),
-        status=status,
-        content_type="application/json",
-    )
+answer = sorted_json_response  # a JSON answer with sorted keys
 
 
 def stamp(ts: float | None) -> str | None:
