@@ -32,8 +32,8 @@ from bench.replies import build_reply
 from bench.stats import table
 from vttrelay.relay.accesslog import ACCESS_LOGGER, LOG_FORMAT, BufferedAccessLog
 from vttrelay.relay.core import new_request_id
+from vttrelay.relay.link.gateway import peek_reply
 from vttrelay.relay.metrics import LATENCY_BUCKETS, RequestMetrics
-from vttrelay.relay.worlds import peek_reply
 
 MIX_ACTIONS = ("get-actor-details", "skill-check", "chat-messages", "chat-send", "players")
 

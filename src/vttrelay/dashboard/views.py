@@ -60,8 +60,8 @@ from vttrelay.relay.accounts.expiry import parse_expiry
 from vttrelay.relay.approvals import KeyRequest, PairRequest
 from vttrelay.relay.client_ids import keeps_id
 from vttrelay.relay.core import RelayError
+from vttrelay.relay.link.gateway import WorldConnection
 from vttrelay.relay.routes import ALL_SCOPES, MISSING, ROUTES, STREAM_ROUTES, Route
-from vttrelay.relay.worlds import WorldConnection
 
 if TYPE_CHECKING:
     import jinja2

@@ -39,6 +39,7 @@ from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS, KeyCache, UsageCounter
 from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends_for
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError, admitted, error
+from vttrelay.relay.events.hub import Streams
 from vttrelay.relay.forward import (
     API_KEY_HEADER,
     BODY_TOO_LARGE,
@@ -50,12 +51,11 @@ from vttrelay.relay.forward import (
     forward_image,
     read_body,
 )
+from vttrelay.relay.link.gateway import WorldGateway, is_world_upgrade
 from vttrelay.relay.metrics import RequestMetrics, make_registry, metrics_response
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.sessions_api import SessionService
 from vttrelay.relay.store import PairingError, RelayStore
-from vttrelay.relay.streams import Streams
-from vttrelay.relay.worlds import WorldGateway, is_world_upgrade
 
 log = logging.getLogger("vttrelay.relay")
 

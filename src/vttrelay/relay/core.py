@@ -47,11 +47,11 @@ import orjson
 
 from vttrelay import protocol
 from vttrelay.relay.backends.base import WorldDirectory, WorldHandle
-from vttrelay.relay.events import EventFilter, parse_hooks, resolve_user
+from vttrelay.relay.events.model import EventFilter, parse_hooks, resolve_user
+from vttrelay.relay.link.gateway import Reply, WorldGone
 from vttrelay.relay.params import ParamError, check_guards
 from vttrelay.relay.routes import Route
 from vttrelay.relay.store import KeyRecord
-from vttrelay.relay.worlds import Reply, WorldGone
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState

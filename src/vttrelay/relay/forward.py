@@ -20,10 +20,10 @@ from multidict import CIMultiDict
 
 from vttrelay.relay import core
 from vttrelay.relay.core import RelayError, error
+from vttrelay.relay.link.gateway import Reply
 from vttrelay.relay.params import ParamError, body_limit, extract, parse_body
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import KeyRecord
-from vttrelay.relay.worlds import Reply
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from vttrelay import protocol
-from vttrelay.relay import client_ws
+from vttrelay.relay.events import ws_api as client_ws
 from vttrelay.relay.routes import ROUTES
 
 from ..conftest import eventually

@@ -11,8 +11,8 @@ import orjson
 import pytest
 
 from vttrelay import protocol
+from vttrelay.relay.events.hub import FELL_BEHIND
 from vttrelay.relay.forward import CORS_HEADERS
-from vttrelay.relay.streams import FELL_BEHIND
 
 from ..conftest import eventually
 

@@ -15,8 +15,8 @@ import pytest
 
 from vttrelay.protocol import Close
 from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.link.gateway import TOKEN_NOT_FOR_ID
 from vttrelay.relay.store import RelayStore
-from vttrelay.relay.worlds import TOKEN_NOT_FOR_ID
 
 from ...conftest import WorldDouble, WorldRefused, free_port, start_serve, stop_process
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from vttrelay.relay.frame_batch import FrameBatch, SocketClosed, text_frame_header
+from vttrelay.relay.link.frame_batch import FrameBatch, SocketClosed, text_frame_header
 
 
 @pytest.mark.parametrize(

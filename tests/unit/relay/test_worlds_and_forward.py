@@ -8,9 +8,15 @@ import orjson
 import pytest
 
 from vttrelay.relay.core import build_frame, new_request_id
+from vttrelay.relay.link.gateway import (
+    Reply,
+    _connected_before,
+    _ip_allowed,
+    _public_url,
+    _token_fits,
+)
 from vttrelay.relay.routes import ROUTES
 from vttrelay.relay.store import KeyRecord, KnownClient, TokenRecord
-from vttrelay.relay.worlds import Reply, _connected_before, _ip_allowed, _public_url, _token_fits
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from vttrelay import protocol
-from vttrelay.relay.events import (
+from vttrelay.relay.events.model import (
     EventFilter,
     EventLog,
     Gap,

@@ -9,8 +9,7 @@ import orjson
 
 from vttrelay import protocol
 from vttrelay.relay.config import RelayConfig
-from vttrelay.relay.events import EventFilter, Gap
-from vttrelay.relay.streams import (
+from vttrelay.relay.events.hub import (
     FELL_BEHIND,
     EventHub,
     Mailbox,
@@ -19,6 +18,7 @@ from vttrelay.relay.streams import (
     error_frame,
     settings_from,
 )
+from vttrelay.relay.events.model import EventFilter, Gap
 
 
 class FakeWorld:

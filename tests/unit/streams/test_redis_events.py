@@ -16,7 +16,7 @@ from vttrelay.relay.backends.redis_events import (
     parse_key,
     stream_key,
 )
-from vttrelay.relay.events import EventLog, Gap, LoggedEvent, StreamEvent
+from vttrelay.relay.events.model import EventLog, Gap, LoggedEvent, StreamEvent
 
 CHAT = protocol.CHAT_CHANNEL
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from vttrelay.relay.events import LoggedEvent, Resume, StreamEvent
+    from vttrelay.relay.events.model import LoggedEvent, Resume, StreamEvent
+    from vttrelay.relay.link.gateway import Reply, WorldConnection, WorldListener
     from vttrelay.relay.store import KnownClient, TokenRecord
-    from vttrelay.relay.worlds import Reply, WorldConnection, WorldListener
 
 
 class WorldHandle(Protocol):

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from vttrelay.protocol import Close
 from vttrelay.relay.backends.base import Backends, CountListener, EventSink, Store
-from vttrelay.relay.events import EventLog, LoggedEvent, Resume, StreamEvent
+from vttrelay.relay.events.model import EventLog, LoggedEvent, Resume, StreamEvent
 from vttrelay.relay.ratelimit import TokenBuckets
 
 if TYPE_CHECKING:
     from vttrelay.relay.config import RelayConfig
-    from vttrelay.relay.worlds import WorldConnection, WorldListener
+    from vttrelay.relay.link.gateway import WorldConnection, WorldListener
 
 log = logging.getLogger("vttrelay.relay")
 
@@ -264,7 +264,7 @@ class LocalCounters(TokenBuckets):
 
 def local_backends(config: RelayConfig) -> Backends:
     """The in-process set: the default of `create_app`."""
-    from vttrelay.relay.streams import settings_from
+    from vttrelay.relay.events.hub import settings_from
 
     settings = settings_from(config)
     return Backends(

@@ -68,11 +68,11 @@ from vttrelay.relay.backends.redis_link import (
     link_hosts,
     listen,
 )
-from vttrelay.relay.worlds import Reply, WorldGone, expire_reply, now_ms, send_quietly
+from vttrelay.relay.link.gateway import Reply, WorldGone, expire_reply, now_ms, send_quietly
 
 if TYPE_CHECKING:
     from vttrelay.relay.config import RelayConfig
-    from vttrelay.relay.worlds import WorldConnection
+    from vttrelay.relay.link.gateway import WorldConnection
 
 log = logging.getLogger("vttrelay.relay.directory")
 

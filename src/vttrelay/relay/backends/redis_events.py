@@ -40,7 +40,7 @@ from redis.exceptions import NoScriptError
 from vttrelay.relay.backends.base import EventSink
 from vttrelay.relay.backends.redis_client import open_redis, stop_tasks
 from vttrelay.relay.backends.redis_pubsub import Subscriptions
-from vttrelay.relay.events import LoggedEvent, Resume, StreamEvent, plan_resume
+from vttrelay.relay.events.model import LoggedEvent, Resume, StreamEvent, plan_resume
 
 log = logging.getLogger("vttrelay.relay.redis_events")
 

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Final, Protocol, cast
 from urllib.parse import urlsplit
 
-from vttrelay.relay.frame_batch import WriteBatch
+from vttrelay.relay.link.frame_batch import WriteBatch
 
 log = logging.getLogger("vttrelay.relay.link")
 

@@ -36,7 +36,7 @@ from vttrelay.relay import core
 from vttrelay.relay.backends.base import Counters
 from vttrelay.relay.backends.base import EventLog as EventLogBackend
 from vttrelay.relay.backends.local import LocalCounters, LocalEventLog
-from vttrelay.relay.events import (
+from vttrelay.relay.events.model import (
     SSE_KEEPALIVE,
     EventFilter,
     LoggedEvent,
@@ -52,9 +52,9 @@ from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
-    from vttrelay.relay.client_ws import ClientSocket
+    from vttrelay.relay.events.ws_api import ClientSocket
 
-log = logging.getLogger("vttrelay.relay.streams")
+log = logging.getLogger("vttrelay.relay.events.hub")
 
 TOO_MANY: Final = "Too many SSE connections"
 FELL_BEHIND: Final = (
@@ -927,7 +927,7 @@ class Streams:
 
     async def handle_client_ws(self, request: web.Request) -> web.StreamResponse:
         """Serve `/ws/api` (wire-protocol §8)."""
-        from vttrelay.relay.client_ws import ClientSocket
+        from vttrelay.relay.events.ws_api import ClientSocket
 
         return await ClientSocket(self, request).run()
 

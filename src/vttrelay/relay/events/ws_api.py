@@ -57,21 +57,21 @@ from vttrelay import protocol
 from vttrelay.relay import core
 from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS
 from vttrelay.relay.core import SUBSCRIBE_SCOPE, RelayError, error
-from vttrelay.relay.events import dumps
-from vttrelay.relay.params import ParamError, extract
-from vttrelay.relay.preauth import PreAuthBudget
-from vttrelay.relay.routes import ROUTES, WS_ONLY_ROUTES, Route
-from vttrelay.relay.streams import (
+from vttrelay.relay.events.hub import (
     FELL_BEHIND,
     Mailbox,
     Subscriber,
     error_frame,
 )
+from vttrelay.relay.events.model import dumps
+from vttrelay.relay.params import ParamError, extract
+from vttrelay.relay.preauth import PreAuthBudget
+from vttrelay.relay.routes import ROUTES, WS_ONLY_ROUTES, Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.streams import Streams
+    from vttrelay.relay.events.hub import Streams
 
-log = logging.getLogger("vttrelay.relay.client_ws")
+log = logging.getLogger("vttrelay.relay.events.ws_api")
 
 MAX_IN_FLIGHT: Final = 100  # unanswered requests per socket; more are refused with 429
 # The reference relay's texts (endpoints-beyond-seed §13.2-13.3)

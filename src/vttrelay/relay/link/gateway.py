@@ -32,7 +32,7 @@ from aiohttp import WSMsgType, web
 from vttrelay import protocol
 from vttrelay.protocol import Close
 from vttrelay.relay.config import RelayConfig
-from vttrelay.relay.frame_batch import FrameBatch, SocketClosed
+from vttrelay.relay.link.frame_batch import FrameBatch, SocketClosed
 from vttrelay.relay.preauth import PreAuthBudget
 from vttrelay.relay.store import KnownClient, TokenRecord
 
