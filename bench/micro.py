@@ -32,7 +32,7 @@ from bench.replies import build_reply
 from bench.stats import table
 from vttrelay.relay.accesslog import ACCESS_LOGGER, LOG_FORMAT, BufferedAccessLog
 from vttrelay.relay.core import new_request_id
-from vttrelay.relay.link.gateway import peek_reply
+from vttrelay.relay.link.pending import peek_reply
 from vttrelay.relay.metrics import LATENCY_BUCKETS, RequestMetrics
 
 MIX_ACTIONS = ("get-actor-details", "skill-check", "chat-messages", "chat-send", "players")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from enum import IntEnum
-from typing import Final
+from typing import Any, Final, Literal, TypedDict
 
 # Frame types exchanged on /relay ----------------------------------------------------------------
 
@@ -30,6 +30,71 @@ RESULT_SUFFIX: Final = "-result"
 def result_type(action: str) -> str:
     """The reply type of an action: `skill-check` -> `skill-check-result`."""
     return action + RESULT_SUFFIX
+
+
+# Typed frames: the shapes of the control frames both sides write and read -----------------------
+
+
+class AuthFrame(TypedDict):
+    """The world's first frame on /relay: its connection token."""
+
+    type: Literal["auth"]
+    token: str
+
+
+class AuthSuccessFrame(TypedDict):
+    """The relay's answer once the world is registered (after the duplicate-id check)."""
+
+    type: Literal["auth-success"]
+
+
+class PingFrame(TypedDict):
+    """An application-level ping (the module sends one every `pingInterval` seconds)."""
+
+    type: Literal["ping"]
+
+
+class PongFrame(TypedDict):
+    """The answer to a `PingFrame`."""
+
+    type: Literal["pong"]
+
+
+class WorldUser(TypedDict, total=False):
+    """A user of a world as `player-list` names it (`role` 3 and up: a GM)."""
+
+    id: str
+    name: str
+    role: int
+    active: bool
+
+
+class PlayerListFrame(TypedDict):
+    """The world's users, sent after `auth-success` and whenever they change."""
+
+    type: Literal["player-list"]
+    users: list[WorldUser]
+
+
+class SubscriptionUpdateFrame(TypedDict):
+    """How many subscribers a channel has: the world sends its events while `count` > 0."""
+
+    type: Literal["event-subscription-update"]
+    channel: str
+    count: int
+
+
+class EventFrame(TypedDict):
+    """An event of a channel the relay switched on: `type` is a key of `EVENT_FRAME_CHANNEL`
+    and `data` the event's payload (a world document or a change to one: free-form JSON)."""
+
+    type: str
+    data: dict[str, Any]
+
+
+def subscription_update(channel: str, count: int) -> SubscriptionUpdateFrame:
+    """The frame that tells a world a channel's subscriber count."""
+    return {"type": SUBSCRIPTION_UPDATE, "channel": channel, "count": count}
 
 
 # Query parameters the module puts on the /relay URL (wire-protocol §2.1). `id` is required.

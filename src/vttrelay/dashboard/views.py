@@ -60,7 +60,7 @@ from vttrelay.relay.accounts.expiry import parse_expiry
 from vttrelay.relay.approvals import KeyRequest, PairRequest
 from vttrelay.relay.client_ids import keeps_id
 from vttrelay.relay.core import RelayError
-from vttrelay.relay.link.gateway import WorldConnection
+from vttrelay.relay.link.connection import WorldConnection
 from vttrelay.relay.routes import ALL_SCOPES, MISSING, ROUTES, STREAM_ROUTES, Route
 
 if TYPE_CHECKING:

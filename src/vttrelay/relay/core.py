@@ -48,7 +48,7 @@ import orjson
 from vttrelay import protocol
 from vttrelay.relay.backends.base import WorldDirectory, WorldHandle
 from vttrelay.relay.events.model import EventFilter, parse_hooks, resolve_user
-from vttrelay.relay.link.gateway import Reply, WorldGone
+from vttrelay.relay.link.pending import Reply, WorldGone
 from vttrelay.relay.params import ParamError, check_guards
 from vttrelay.relay.routes import Route
 from vttrelay.relay.store import KeyRecord

@@ -20,7 +20,7 @@ from multidict import CIMultiDict
 
 from vttrelay.relay import core
 from vttrelay.relay.core import RelayError, error
-from vttrelay.relay.link.gateway import Reply
+from vttrelay.relay.link.pending import Reply
 from vttrelay.relay.params import ParamError, body_limit, extract, parse_body
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import KeyRecord

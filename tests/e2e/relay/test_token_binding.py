@@ -12,7 +12,7 @@ import aiohttp
 import orjson
 
 from vttrelay.protocol import Close
-from vttrelay.relay.link.gateway import TOKEN_NOT_FOR_ID
+from vttrelay.relay.link.handshake import TOKEN_NOT_FOR_ID
 
 from ..conftest import CLIENT_ID, eventually
 

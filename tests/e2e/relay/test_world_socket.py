@@ -14,7 +14,7 @@ import pytest
 
 from vttrelay.protocol import PERMANENT_CLOSE_CODES, Close
 from vttrelay.relay.config import RelayConfig
-from vttrelay.relay.link.gateway import MISSING_ID, TOKEN_IN_URL
+from vttrelay.relay.link.handshake import MISSING_ID, TOKEN_IN_URL
 
 from ...conftest import assert_duplicate_from_other_host
 from ..conftest import eventually

@@ -15,7 +15,7 @@ import pytest
 
 from vttrelay.protocol import Close
 from vttrelay.relay.config import RelayConfig
-from vttrelay.relay.link.gateway import TOKEN_NOT_FOR_ID
+from vttrelay.relay.link.handshake import TOKEN_NOT_FOR_ID
 from vttrelay.relay.store import RelayStore
 
 from ...conftest import WorldDouble, WorldRefused, free_port, start_serve, stop_process

@@ -18,7 +18,7 @@ from vttrelay.dashboard.sessions import (
 )
 from vttrelay.dashboard.views import json_data, safe_next, with_query
 from vttrelay.relay.config import normalize_base_path
-from vttrelay.relay.link.gateway import WorldConnection
+from vttrelay.relay.link.connection import WorldConnection
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
 from vttrelay.relay.store import RelayStore
 

@@ -11,7 +11,7 @@ import asyncio
 import orjson
 import pytest
 
-from vttrelay.relay.link.gateway import FAST_PATH_MIN_BYTES, Reply, peek_reply
+from vttrelay.relay.link.pending import FAST_PATH_MIN_BYTES, Reply, peek_reply
 
 
 @pytest.mark.parametrize(
@@ -85,7 +85,7 @@ def test_an_unparsed_reply_parses_its_frame_on_use() -> None:
 
 
 async def test_world_resolves_a_plain_reply_without_parsing_and_errors_with_it() -> None:
-    from vttrelay.relay.link.gateway import WorldConnection
+    from vttrelay.relay.link.connection import WorldConnection
 
     world = WorldConnection.__new__(WorldConnection)
     world.pending = {}

@@ -8,13 +8,8 @@ import orjson
 import pytest
 
 from vttrelay.relay.core import build_frame, new_request_id
-from vttrelay.relay.link.gateway import (
-    Reply,
-    _connected_before,
-    _ip_allowed,
-    _public_url,
-    _token_fits,
-)
+from vttrelay.relay.link.handshake import connected_before, ip_allowed, public_url, token_fits
+from vttrelay.relay.link.pending import Reply
 from vttrelay.relay.routes import ROUTES
 from vttrelay.relay.store import KeyRecord, KnownClient, TokenRecord
 
@@ -33,7 +28,7 @@ from vttrelay.relay.store import KeyRecord, KnownClient, TokenRecord
     ],
 )
 def test_public_url_is_a_bare_http_origin(origin: str | None, expected: str | None) -> None:
-    assert _public_url(origin) == expected
+    assert public_url(origin) == expected
 
 
 @pytest.mark.parametrize(
@@ -50,7 +45,7 @@ def test_public_url_is_a_bare_http_origin(origin: str | None, expected: str | No
     ],
 )
 def test_ip_allow_list(allow: str, host: str, ok: bool) -> None:
-    assert _ip_allowed(allow, host) is ok
+    assert ip_allowed(allow, host) is ok
 
 
 @pytest.mark.parametrize(
@@ -114,21 +109,21 @@ def _token(token_id: str, client_id: str) -> TokenRecord:
 
 def test_a_token_fits_only_its_own_client_id_and_a_reserved_id_only_its_token() -> None:
     mine = _token("tok_1", "fvtt_a")
-    assert _token_fits(mine, "fvtt_a", {})
-    assert not _token_fits(mine, "fvtt_b", {})  # another world's id, same account or not
+    assert token_fits(mine, "fvtt_a", {})
+    assert not token_fits(mine, "fvtt_b", {})  # another world's id, same account or not
     demo = _token("tok_demo", "vttrelay-demo")
     older = _token("tok_old", "vttrelay-demo")
     reserved = {"vttrelay-demo": "tok_demo"}
-    assert _token_fits(demo, "vttrelay-demo", reserved)
-    assert not _token_fits(older, "vttrelay-demo", reserved)  # only the token serve minted
-    assert not _token_fits(demo, "vttrelay-demo", {"vttrelay-demo": None})  # reserved for none
-    assert _token_fits(mine, "fvtt_a", reserved)
+    assert token_fits(demo, "vttrelay-demo", reserved)
+    assert not token_fits(older, "vttrelay-demo", reserved)  # only the token serve minted
+    assert not token_fits(demo, "vttrelay-demo", {"vttrelay-demo": None})  # reserved for none
+    assert token_fits(mine, "fvtt_a", reserved)
 
 
 def test_a_world_has_connected_before_when_a_connection_was_recorded() -> None:
     def known(metadata: dict[str, str]) -> KnownClient:
         return KnownClient("w", "default", metadata, "", 0.0, 0.0)
 
-    assert not _connected_before(None)
-    assert not _connected_before(known({"worldTitle": "paired, never connected"}))
-    assert _connected_before(known({"ipAddress": "127.0.0.1:5000"}))
+    assert not connected_before(None)
+    assert not connected_before(known({"worldTitle": "paired, never connected"}))
+    assert connected_before(known({"ipAddress": "127.0.0.1:5000"}))

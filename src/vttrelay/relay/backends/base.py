@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from vttrelay.relay.events.model import LoggedEvent, Resume, StreamEvent
-    from vttrelay.relay.link.gateway import Reply, WorldConnection, WorldListener
+    from vttrelay.relay.link.connection import WorldConnection, WorldListener
+    from vttrelay.relay.link.pending import Reply
     from vttrelay.relay.store import KnownClient, TokenRecord
 
 

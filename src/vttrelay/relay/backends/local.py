@@ -24,7 +24,7 @@ from vttrelay.relay.ratelimit import TokenBuckets
 
 if TYPE_CHECKING:
     from vttrelay.relay.config import RelayConfig
-    from vttrelay.relay.link.gateway import WorldConnection, WorldListener
+    from vttrelay.relay.link.connection import WorldConnection, WorldListener
 
 log = logging.getLogger("vttrelay.relay")
 

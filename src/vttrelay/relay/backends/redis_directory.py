@@ -68,11 +68,13 @@ from vttrelay.relay.backends.redis_link import (
     link_hosts,
     listen,
 )
-from vttrelay.relay.link.gateway import Reply, WorldGone, expire_reply, now_ms, send_quietly
+from vttrelay.relay.link.connection import send_quietly
+from vttrelay.relay.link.pending import Reply, WorldGone, expire_reply
+from vttrelay.relay.link.session import now_ms
 
 if TYPE_CHECKING:
     from vttrelay.relay.config import RelayConfig
-    from vttrelay.relay.link.gateway import WorldConnection
+    from vttrelay.relay.link.connection import WorldConnection
 
 log = logging.getLogger("vttrelay.relay.directory")
 
