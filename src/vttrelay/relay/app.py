@@ -39,7 +39,7 @@ from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS, KeyCache, UsageCounter
 from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends_for
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError, admitted, error
-from vttrelay.relay.events.hub import Streams
+from vttrelay.relay.events.streams import Streams
 from vttrelay.relay.forward import (
     API_KEY_HEADER,
     BODY_TOO_LARGE,

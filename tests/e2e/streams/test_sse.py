@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from vttrelay import protocol
-from vttrelay.relay.events.hub import FELL_BEHIND
+from vttrelay.relay.events.subscriber import FELL_BEHIND
 from vttrelay.relay.forward import CORS_HEADERS
 
 from ..conftest import eventually

@@ -9,16 +9,11 @@ import orjson
 
 from vttrelay import protocol
 from vttrelay.relay.config import RelayConfig
-from vttrelay.relay.events.hub import (
-    FELL_BEHIND,
-    EventHub,
-    Mailbox,
-    StreamSettings,
-    Subscriber,
-    error_frame,
-    settings_from,
-)
+from vttrelay.relay.events.hub import EventHub
+from vttrelay.relay.events.mailbox import Mailbox
 from vttrelay.relay.events.model import EventFilter, Gap
+from vttrelay.relay.events.settings import StreamSettings, settings_from
+from vttrelay.relay.events.subscriber import FELL_BEHIND, Subscriber, error_frame
 
 
 class FakeWorld:

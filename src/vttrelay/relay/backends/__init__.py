@@ -44,7 +44,7 @@ def backends_for(config: RelayConfig) -> Backends:
     from vttrelay.relay.backends.redis_counters import RedisCounters
     from vttrelay.relay.backends.redis_directory import redis_directory
     from vttrelay.relay.backends.redis_events import RedisEventLog
-    from vttrelay.relay.events.hub import settings_from
+    from vttrelay.relay.events.settings import settings_from
 
     settings = settings_from(config)
     directory = redis_directory(config)

@@ -264,7 +264,7 @@ class LocalCounters(TokenBuckets):
 
 def local_backends(config: RelayConfig) -> Backends:
     """The in-process set: the default of `create_app`."""
-    from vttrelay.relay.events.hub import settings_from
+    from vttrelay.relay.events.settings import settings_from
 
     settings = settings_from(config)
     return Backends(

@@ -1,10 +1,10 @@
-"""Event streams: SSE subscriptions and /ws/api subscriptions, their counts, history and fan-out.
+"""The event hub: subscriptions of SSE streams and /ws/api sockets, their counts, history, fan-out.
 
 `EventHub` is the I/O-light core: it keeps, per world and channel, the subscribers (bounded
 mailboxes), the replay log (a `backends.EventLog`) and the subscriber count it announces to the
 world with `event-subscription-update` (on every change, and again when the world reconnects). It
 implements the registry's `WorldListener`: a world's event frame is unwrapped and named once
-(`events.unwrap`), logged, and put into the mailbox of every subscriber whose filter matches. A
+(`model.unwrap`), logged, and put into the mailbox of every subscriber whose filter matches. A
 subscriber that does not keep up overflows its mailbox and is cut off with an error event, so the
 relay's memory stays bounded.
 
@@ -15,8 +15,8 @@ gets what it missed. A subscriber that comes back cancels the pending 0; the wor
 the real count when there are subscribers. In short, the world is told `max(real, 1)` while a
 channel lingers, `real` otherwise.
 
-`Streams` adds the HTTP side: `handle_sse` serves the six `*/subscribe` routes and
-`handle_client_ws` hands `/ws/api` to `client_ws.ClientSocket`.
+The transports are beside it: `sse.py` serves the six `*/subscribe` routes, `ws_api.py` serves
+`/ws/api`, and `streams.Streams` holds the hub and both for the application.
 """
 
 from __future__ import annotations
@@ -24,67 +24,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
-
-from aiohttp import web
+from typing import Any, Final, Protocol
 
 from vttrelay import protocol
-from vttrelay.relay import core
 from vttrelay.relay.backends.base import Counters
 from vttrelay.relay.backends.base import EventLog as EventLogBackend
 from vttrelay.relay.backends.local import LocalCounters, LocalEventLog
-from vttrelay.relay.events.model import (
-    SSE_KEEPALIVE,
-    EventFilter,
-    LoggedEvent,
-    MessageIndex,
-    Resume,
-    dumps,
-    parse_last_event_id,
-    sse_frame,
-    unwrap,
-)
-from vttrelay.relay.forward import API_KEY_HEADER, CORS_HEADERS, admit_request, read_params
-from vttrelay.relay.routes import Route
-
-if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
-    from vttrelay.relay.events.ws_api import ClientSocket
-
-log = logging.getLogger("vttrelay.relay.events.hub")
-
-TOO_MANY: Final = "Too many SSE connections"
-FELL_BEHIND: Final = (
-    "Subscriber fell behind: too many undelivered events; reconnect with Last-Event-ID"
+from vttrelay.relay.events.model import LoggedEvent, MessageIndex, Resume, unwrap
+from vttrelay.relay.events.settings import StreamSettings
+from vttrelay.relay.events.subscriber import (
+    FELL_BEHIND,
+    Keepalives,
+    Kind,
+    Subscriber,
+    error_frame,
+    keepalive_comment,
 )
 
-Kind = Literal["sse", "ws"]
+log = logging.getLogger("vttrelay.relay.streams")  # the name it had before the move
 
 SWEEP_SLICE: Final = 1000  # subscribers the sweeper checks before it yields to the loop
-
-
-@dataclass
-class StreamSettings:
-    """Limits and intervals of the event streams.
-
-    `settings_from` takes the fields a RelayConfig carries (keepalive, buffer size, stream limit,
-    queue size, linger); the others keep these defaults (tests change them on `hub.settings`).
-    """
-
-    keepalive_interval: float = 15.0  # seconds between `: keepalive` comments
-    event_buffer_size: int = 1000  # events kept per world and channel for Last-Event-ID replay
-    event_buffer_bytes: int = 8 * 1024 * 1024  # and at most about this much of their JSON
-    history_retention: float = 600.0  # seconds a gone world's history is kept for its return
-    max_streams_per_channel: int = 10  # per API key, world, channel and kind (SSE or /ws/api)
-    subscriber_queue_size: int = 1000  # undelivered events a subscriber may have before it is cut
-    subscription_linger: float = 30.0  # seconds a channel stays on after its last sub; 0: off
-    slow_close_grace: float = 5.0  # seconds a cut-off subscriber gets to take its error event
-    sweep_interval: float = 1.0  # seconds between checks for SSE clients that went away
-    key_check_interval: float = 5.0  # seconds between checks that open streams' keys still work
-    message_memory: int = 2000  # chat messages remembered per world to filter their deletes
 
 
 class WorldLike(Protocol):
@@ -92,235 +52,13 @@ class WorldLike(Protocol):
 
     client_id: str
 
-    async def send(self, frame: dict[str, Any]) -> None: ...
+    async def send(self, frame: protocol.SubscriptionUpdateFrame) -> None: ...
 
 
 class RegistryLike(Protocol):
     """What the hub needs of the registry of worlds (backends.WorldDirectory)."""
 
     def get(self, client_id: str) -> Any: ...
-
-
-class Mailbox:
-    """A bounded queue of encoded frames for one consumer, read in batches.
-
-    `put` refuses (returns False) when full; `close` ends the mailbox after what is queued, or
-    replaces what is queued by a final frame. `items` is what is queued (read-only outside).
-    """
-
-    __slots__ = ("capacity", "closed", "items", "_waiter")
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = max(1, capacity)
-        self.closed = False
-        # A list, not a deque: an empty list holds no item storage, an empty deque a 64-slot
-        # block (~700 B per stream, 10,000 idle SSE streams: -7 MiB RSS; bench/RESULTS.md).
-        # It is emptied whole by each batch, so appending is all it does.
-        self.items: list[bytes] = []
-        self._waiter: asyncio.Future[None] | None = None
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
-
-    def put(self, item: bytes) -> bool:
-        if self.closed:
-            return True
-        if len(self.items) >= self.capacity:
-            return False
-        self.items.append(item)
-        self._wake()
-        return True
-
-    def close(self, final: bytes | None = None) -> None:
-        """No more items. With `final`, drop what is queued and deliver only `final`."""
-        if self.closed:
-            return
-        self.closed = True
-        if final is not None:
-            self.items = [final]
-        self._wake()
-
-    def arrival(self) -> asyncio.Future[None] | None:
-        """A future done when something is queued or the mailbox closes (None: it is already).
-        One consumer at a time."""
-        if self.items or self.closed:
-            return None
-        waiter = self._waiter = asyncio.get_running_loop().create_future()
-        return waiter
-
-    def take(self) -> list[bytes]:
-        """Everything queued, in order ([] once closed and drained)."""
-        items = self.items
-        self.items = []
-        return items
-
-    async def next_batch(self, timeout: float | None) -> list[bytes] | None:
-        """Everything queued, in order; None after `timeout` seconds with nothing; [] once
-        closed and drained."""
-        waiter = self.arrival()
-        if waiter is not None:
-            handle = (
-                asyncio.get_running_loop().call_later(timeout, _wake_future, waiter)
-                if timeout
-                else None
-            )
-            try:
-                await waiter
-            finally:
-                if handle is not None:
-                    handle.cancel()
-                if self._waiter is waiter:
-                    self._waiter = None
-            if not self.items and not self.closed:
-                return None
-        return self.take()
-
-
-def _wake_future(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
-
-
-class TransportLike(Protocol):
-    """What the hub uses of an SSE stream's connection (an asyncio transport)."""
-
-    def is_closing(self) -> bool: ...
-
-    def get_write_buffer_size(self) -> int: ...
-
-    def write(self, data: bytes) -> None: ...
-
-    def abort(self) -> None: ...
-
-
-@dataclass(eq=False, slots=True)
-class Subscriber:
-    """One subscription: a world, a channel, a filter and where matching events go.
-
-    Plain fields rather than callbacks per stream (the hub reads the transport, the secret):
-    with 10,000 idle SSE streams each closure is ~0.2 KiB of RSS (bench/RESULTS.md).
-    """
-
-    client_id: str
-    channel: str
-    filter: EventFilter
-    kind: Kind
-    mailbox: Mailbox
-    # the API key's id: stream slots are counted per key, so one key cannot take them all
-    key_id: str = ""
-    # called when the subscriber overflows its mailbox (after the hub has dropped it)
-    on_overflow: Callable[[Subscriber], None] | None = None
-    # called with the reason when its key stopped working (after the hub has dropped it);
-    # without it, the mailbox ends with the error
-    on_refused: Callable[[str], None] | None = None
-    # the API key it listens with: the hub's sweeper checks it still works (`key_problem`)
-    secret: str = ""
-    # for SSE: the HTTP connection. The sweeper ends the stream once it is closing (aiohttp
-    # does not always tell), and cuts it when a cut-off subscriber does not take its error
-    transport: TransportLike | None = None
-    # for SSE: True once the stream's first frames are out: events and keep-alive comments are
-    # then written straight to `transport` when nothing is queued before them and the socket
-    # keeps up (`chunked`: as HTTP/1.1 chunks, as the response was prepared)
-    direct: bool = False
-    chunked: bool = False
-    dropped: bool = False
-    # why the hub dropped it: "gone", "world-gone", "fell-behind", "refused" or "shutdown"
-    reason: str | None = None
-    done: bool = False  # its consumer has returned
-    # the newest event id its replay covered: a shared log's snapshot can run ahead of the
-    # events still on their way to this instance, which must not be delivered twice (0: none)
-    covered: int = 0
-    abort_timer: asyncio.TimerHandle | None = field(default=None, repr=False)
-    # its filter lets every event of its channel through (decided once, skips `matches`)
-    everything: bool = field(default=False, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self.everything = self.filter == EVERYTHING
-
-    def encode(self, logged: LoggedEvent) -> bytes:
-        return logged.sse if self.kind == "sse" else logged.ws
-
-    def write_now(self, data: bytes, chunk: bytes) -> bool:
-        """Write an SSE frame (`chunk`: the same as one HTTP chunk) straight to the socket when
-        nothing is queued before it and the socket keeps up; False: it must be queued."""
-        transport = self.transport
-        if (
-            not self.direct
-            or self.mailbox.items
-            or transport is None
-            or transport.is_closing()
-            or transport.get_write_buffer_size() > DIRECT_WRITE_LIMIT
-        ):
-            return False
-        transport.write(chunk if self.chunked else data)
-        return True
-
-
-EVERYTHING: Final = EventFilter()  # the filter of a subscriber that asked for no filter
-
-# A socket whose unsent bytes exceed this gets its events through the mailbox, whose writer
-# waits for the socket to drain (aiohttp's own limit before it drains).
-DIRECT_WRITE_LIMIT: Final = 64 * 1024
-KEEPALIVE_CHUNK: Final = b"%x\r\n" % len(SSE_KEEPALIVE) + SSE_KEEPALIVE + b"\r\n"
-
-
-class Keepalives:
-    """One timer for the `: keepalive` comments of every SSE stream, instead of one per stream.
-
-    A stream gets a comment every `interval()` seconds from the moment its first frames are out
-    (as the reference relay's ticker does). Every stream waits the same interval, so the streams
-    due next are always at the front of one FIFO: a tick pops those that are due, writes their
-    comment and puts them back at the end. Per stream that is one queue entry instead of a
-    TimerHandle, a future and a libuv timer re-armed every 15 s (~0.5 KiB each with 10,000 idle
-    streams; bench/RESULTS.md). A tick writes at most `BATCH` comments, then yields to the loop.
-    """
-
-    BATCH: Final = 500
-
-    def __init__(self, interval: Callable[[], float], send: Callable[[Subscriber], None]) -> None:
-        self.interval = interval
-        self.send = send
-        self._queue: deque[tuple[float, Subscriber]] = deque()
-        self._timer: asyncio.TimerHandle | None = None
-
-    def __len__(self) -> int:
-        return len(self._queue)
-
-    def add(self, sub: Subscriber) -> None:
-        """Start the comments of a stream (dropped ones leave at their next turn)."""
-        loop = asyncio.get_running_loop()
-        self._queue.append((loop.time() + self.interval(), sub))
-        if self._timer is None:
-            self._timer = loop.call_at(self._queue[0][0], self._tick)
-
-    def _tick(self) -> None:
-        self._timer = None
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        queue = self._queue
-        due = now + self.interval()
-        for _ in range(self.BATCH):
-            if not queue or queue[0][0] > now:
-                break
-            _, sub = queue.popleft()
-            if not sub.dropped:
-                self.send(sub)
-                queue.append((due, sub))
-        if queue:
-            self._timer = loop.call_at(queue[0][0], self._tick)
-
-    def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._queue.clear()
 
 
 class EventHub:
@@ -361,7 +99,7 @@ class EventHub:
         self._forgetting: dict[str, asyncio.TimerHandle] = {}  # gone worlds' history, by id
         self._lingering: dict[tuple[str, str], asyncio.TimerHandle] = {}  # pending `count: 0`s
         self._told: dict[tuple[str, str], int] = {}  # the count each world last got
-        self.keepalives = Keepalives(lambda: self.settings.keepalive_interval, _keepalive)
+        self.keepalives = Keepalives(lambda: self.settings.keepalive_interval, keepalive_comment)
         self._closing = False
 
     # Inspection ---------------------------------------------------------------------------------
@@ -483,7 +221,7 @@ class EventHub:
         if self._told.get(key, 0) == told:
             return
         self._told[key] = told
-        self._send(world, {"type": protocol.SUBSCRIPTION_UPDATE, "channel": channel, "count": told})
+        self._send(world, protocol.subscription_update(channel, told))
 
     def _start_lingering(self, key: tuple[str, str]) -> None:
         """Keep a channel that just lost its last subscriber on for `subscription_linger`."""
@@ -503,7 +241,7 @@ class EventHub:
         self._lingering.pop(key, None)
         self._announce(*key)
 
-    def _send(self, world: WorldLike, frame: dict[str, Any]) -> None:
+    def _send(self, world: WorldLike, frame: protocol.SubscriptionUpdateFrame) -> None:
         """Send a frame to a world after the ones sent before it (counts must not reorder)."""
         client_id = world.client_id
         previous = self._sending.get(client_id)
@@ -552,10 +290,7 @@ class EventHub:
             heard = None if unknown else self._told.get(key, 0)
             self._told[key] = count
             if count or heard != 0:
-                self._send(
-                    world,
-                    {"type": protocol.SUBSCRIPTION_UPDATE, "channel": channel, "count": count},
-                )
+                self._send(world, protocol.subscription_update(channel, count))
 
     def world_disconnected(self, world: Any) -> None:
         """End the SSE streams of a world that went away (they end after what is queued).
@@ -765,173 +500,12 @@ def _key(sub: Subscriber) -> tuple[str, str]:
     return sub.client_id, sub.channel
 
 
-def _keepalive(sub: Subscriber) -> None:
-    """A stream's `: keepalive` comment: straight to its socket, or after what it has queued
-    unless events are waiting there anyway (a slow client: the queue's writer drains first)."""
-    if not sub.mailbox.items and not sub.write_now(SSE_KEEPALIVE, KEEPALIVE_CHUNK):
-        sub.mailbox.put(SSE_KEEPALIVE)
-
-
 async def _send_after(
-    previous: asyncio.Future[None] | None, world: WorldLike, frame: dict[str, Any]
+    previous: asyncio.Future[None] | None, world: WorldLike, frame: protocol.SubscriptionUpdateFrame
 ) -> None:
     if previous is not None and not previous.done():
         await asyncio.wait([previous])
     try:
         await world.send(frame)
     except Exception as exc:  # the world went away: it gets the counts again when it is back
-        log.debug("could not send %s to %s: %r", frame.get("type"), world.client_id, exc)
-
-
-def error_frame(kind: Kind, message: str) -> bytes:
-    """The error a stream ends with: an SSE `event: error` or a /ws/api error frame."""
-    if kind == "sse":
-        return sse_frame("error", dumps({"error": message}))
-    return dumps({"type": "error", "error": message})
-
-
-# The HTTP side -----------------------------------------------------------------------------------
-
-SSE_HEADERS: Final = {
-    "Content-Type": "text/event-stream",
-    "Cache-Control": "no-cache",
-    "Connection": "keep-alive",
-    **CORS_HEADERS,
-}
-
-
-def settings_from(config: Any) -> StreamSettings:
-    """StreamSettings from a RelayConfig (any field it lacks keeps its default)."""
-    defaults = StreamSettings()
-    return StreamSettings(
-        **{
-            name: getattr(config, name, getattr(defaults, name))
-            for name in StreamSettings.__dataclass_fields__
-        }
-    )
-
-
-def connected_data(route_channel: str, client_id: str, params: dict[str, Any]) -> dict[str, Any]:
-    """The `connected` event's data (the actor stream also names its filter)."""
-    if route_channel == protocol.ACTOR_CHANNEL:  # keys in the reference relay's (sorted) order
-        return {"actorUuid": params.get("actorUuid") or "", "clientId": client_id}
-    return {"clientId": client_id}
-
-
-def resume_frames(resume: Resume, connected: dict[str, Any]) -> bytes:
-    """What a new SSE stream starts with: `connected`, a `gap` if any, the replayed events.
-
-    `connected` and `gap` carry the position the stream resumes from as their id, so a client
-    that reconnects before any event still tells the relay where it was.
-    """
-    parts = [sse_frame("connected", dumps(connected), resume.cursor)]
-    if resume.gap is not None:
-        parts.append(sse_frame("gap", dumps(resume.gap.as_json()), resume.cursor))
-    parts.extend(e.sse for e in resume.replay)
-    return b"".join(parts)
-
-
-class Streams:
-    """The relay's event streams: the six SSE routes and /ws/api, over one `EventHub`.
-
-    Registered as a listener of the world registry (it forwards to the hub).
-    """
-
-    def __init__(self, state: RelayState) -> None:
-        self.state = state
-        self.settings = settings_from(state.config)
-        self.hub = EventHub(
-            state.registry,
-            self.settings,
-            state.backends.events,
-            state.backends.counters,
-            key_problem=lambda secret: key_refused(state, secret),
-        )
-        self.sockets: set[ClientSocket] = set()  # open /ws/api connections
-
-    # WorldListener: the hub does the work
-    def world_connected(self, world: Any) -> None:
-        self.hub.world_connected(world)
-
-    def world_disconnected(self, world: Any) -> None:
-        self.hub.world_disconnected(world)
-
-    def world_event(self, world: Any, frame: dict[str, Any]) -> None:
-        self.hub.world_event(world, frame)
-
-    async def close(self, *_: Any) -> None:
-        """End every stream and client socket (relay shutdown)."""
-        await asyncio.gather(*(s.shutdown() for s in list(self.sockets)), return_exceptions=True)
-        await self.hub.close()
-
-    async def handle_sse(self, request: web.Request, route: Route) -> web.StreamResponse:
-        """Serve one `*/subscribe` route (wire-protocol §5.2 with DESIGN §6 items 1 and 5)."""
-        state = self.state
-        key = await core.admitted(admit_request(request, route, state))
-        params = await read_params(request, route)
-        world = core.resolve_world(key, params.get("clientId"), state.registry)
-        channel = route.channel or ""
-        event_filter = core.build_filter(
-            channel, params, key.forced_user(world.client_id), world.users
-        )
-        if event_filter == EVERYTHING:
-            event_filter = EVERYTHING  # one shared instance for every unfiltered stream
-        last_seen = parse_last_event_id(request.headers.get("Last-Event-ID"))
-
-        response = web.StreamResponse(status=200, headers=SSE_HEADERS)
-        sub = Subscriber(
-            world.client_id,
-            channel,
-            event_filter,
-            "sse",
-            Mailbox(self.settings.subscriber_queue_size),
-            key.id,
-            secret=request.headers.get(API_KEY_HEADER, ""),
-            transport=request.transport,
-        )
-        resume = await self.hub.subscribe(sub, last_seen)
-        subscribed = resume is not None
-        try:
-            await response.prepare(request)
-            if resume is None:
-                await response.write(error_frame("sse", TOO_MANY))
-                return response
-            if state.registry.get(world.client_id) is not world:
-                return response  # the world left while we were setting up
-            first = resume_frames(resume, connected_data(channel, world.client_id, params))
-            del resume, params  # not kept for the stream's lifetime (a replay can be long)
-            await response.write(first)
-            del first
-            # From here on, fan-out and keep-alive comments write straight to the socket when
-            # they can (one shared, pre-encoded chunk for every subscriber), without waking
-            # this task; it writes only what had to be queued. Only for what aiohttp itself
-            # would write unchanged: no compression; chunked or not as the response was prepared
-            sub.chunked = response.headers.get("Transfer-Encoding", "").lower() == "chunked"
-            sub.direct = not response.compression
-            self.hub.keepalives.add(sub)
-            mailbox = sub.mailbox
-            while True:
-                # the mailbox's future, not `next_batch`: a coroutine object less per open
-                # stream (~0.25 KiB; 10,000 idle streams: -2.4 MiB RSS, bench/RESULTS.md)
-                if (arrival := mailbox.arrival()) is not None:
-                    await arrival
-                if not (batch := mailbox.take()):
-                    break
-                await response.write(b"".join(batch))
-        except (ConnectionError, RuntimeError) as exc:  # the client went away
-            log.debug("SSE client of %s/%s went away: %r", world.client_id, channel, exc)
-        finally:
-            if subscribed:
-                self.hub.finished(sub)
-        return response
-
-    async def handle_client_ws(self, request: web.Request) -> web.StreamResponse:
-        """Serve `/ws/api` (wire-protocol §8)."""
-        from vttrelay.relay.events.ws_api import ClientSocket
-
-        return await ClientSocket(self, request).run()
-
-
-def key_refused(state: RelayState, secret: str) -> str | None:
-    """Why an open stream's API key no longer works (revoked, expired...), or None."""
-    return core.key_problem(state.keys.lookup(secret))
+        log.debug("could not send %s to %s: %r", frame["type"], world.client_id, exc)

@@ -37,7 +37,7 @@ frame is checked in the reference's order, and every control reply echoes the ca
 
 Any failure while serving a frame is answered with an error frame, never silence, and the socket
 stays open. A socket that does not read its events fast enough gets a final error frame and is
-closed with 1013 (`streams.EventHub` bounds what it may have queued). When its key stops working
+closed with 1013 (`hub.EventHub` bounds what it may have queued). When its key stops working
 (revoked, expired), each request is refused at once, and its subscriptions end within the hub's
 `key_check_interval` as SSE streams do: a final error frame with the reason, then close 1008.
 """
@@ -57,21 +57,17 @@ from vttrelay import protocol
 from vttrelay.relay import core
 from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS
 from vttrelay.relay.core import SUBSCRIBE_SCOPE, RelayError, error
-from vttrelay.relay.events.hub import (
-    FELL_BEHIND,
-    Mailbox,
-    Subscriber,
-    error_frame,
-)
+from vttrelay.relay.events.mailbox import Mailbox
 from vttrelay.relay.events.model import dumps
+from vttrelay.relay.events.subscriber import FELL_BEHIND, Subscriber, error_frame
 from vttrelay.relay.params import ParamError, extract
 from vttrelay.relay.preauth import PreAuthBudget
 from vttrelay.relay.routes import ROUTES, WS_ONLY_ROUTES, Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.events.hub import Streams
+    from vttrelay.relay.events.streams import Streams
 
-log = logging.getLogger("vttrelay.relay.events.ws_api")
+log = logging.getLogger("vttrelay.relay.client_ws")  # the name it had before the move
 
 MAX_IN_FLIGHT: Final = 100  # unanswered requests per socket; more are refused with 429
 # The reference relay's texts (endpoints-beyond-seed §13.2-13.3)

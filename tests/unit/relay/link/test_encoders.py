@@ -24,8 +24,8 @@ from aiohttp.http_websocket import WebSocketReader, WebSocketWriter
 from aiohttp.http_writer import StreamWriter
 
 from vttrelay import protocol
-from vttrelay.relay.events.hub import KEEPALIVE_CHUNK
 from vttrelay.relay.events.model import SSE_KEEPALIVE, LoggedEvent, StreamEvent, sse_frame
+from vttrelay.relay.events.subscriber import KEEPALIVE_CHUNK
 from vttrelay.relay.link import handshake, session
 from vttrelay.relay.link.frame_batch import FrameBatch, text_frame_header
 from vttrelay.relay.listener import REFUSAL, TOO_MANY_CONNECTIONS

@@ -1,0 +1,70 @@
+"""The relay's event streams as one service: the hub, the SSE routes and `/ws/api`.
+
+`Streams` is what the application holds: it builds the `EventHub` over the backends' event log
+and counters, is the world directory's listener (it hands worlds and their events to the hub),
+serves the SSE routes (`sse.py`) and `/ws/api` (`ws_api.py`), and ends them all at shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from vttrelay.relay import core
+from vttrelay.relay.events.hub import EventHub
+from vttrelay.relay.events.settings import settings_from
+from vttrelay.relay.events.sse import serve_sse
+from vttrelay.relay.events.ws_api import ClientSocket
+from vttrelay.relay.routes import Route
+
+if TYPE_CHECKING:
+    from vttrelay.relay.app import RelayState
+
+
+class Streams:
+    """The relay's event streams: the six SSE routes and /ws/api, over one `EventHub`.
+
+    Registered as a listener of the world registry (it forwards to the hub).
+    """
+
+    def __init__(self, state: RelayState) -> None:
+        self.state = state
+        self.settings = settings_from(state.config)
+        self.hub = EventHub(
+            state.registry,
+            self.settings,
+            state.backends.events,
+            state.backends.counters,
+            key_problem=lambda secret: key_refused(state, secret),
+        )
+        self.sockets: set[ClientSocket] = set()  # open /ws/api connections
+
+    # WorldListener: the hub does the work
+    def world_connected(self, world: Any) -> None:
+        self.hub.world_connected(world)
+
+    def world_disconnected(self, world: Any) -> None:
+        self.hub.world_disconnected(world)
+
+    def world_event(self, world: Any, frame: dict[str, Any]) -> None:
+        self.hub.world_event(world, frame)
+
+    async def close(self, *_: Any) -> None:
+        """End every stream and client socket (relay shutdown)."""
+        await asyncio.gather(*(s.shutdown() for s in list(self.sockets)), return_exceptions=True)
+        await self.hub.close()
+
+    async def handle_sse(self, request: web.Request, route: Route) -> web.StreamResponse:
+        """Serve one `*/subscribe` route (`sse.py`)."""
+        return await serve_sse(self, request, route)
+
+    async def handle_client_ws(self, request: web.Request) -> web.StreamResponse:
+        """Serve `/ws/api` (wire-protocol §8)."""
+        return await ClientSocket(self, request).run()
+
+
+def key_refused(state: RelayState, secret: str) -> str | None:
+    """Why an open stream's API key no longer works (revoked, expired...), or None."""
+    return core.key_problem(state.keys.lookup(secret))
