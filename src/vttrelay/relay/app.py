@@ -2,7 +2,7 @@
 
 `create_app(config)` wires: the world WebSocket (`/relay`, `/relay/`, and `/` with an Upgrade
 header), one handler per route of `routes.ROUTES` (forward routes through `forward.py`, local
-routes by their `handler` name below, stream routes and `/ws/api` through `streams.py`),
+routes by their `handler` name below, stream routes and `/ws/api` through `events/`),
 CORS on every response (wire-protocol §8), the body limit (413), and the background usage
 flusher, key-cache refresh and token checks. `relay_middleware` also writes one line per request
 (method, path, status, ms) to the app's `AccessLog` (accesslog.py). The store is read and written
@@ -38,7 +38,7 @@ from vttrelay.relay.accounts import settings_http as accounts_settings
 from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS, KeyCache, UsageCounter
 from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends_for
 from vttrelay.relay.config import RelayConfig
-from vttrelay.relay.core import RelayError, admitted, error
+from vttrelay.relay.core import Gate, RelayError, admitted, error
 from vttrelay.relay.events.streams import Streams
 from vttrelay.relay.forward import (
     API_KEY_HEADER,
@@ -74,7 +74,8 @@ INTERNAL_ERROR = "Internal server error"  # the body of a 500 (a bug; logged in 
 
 @dataclass
 class RelayState:
-    """Everything a handler needs; one per application (`app[STATE]`)."""
+    """The application's parts; one per application (`app[STATE]`). The request core's
+    adapters (forward routes, SSE, /ws/api) get only its `gate`."""
 
     config: RelayConfig
     store: RelayStore
@@ -85,6 +86,7 @@ class RelayState:
     counters: Counters  # backends.counters: the per-key rate budgets
     gateway: WorldGateway
     access: AccessLog
+    gate: Gate  # the request core (core.py): what a keyed call may use
     streams: Streams = field(init=False)  # set by create_app: it needs the state
     metrics: RequestMetrics = field(default_factory=RequestMetrics)
     prometheus: CollectorRegistry = field(init=False)  # what /metrics exposes (metrics.py)
@@ -144,7 +146,7 @@ CLIENT_FIELDS = (
 
 
 async def h_clients(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    key = await admitted(admit_request(request, route, state))
+    key = await admitted(admit_request(request, route, state.gate))
     allowed = set(key.client_ids)
     clients: list[dict[str, Any]] = []
     live_ids: set[str] = set()
@@ -178,7 +180,7 @@ async def h_clients(request: web.Request, route: Route, state: RelayState) -> we
 async def h_key_info(request: web.Request, route: Route, state: RelayState) -> web.Response:
     """GET /api/key: what the calling key may do, so a client (the MCP server) can offer only
     that. Authenticated and rate limited like any keyed call; no scope needed."""
-    key = await admitted(admit_request(request, route, state))
+    key = await admitted(admit_request(request, route, state.gate))
     return json_response(
         {
             "id": key.id,
@@ -270,7 +272,7 @@ async def h_contents_deprecated(
 ) -> web.Response:
     """GET /contents/*: answered by the relay after the key and scope checks, as the reference
     relay does (endpoints-beyond-seed §4.5)."""
-    await admitted(admit_request(request, route, state))
+    await admitted(admit_request(request, route, state.gate))
     raise error(
         400,
         "This endpoint has been deprecated.",
@@ -282,6 +284,10 @@ async def h_contents_deprecated(
 async def h_metrics(request: web.Request, route: Route, state: RelayState) -> web.Response:
     """This instance's counters in the Prometheus text format (metrics.py)."""
     return metrics_response(state.prometheus)
+
+
+async def h_scene_image(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    return await forward_image(request, route, state.gate)
 
 
 async def h_openapi(request: web.Request, route: Route, state: RelayState) -> web.Response:
@@ -315,7 +321,7 @@ LOCAL_HANDLERS: dict[str, LocalHandler] = {
     "metrics": h_metrics,
     "docs": h_docs,
     "contents_deprecated": h_contents_deprecated,
-    "scene_image": forward_image,
+    "scene_image": h_scene_image,
     **files.HANDLERS,  # POST /upload, GET /download (files-sheet-sessions §1)
     **sheets.HANDLERS,  # GET /sheet (files-sheet-sessions §2)
     **sessions_api.HANDLERS,  # the session routes (files-sheet-sessions §4)
@@ -436,9 +442,10 @@ def _body_late(body: StreamReader) -> None:
 
 def _bind(route: Route, state: RelayState, handlers: Mapping[str, LocalHandler]) -> Handler:
     if route.mode == "forward":
+        gate = state.gate
 
         async def forward_handler(request: web.Request) -> web.StreamResponse:
-            return await forward(request, route, state)
+            return await forward(request, route, gate)
 
         return forward_handler
     if route.mode == "stream":
@@ -474,18 +481,19 @@ def create_app(
     store = store or RelayStore(config.store_target)
     backends = backends or backends_for(config)
     registry = backends.directory
+    keys = KeyCache(store, config.key_cache_ttl, unknown_per_minute=config.unknown_key_rate_limit)
+    usage = UsageCounter(store)
     state = RelayState(
         config=config,
         store=store,
         backends=backends,
         registry=registry,
-        keys=KeyCache(
-            store, config.key_cache_ttl, unknown_per_minute=config.unknown_key_rate_limit
-        ),
-        usage=UsageCounter(store),
+        keys=keys,
+        usage=usage,
         counters=backends.counters,
         gateway=WorldGateway(config, store, registry),
         access=access or LoggingAccessLog(),
+        gate=Gate(config, keys, usage, backends.counters, registry),
         owns_store=owns_store,
         sessions=sessions,
     )
@@ -494,7 +502,7 @@ def create_app(
     )
     app[STATE] = state
     accounts_services.install(app, config, store)
-    state.streams = Streams(state)
+    state.streams = Streams(state.gate, backends.events, backends.counters)
     registry.add_listener(state.streams)
 
     app.router.add_get("/relay", state.gateway.handle)

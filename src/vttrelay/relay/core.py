@@ -1,19 +1,21 @@
 """The one request core shared by REST, SSE and /ws/api (DESIGN §8a).
 
 Every keyed call, whatever its transport, goes through the same steps, written once here and in
-this order (wire-protocol §4.1 stages 3, 4, 7, 8-13):
+this order (wire-protocol §4.1 stages 3, 4, 7, 8-13). The adapters reach them through one
+`Gate`, which holds the few services a call needs (the key cache, the usage counter, the rate
+budgets, the world directory, the relay's limits) and nothing else of the relay:
 
-1. `admit(state, secret, scope, client_id)`: the API key (401 `API key is required`, `Invalid API
+1. `gate.admit(secret, scope, client_id)`: the API key (401 `API key is required`, `Invalid API
    key`, `API key is disabled`, `API key has expired`), the world the caller named (404 `Invalid
    client ID` when it is not connected, 401 `Invalid API key for this client ID` when it belongs
    to another account), the key's rate limit (429 with `Retry-After`; the call is then counted
    for usage), the scope (403 `API key lacks required scope: <scope>`). Returns the key.
 2. Parameters: `params.extract` with the route's declarations (400 `'x' is required`, ...). The
    adapter gives it the sources: REST the query, body and path; /ws/api the frame's top level.
-3. `resolve_world(key, client_id, registry)`: the key's allowed worlds (403 `API key is not
+3. `gate.resolve_world(key, client_id)`: the key's allowed worlds (403 `API key is not
    authorized for this client`), then the target world (§4.3: named, the key's only world, the
    account's only live world; 404 / 400).
-4. Requests: `forward(state, key, route, params)` checks the route's guards for this key
+4. Requests: `gate.forward(key, route, params)` checks the route's guards for this key
    (`params.check_guards`: a parameter value that needs another scope or a script check), runs
    step 3 with `params["clientId"]`, checks the world's game system (400), builds the frame with
    `build_frame` (declared parameters, `_scopes`, the key's forced `userId` over the caller's)
@@ -41,20 +43,19 @@ import math
 import os
 import secrets
 from collections.abc import Awaitable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import orjson
 
 from vttrelay import protocol
-from vttrelay.relay.backends.base import WorldDirectory, WorldHandle
+from vttrelay.relay.auth import KeyCache, UsageCounter
+from vttrelay.relay.backends.base import Counters, WorldDirectory, WorldHandle
+from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.events.model import EventFilter, parse_hooks, resolve_user
 from vttrelay.relay.link.pending import Reply, WorldGone
 from vttrelay.relay.params import ParamError, check_guards
 from vttrelay.relay.routes import Route
 from vttrelay.relay.store import KeyRecord
-
-if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
 
 TIMED_OUT: Final = "Request timed out"
 WORLD_GONE: Final = "World disconnected before replying"
@@ -108,59 +109,103 @@ def key_problem(key: KeyRecord | None) -> str | None:
 Admission = KeyRecord | Awaitable[KeyRecord]
 
 
-def admit(
-    state: RelayState, secret: str | None, scope: str | None, client_id: str | None
-) -> Admission:
-    """Key, named world, rate limit and scope of one call (step 1); returns the key.
+class Gate:
+    """The request core's gate: what a keyed call may use of the relay, and the steps of §8a
+    over it. One per application; every adapter (REST, SSE, /ws/api) is handed this, never the
+    application's state."""
 
-    In-process every step is synchronous and the key comes back as it is. A budget shared by
-    several instances (`backends.Counters` on Redis) answers after a round trip: then the steps
-    after it run once it has answered, and an awaitable of the key comes back. The adapters
-    write `key = await admitted(admit(...))`; the REST forward path checks inline instead, so
-    a forwarded call in-process has no await before the world's.
-    """
-    if not secret:
-        raise error(401, "API key is required")
-    key = state.keys.lookup(secret)
-    if key is None or not key.enabled or key.expired():
-        raise error(401, key_problem(key) or "Invalid API key")
-    if client_id:
-        world = state.registry.get(client_id)
-        if world is None:
-            raise error(404, "Invalid client ID")
-        if world.account != key.account:
-            raise error(401, "Invalid API key for this client ID")
-    limit = key.rate_per_minute if key.rate_per_minute is not None else state.config.rate_per_minute
-    allowed = state.counters.allow(key.id, limit)
-    if allowed is not True:
-        if allowed is False:
+    __slots__ = ("config", "counters", "keys", "usage", "worlds")
+
+    def __init__(
+        self,
+        config: RelayConfig,
+        keys: KeyCache,
+        usage: UsageCounter,
+        counters: Counters,
+        worlds: WorldDirectory,
+    ) -> None:
+        self.config = config  # read per call: its default rate and the tests' timeout override
+        self.keys = keys
+        self.usage = usage
+        self.counters = counters  # the per-key rate budgets (backends.Counters)
+        self.worlds = worlds  # where each world lives (backends.WorldDirectory)
+
+    def admit(self, secret: str | None, scope: str | None, client_id: str | None) -> Admission:
+        """Key, named world, rate limit and scope of one call (step 1); returns the key.
+
+        In-process every step is synchronous and the key comes back as it is. A budget shared
+        by several instances (`backends.Counters` on Redis) answers after a round trip: then the
+        steps after it run once it has answered, and an awaitable of the key comes back. The
+        adapters write `key = await admitted(gate.admit(...))`; the REST forward path checks
+        inline instead, so a forwarded call in-process has no await before the world's.
+        """
+        if not secret:
+            raise error(401, "API key is required")
+        key = self.keys.lookup(secret)
+        if key is None or not key.enabled or key.expired():
+            raise error(401, key_problem(key) or "Invalid API key")
+        if client_id:
+            world = self.worlds.get(client_id)
+            if world is None:
+                raise error(404, "Invalid client ID")
+            if world.account != key.account:
+                raise error(401, "Invalid API key for this client ID")
+        limit = key.rate_per_minute
+        if limit is None:
+            limit = self.config.rate_per_minute
+        allowed = self.counters.allow(key.id, limit)
+        if allowed is not True:
+            if allowed is False:
+                raise RelayError(429, {"error": RATE_LIMITED}, {"Retry-After": retry_after(limit)})
+            return self._admit_shared(key, scope, allowed, limit)
+        return self._admitted(key, scope)
+
+    def _admitted(self, key: KeyRecord, scope: str | None) -> KeyRecord:
+        """The steps after the rate limit: the key's monthly limit, usage count, scope."""
+        if key.monthly_limit and key.over_monthly_limit(self.usage.pending(key.id)):
+            raise error(429, MONTHLY_LIMITED)
+        self.usage.count(key.id)
+        if scope is not None and scope not in key.scopes:
+            raise error(403, f"API key lacks required scope: {scope}")
+        return key
+
+    async def _admit_shared(
+        self, key: KeyRecord, scope: str | None, allowed: Awaitable[bool], limit: int
+    ) -> KeyRecord:
+        """The rest of `admit` once a shared budget has answered."""
+        if not await allowed:
             raise RelayError(429, {"error": RATE_LIMITED}, {"Retry-After": retry_after(limit)})
-        return _admit_shared(state, key, scope, allowed, limit)
-    return _admitted(state, key, scope)
+        return self._admitted(key, scope)
+
+    def key_problem(self, secret: str) -> str | None:
+        """Why an open stream's API key no longer works (revoked, expired...), or None."""
+        return key_problem(self.keys.lookup(secret))
+
+    def resolve_world(self, key: KeyRecord, client_id: str | None) -> WorldHandle:
+        """Step 3: the target world of a call (`resolve_world` over this relay's directory)."""
+        return resolve_world(key, client_id, self.worlds)
+
+    async def forward(self, key: KeyRecord, route: Route, params: Mapping[str, Any]) -> Reply:
+        """Steps 3-4 of a request: the route's guards for this key, target world, system check,
+        frame, the world's reply."""
+        try:
+            check_guards(route, params, key.scopes)
+        except ParamError as exc:
+            raise error(exc.status, exc.message, **exc.extra) from None
+        world = resolve_world(key, params.get("clientId"), self.worlds)
+        check_system(route, world)
+        frame = build_frame(route, params, key, world.client_id)
+        try:
+            return await world.request(frame, self.config.timeout_override or route.timeout)
+        except TimeoutError:
+            raise error(408, TIMED_OUT) from None
+        except WorldGone:
+            raise error(503, WORLD_GONE) from None
 
 
 async def admitted(admission: Admission) -> KeyRecord:
-    """The key `admit` let through, once a shared rate budget has answered."""
+    """The key `Gate.admit` let through, once a shared rate budget has answered."""
     return admission if isinstance(admission, KeyRecord) else await admission
-
-
-def _admitted(state: RelayState, key: KeyRecord, scope: str | None) -> KeyRecord:
-    """The steps after the rate limit: the key's monthly limit, usage count, scope."""
-    if key.monthly_limit and key.over_monthly_limit(state.usage.pending(key.id)):
-        raise error(429, MONTHLY_LIMITED)
-    state.usage.count(key.id)
-    if scope is not None and scope not in key.scopes:
-        raise error(403, f"API key lacks required scope: {scope}")
-    return key
-
-
-async def _admit_shared(
-    state: RelayState, key: KeyRecord, scope: str | None, allowed: Awaitable[bool], limit: int
-) -> KeyRecord:
-    """The rest of `admit` once a shared budget has answered."""
-    if not await allowed:
-        raise RelayError(429, {"error": RATE_LIMITED}, {"Retry-After": retry_after(limit)})
-    return _admitted(state, key, scope)
 
 
 def retry_after(per_minute: int) -> str:
@@ -247,26 +292,6 @@ def check_system(route: Route, world: WorldHandle) -> None:
             f"This endpoint needs a {route.system} world; "
             f"world '{world.client_id}' runs '{world.system_id or 'unknown'}'",
         )
-
-
-async def forward(
-    state: RelayState, key: KeyRecord, route: Route, params: Mapping[str, Any]
-) -> Reply:
-    """Steps 3-4 of a request: the route's guards for this key, target world, system check,
-    frame, the world's reply."""
-    try:
-        check_guards(route, params, key.scopes)
-    except ParamError as exc:
-        raise error(exc.status, exc.message, **exc.extra) from None
-    world = resolve_world(key, params.get("clientId"), state.registry)
-    check_system(route, world)
-    frame = build_frame(route, params, key, world.client_id)
-    try:
-        return await world.request(frame, state.config.timeout_override or route.timeout)
-    except TimeoutError:
-        raise error(408, TIMED_OUT) from None
-    except WorldGone:
-        raise error(503, WORLD_GONE) from None
 
 
 # 4. Streams: the filter --------------------------------------------------------------------------

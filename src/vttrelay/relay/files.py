@@ -39,9 +39,9 @@ from vttrelay.relay.forward import (
     reply_response,
     sorted_json_response,
 )
+from vttrelay.relay.link.pending import Reply, WorldGone
 from vttrelay.relay.routes import Route
 from vttrelay.relay.upload_body import NO_DATA, BodyError, Spooled, spool
-from vttrelay.relay.worlds import Reply, WorldGone
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
@@ -63,7 +63,7 @@ def _text(value: Any) -> str:
 
 
 async def h_upload(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state))
+    key = await core.admitted(admit_request(request, route, state.gate))
     json_mode = _issorted_json_response(request)
     if request.headers.get("Content-Type", "").lower().startswith("multipart/"):
         raise error(400, "Multipart bodies are not accepted: send the file as the body")
@@ -182,9 +182,9 @@ def _disposition(filename: str) -> str:
 
 
 async def h_download(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state))
+    key = await core.admitted(admit_request(request, route, state.gate))
     params = await read_params(request, route)
-    reply = await core.forward(state, key, route, params)
+    reply = await state.gate.forward(key, route, params)
     refused = module_error_response(reply)
     if refused is not None:
         return refused

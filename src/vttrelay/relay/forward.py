@@ -1,32 +1,29 @@
 """The REST adapter of the request core: an HTTP request in, an HTTP response out.
 
-`forward(request, route, state)` serves every forward route and reads top to bottom:
+`forward(request, route, gate)` serves every forward route and reads top to bottom:
 `admit_request` (the key from `x-api-key`, the `?clientId=` it names, rate, scope) ->
-`read_params` (query, body, path) -> `core.forward` (target world, system check, frame, the
+`read_params` (query, body, path) -> `gate.forward` (target world, system check, frame, the
 world's reply) -> the reply's bytes as the body, 400 iff it carries a top-level string `error`,
 else 200. Any `core.RelayError` on the way becomes `error_response` (its status and JSON body),
-in `app.relay_middleware` for every route; SSE (`streams.py`) uses `admit_request` and
-`read_params` too.
+in `app.relay_middleware` for every route; SSE (`events/sse.py`) uses `admit_request` and
+`read_params` too. Each gets the request core's `core.Gate`, nothing else of the relay.
 """
 
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import orjson
 from aiohttp import web
 from multidict import CIMultiDict
 
 from vttrelay.relay import core
-from vttrelay.relay.core import RelayError, error
+from vttrelay.relay.core import Gate, RelayError, error
 from vttrelay.relay.link.pending import Reply
 from vttrelay.relay.params import ParamError, body_limit, extract, parse_body
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.store import KeyRecord
-
-if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
 
 API_KEY_HEADER: Final = "x-api-key"
 BODY_TOO_LARGE: Final = "Request body too large"  # wire-protocol §6, as the global limit's
@@ -66,11 +63,11 @@ def route_takes_client_id(route: Route) -> bool:
     return _takes_client_id(route) if takes is None else takes
 
 
-def admit_request(request: web.Request, route: Route, state: RelayState) -> core.Admission:
-    """`core.admit` for an HTTP request: the `x-api-key` header and the `?clientId=` it names
-    (an awaitable of the key when the rate budget is shared: see `core.admit`)."""
+def admit_request(request: web.Request, route: Route, gate: Gate) -> core.Admission:
+    """`Gate.admit` for an HTTP request: the `x-api-key` header and the `?clientId=` it names
+    (an awaitable of the key when the rate budget is shared: see `Gate.admit`)."""
     client_id = request.query.get("clientId") if route_takes_client_id(route) else None
-    return core.admit(state, request.headers.get(API_KEY_HEADER), route.scope, client_id)
+    return gate.admit(request.headers.get(API_KEY_HEADER), route.scope, client_id)
 
 
 async def read_body(request: web.Request, route: Route) -> bytes:
@@ -162,18 +159,18 @@ def error_response(exc: RelayError) -> web.Response:
     )
 
 
-async def forward_image(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def forward_image(request: web.Request, route: Route, gate: Gate) -> web.Response:
     """GET /scene/image (endpoints-beyond-seed §9.6): forwarded like any route, answered with
     the picture's bytes (`image_response`)."""
-    key = await core.admitted(admit_request(request, route, state))
+    key = await core.admitted(admit_request(request, route, gate))
     params = await read_params(request, route)
-    return image_response(await core.forward(state, key, route, params))
+    return image_response(await gate.forward(key, route, params))
 
 
-async def forward(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def forward(request: web.Request, route: Route, gate: Gate) -> web.Response:
     """Handle one forward route."""
-    key = admit_request(request, route, state)
+    key = admit_request(request, route, gate)
     if not isinstance(key, KeyRecord):  # core.admitted inline: no coroutine on the hot path
         key = await key
     params = await read_params(request, route)
-    return reply_response(await core.forward(state, key, route, params))
+    return reply_response(await gate.forward(key, route, params))

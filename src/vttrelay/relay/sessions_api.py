@@ -79,7 +79,7 @@ def _answer(answer: Answer) -> web.Response:
 
 
 async def h_handshake(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state))
+    key = await core.admitted(admit_request(request, route, state.gate))
     if state.sessions is None:
         return sorted_json_response(DISABLED, 503)
     headers = request.headers
@@ -101,7 +101,7 @@ async def h_handshake(request: web.Request, route: Route, state: RelayState) -> 
 
 
 async def h_start(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state))
+    key = await core.admitted(admit_request(request, route, state.gate))
     body = await map_body(request, route)
     if state.sessions is None:  # no handshake can exist: the reference's first refusals
         if not body.get("handshakeToken") or not body.get("encryptedPassword"):
@@ -111,7 +111,7 @@ async def h_start(request: web.Request, route: Route, state: RelayState) -> web.
 
 
 async def h_end(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state))
+    key = await core.admitted(admit_request(request, route, state.gate))
     session_id = request.query.get("sessionId") or ""
     if not session_id:
         body = await map_body(request, route)
@@ -125,7 +125,7 @@ async def h_end(request: web.Request, route: Route, state: RelayState) -> web.St
 
 
 async def h_list(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state))
+    key = await core.admitted(admit_request(request, route, state.gate))
     if state.sessions is None:
         return sorted_json_response({"activeSessions": []})
     sessions = state.sessions.listing(key.account, last_request(state))
@@ -137,7 +137,7 @@ async def h_list(request: web.Request, route: Route, state: RelayState) -> web.S
 
 
 async def h_worlds(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state))
+    key = await core.admitted(admit_request(request, route, state.gate))
     if state.sessions is None:
         return sorted_json_response(DISABLED, 503)
     if request.method == "POST":

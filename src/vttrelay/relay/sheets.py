@@ -50,9 +50,9 @@ def sheet_frame_params(params: dict[str, Any]) -> dict[str, Any]:
 
 
 async def h_sheet(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state))
+    key = await core.admitted(admit_request(request, route, state.gate))
     params = await read_params(request, route)
-    reply = await core.forward(state, key, route, sheet_frame_params(params))
+    reply = await state.gate.forward(key, route, sheet_frame_params(params))
     return module_error_response(reply) or image_response(reply)
 
 

@@ -109,7 +109,7 @@ async def test_client_websocket(relay: Any, two_accounts: Any) -> None:
         )
         first = await ws.receive(timeout=5)
         assert first.type == aiohttp.WSMsgType.TEXT
-        # the REST rule (core.admit), in the reference's /ws/api wording
+        # the REST rule (Gate.admit), in the reference's /ws/api wording
         refused = {"type": "error", "error": "API key does not match the specified clientId"}
         assert orjson.loads(first.data) == refused
         closing = await ws.receive(timeout=5)

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from vttrelay import protocol
-from vttrelay.relay.events import ws_api as client_ws
+from vttrelay.relay.core import Gate
 from vttrelay.relay.routes import ROUTES
 
 from ..conftest import eventually
@@ -251,7 +251,7 @@ async def test_an_unexpected_failure_is_answered_not_silenced(
     async def broken(*args: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(client_ws.core, "forward", broken)
+    monkeypatch.setattr(Gate, "forward", broken)
     await socket.send({"type": "world-info", "requestId": "x"})
     assert await socket.recv() == {
         "clientId": "world-1",

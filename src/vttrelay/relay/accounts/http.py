@@ -35,7 +35,7 @@ from vttrelay.relay.accounts.sessions import (
     signed_in,
 )
 from vttrelay.relay.accounts.users import User
-from vttrelay.relay.core import admit, admitted, error
+from vttrelay.relay.core import admitted, error
 from vttrelay.relay.forward import API_KEY_HEADER
 from vttrelay.relay.routes import ALL_SCOPES, Route
 
@@ -430,7 +430,7 @@ async def _billing_caller(request: web.Request, state: RelayState) -> None:
     if request.headers.get("Authorization", "").startswith("Bearer "):
         await signed_in(request, state, SO)
         return
-    await admitted(admit(state, request.headers.get(API_KEY_HEADER), None, None))
+    await admitted(state.gate.admit(request.headers.get(API_KEY_HEADER), None, None))
 
 
 async def h_billing_status(request: web.Request, route: Route, state: RelayState) -> web.Response:

@@ -147,7 +147,7 @@ class Counters(Protocol):
     - `allow(key, per_minute, window=60.0)`: take one call from a key's budget of `per_minute`
       calls per `window` seconds (a limit of 0 or less means unlimited). In-process the answer
       is a bool at once (the hot path: no await, no allocation); a shared budget needs a round
-      trip, so it answers an awaitable of the bool (`core.admit` awaits only then).
+      trip, so it answers an awaitable of the bool (`core.Gate.admit` awaits only then).
       `has_token` says whether `allow` would say yes, without taking. API keys' budgets are
       named by key id, the per-IP limits' by `peer_limits.bucket`.
     - Subscriber counts: `report(client_id, channel, count, lingering)` gives this instance's

@@ -58,14 +58,12 @@ def resume_frames(resume: Resume, connected: dict[str, Any]) -> bytes:
 
 async def serve_sse(streams: Streams, request: web.Request, route: Route) -> web.StreamResponse:
     """Serve one `*/subscribe` route (wire-protocol §5.2 with DESIGN §6 items 1 and 5)."""
-    state = streams.state
-    key = await core.admitted(admit_request(request, route, state))
+    gate = streams.gate
+    key = await core.admitted(admit_request(request, route, gate))
     params = await read_params(request, route)
-    world = core.resolve_world(key, params.get("clientId"), state.registry)
+    world = gate.resolve_world(key, params.get("clientId"))
     channel = route.channel or ""
-    event_filter = core.build_filter(
-        channel, params, key.forced_user(world.client_id), world.users
-    )
+    event_filter = core.build_filter(channel, params, key.forced_user(world.client_id), world.users)
     if event_filter == EVERYTHING:
         event_filter = EVERYTHING  # one shared instance for every unfiltered stream
     last_seen = parse_last_event_id(request.headers.get("Last-Event-ID"))
@@ -88,7 +86,7 @@ async def serve_sse(streams: Streams, request: web.Request, route: Route) -> web
         if resume is None:
             await response.write(error_frame("sse", TOO_MANY))
             return response
-        if state.registry.get(world.client_id) is not world:
+        if gate.worlds.get(world.client_id) is not world:
             return response  # the world left while we were setting up
         first = resume_frames(resume, connected_data(channel, world.client_id, params))
         del resume, params  # not kept for the stream's lifetime (a replay can be long)

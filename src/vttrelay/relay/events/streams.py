@@ -1,26 +1,25 @@
 """The relay's event streams as one service: the hub, the SSE routes and `/ws/api`.
 
 `Streams` is what the application holds: it builds the `EventHub` over the backends' event log
-and counters, is the world directory's listener (it hands worlds and their events to the hub),
-serves the SSE routes (`sse.py`) and `/ws/api` (`ws_api.py`), and ends them all at shutdown.
+and counters and the request core's gate (the world directory; the keys of open streams), is the
+world directory's listener (it hands worlds and their events to the hub), serves the SSE routes
+(`sse.py`) and `/ws/api` (`ws_api.py`), and ends them all at shutdown.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
-from vttrelay.relay import core
+from vttrelay.relay.backends.base import Counters, EventLog
+from vttrelay.relay.core import Gate
 from vttrelay.relay.events.hub import EventHub
 from vttrelay.relay.events.settings import settings_from
 from vttrelay.relay.events.sse import serve_sse
 from vttrelay.relay.events.ws_api import ClientSocket
 from vttrelay.relay.routes import Route
-
-if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
 
 
 class Streams:
@@ -29,15 +28,11 @@ class Streams:
     Registered as a listener of the world registry (it forwards to the hub).
     """
 
-    def __init__(self, state: RelayState) -> None:
-        self.state = state
-        self.settings = settings_from(state.config)
+    def __init__(self, gate: Gate, events: EventLog, counters: Counters) -> None:
+        self.gate = gate  # the request core: streams are admitted like any keyed call
+        self.settings = settings_from(gate.config)
         self.hub = EventHub(
-            state.registry,
-            self.settings,
-            state.backends.events,
-            state.backends.counters,
-            key_problem=lambda secret: key_refused(state, secret),
+            gate.worlds, self.settings, events, counters, key_problem=gate.key_problem
         )
         self.sockets: set[ClientSocket] = set()  # open /ws/api connections
 
@@ -63,8 +58,3 @@ class Streams:
     async def handle_client_ws(self, request: web.Request) -> web.StreamResponse:
         """Serve `/ws/api` (wire-protocol §8)."""
         return await ClientSocket(self, request).run()
-
-
-def key_refused(state: RelayState, secret: str) -> str | None:
-    """Why an open stream's API key no longer works (revoked, expired...), or None."""
-    return core.key_problem(state.keys.lookup(secret))

@@ -27,7 +27,7 @@ frame is checked in the reference's order, and every control reply echoes the ca
    (no requestId key), and it is not run;
 8. `{type:<action>, requestId, ...params}`: the route with that world action, its parameters read
    from the frame's top level and checked by `params.extract` as on REST, forwarded to the
-   socket's world by `core.forward`. The reply comes back with `type` `<action>-result`, the
+   socket's world by `Gate.forward`. The reply comes back with `type` `<action>-result`, the
    caller's `requestId` and the socket's `clientId`; a refusal is `{type:"<action>-result",
    requestId, clientId, error, status}`. More than `MAX_IN_FLIGHT` (100) unanswered requests on
    one socket: refused at once (`Too many concurrent requests; try again shortly`, 429).
@@ -117,10 +117,10 @@ class ClientSocket:
 
     def __init__(self, streams: Streams, request: web.Request) -> None:
         self.streams = streams
-        self.state = streams.state
+        self.gate = streams.gate  # the request core (core.py): keys, worlds, limits
         self.request = request
         self.ws = web.WebSocketResponse(
-            max_msg_size=self.state.config.client_frame_bytes, heartbeat=30.0, compress=False
+            max_msg_size=self.gate.config.client_frame_bytes, heartbeat=30.0, compress=False
         )
         self.budget: PreAuthBudget | None = None  # bytes allowed before auth (preauth.py)
         self.secret = ""  # the API key, looked up again (through the key cache) per message
@@ -132,7 +132,7 @@ class ClientSocket:
 
     async def run(self) -> web.WebSocketResponse:
         await self.ws.prepare(self.request)
-        preauth = self.state.config.preauth_bytes
+        preauth = self.gate.config.preauth_bytes
         self.budget = PreAuthBudget.install(self.request, preauth, "/ws/api")
         if not await self._authenticate():
             return self.ws
@@ -164,7 +164,7 @@ class ClientSocket:
 
     async def _authenticate(self) -> bool:
         try:
-            msg = await self.ws.receive(timeout=self.state.config.auth_timeout)
+            msg = await self.ws.receive(timeout=self.gate.config.auth_timeout)
         except (TimeoutError, ConnectionError, RuntimeError):
             return await self._refuse(4002, "Authentication timeout")
         frame = _parse(msg.data) if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY) else None
@@ -178,13 +178,13 @@ class ClientSocket:
             return await self._refuse(4002, "Invalid auth message")
         wanted = frame.get("clientId")
         wanted = wanted if isinstance(wanted, str) and wanted else None
-        if self.state.keys.missing(token) and not await self.state.keys.load(
+        if self.gate.keys.missing(token) and not await self.gate.keys.load(
             token, self.request.remote or ""
         ):  # read in a thread, then cached; refused past the address's unknown-key budget
             return await self._refuse(4002, TOO_MANY_UNKNOWN_KEYS)
         try:
-            key = await core.admitted(core.admit(self.state, token, None, wanted))
-            world = core.resolve_world(key, wanted, self.state.registry)
+            key = await core.admitted(self.gate.admit(token, None, wanted))
+            world = self.gate.resolve_world(key, wanted)
         except RelayError as exc:
             return await self._refuse(4002, AUTH_TEXTS.get(exc.message, exc.message))
         self.secret = token
@@ -301,13 +301,13 @@ class ClientSocket:
     ) -> dict[str, Any]:
         """One request through the core (the key is looked up again, so a revoked or expired
         key stops working on an open socket too); the world's reply frame, or RelayError."""
-        key = await core.admitted(core.admit(self.state, self.secret, route.scope, client_id))
+        key = await core.admitted(self.gate.admit(self.secret, route.scope, client_id))
         try:
             params = extract(route, {}, params_frame, {})
         except ParamError as exc:
             raise error(exc.status, exc.message) from None
         params["clientId"] = client_id  # the world named by the socket, never by the frame
-        reply = await core.forward(self.state, key, route, params)
+        reply = await self.gate.forward(key, route, params)
         return dict(reply.frame)
 
     async def _remote_request(self, frame: dict[str, Any], request_id: str) -> None:
@@ -413,12 +413,12 @@ class ClientSocket:
     ) -> tuple[Subscriber, int | None]:
         """A subscriber for a subscribe frame and where it resumes, through the core (the
         socket's world may be away for now: its subscriptions wait for it); raises RelayError."""
-        key = await core.admitted(core.admit(self.state, self.secret, SUBSCRIBE_SCOPE, None))
+        key = await core.admitted(self.gate.admit(self.secret, SUBSCRIBE_SCOPE, None))
         try:
             params = extract(route, {}, subscription_params(frame, self.client_id), {})
         except ParamError as exc:
             raise error(exc.status, exc.message) from None
-        world = self.state.registry.get(self.client_id)
+        world = self.gate.worlds.get(self.client_id)
         users = world.users if world is not None else []
         event_filter = core.build_filter(
             route.channel or "", params, key.forced_user(self.client_id), users
