@@ -52,7 +52,12 @@ from vttrelay.relay.forward import (
     read_body,
 )
 from vttrelay.relay.link.gateway import WorldGateway, is_world_upgrade
-from vttrelay.relay.metrics import RequestMetrics, make_registry, metrics_response
+from vttrelay.relay.metrics import (
+    RelayCollector,
+    RequestMetrics,
+    make_registry,
+    metrics_response,
+)
 from vttrelay.relay.routes import ROUTES, Route
 from vttrelay.relay.sessions_api import SessionService
 from vttrelay.relay.store import PairingError, RelayStore
@@ -514,7 +519,9 @@ def create_app(
         added = app.router.add_route(route.method, route.path, _bind(route, state, handlers))
         if route.mode == "stream" and added.resource is not None:
             state.metrics.add_streaming((added.resource,))
-    state.prometheus = make_registry(state)
+    state.prometheus = make_registry(
+        RelayCollector(config.instance_id, state.metrics, registry, state.streams)
+    )
     app.router.add_get("/ws/api", state.streams.handle_client_ws)
     for plugin in plugins:
         plugin.install(app, state)

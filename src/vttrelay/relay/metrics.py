@@ -44,7 +44,8 @@ from vttrelay import __version__
 if TYPE_CHECKING:
     from aiohttp.web import AbstractResource
 
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.backends.base import WorldDirectory
+    from vttrelay.relay.events.streams import Streams
 
 # Upper bounds (seconds) of the latency buckets: a forwarded request takes 1-5 ms on an idle
 # relay; the route timeouts are 10, 20 and 30 s.
@@ -157,20 +158,24 @@ def redis_round_trips(instance_id: str) -> RoundTrips:
 class RelayCollector(Collector):
     """Reads the relay's state at scrape time: request metrics and the gauges."""
 
-    def __init__(self, state: RelayState) -> None:
-        self.state = state
+    def __init__(
+        self, instance_id: str, metrics: RequestMetrics, worlds: WorldDirectory, streams: Streams
+    ) -> None:
+        self.instance_id = instance_id
+        self.metrics = metrics
+        self.worlds = worlds
+        self.streams = streams
 
     def collect(self) -> Iterator[Metric]:
-        state = self.state
         info = GaugeMetricFamily(
             "vttrelay_instance_info",
             "The instance that answered this scrape (always 1).",
             labels=("instance_id", "version"),
         )
-        info.add_metric((state.config.instance_id, __version__), 1)
+        info.add_metric((self.instance_id, __version__), 1)
         yield info
-        yield from state.metrics.families()
-        worlds = list(state.registry)
+        yield from self.metrics.families()
+        worlds = list(self.worlds)
         yield GaugeMetricFamily(
             "vttrelay_worlds_connected",
             "Worlds whose /relay socket is connected to this instance.",
@@ -187,7 +192,7 @@ class RelayCollector(Collector):
             labels=("kind",),
         )
         kinds: dict[str, int] = {"sse": 0, "ws": 0}
-        for sub in state.streams.hub.subscribers():
+        for sub in self.streams.hub.subscribers():
             kinds[sub.kind] = kinds.get(sub.kind, 0) + 1
         for kind, count in sorted(kinds.items()):
             subscribers.add_metric((kind,), count)
@@ -195,19 +200,19 @@ class RelayCollector(Collector):
         yield GaugeMetricFamily(
             "vttrelay_client_sockets",
             "Open /ws/api client connections on this instance.",
-            value=len(state.streams.sockets),
+            value=len(self.streams.sockets),
         )
         yield CounterMetricFamily(
             "vttrelay_redis_round_trips",
             "Commands and pipelines this instance sent to Redis (0 without --redis).",
-            value=redis_round_trips(state.config.instance_id).count,
+            value=redis_round_trips(self.instance_id).count,
         )
 
 
-def make_registry(state: RelayState) -> CollectorRegistry:
+def make_registry(collector: RelayCollector) -> CollectorRegistry:
     """The collectors `/metrics` exposes: the relay's own and the process's (CPU, memory)."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(RelayCollector(state))
+    registry.register(collector)
     ProcessCollector(registry=registry)
     return registry
 
