@@ -222,7 +222,7 @@ async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.R
     if existing is not None and existing != "" and not protocol.valid_id(existing):
         raise error(400, protocol.INVALID_CLIENT_ID)  # checked before the code is spent
     if not existing or existing in state.config.reserved_client_ids:
-        existing = None  # none, or the embedded world's id: never handed out (worlds._token_fits)
+        existing = None  # none, or the embedded world's id: never handed out (token_fits)
     metadata = {k: v for k in ("worldId", "worldTitle") if isinstance(v := body.get(k), str) and v}
     if len(metadata.get("worldTitle", "")) > pairing.MAX_TEXT:
         raise error(400, f"worldTitle is too long (at most {pairing.MAX_TEXT} characters)")

@@ -98,7 +98,7 @@ class RelayConfig:
     token_check_interval: float = 5.0  # re-check the live worlds' connection tokens
     key_cache_ttl: float = 5.0  # re-read the known API keys; forget unknown secrets
     usage_flush_interval: float = 5.0  # seconds between usage-counter flushes
-    # Event streams (used by streams.py)
+    # Event streams (used by events/settings.py)
     keepalive_interval: float = 15.0
     event_buffer_size: int = 1000
     max_streams_per_channel: int = 10

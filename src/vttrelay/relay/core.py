@@ -28,7 +28,7 @@ budgets, the world directory, the relay's limits) and nothing else of the relay:
 Every refusal is one `RelayError(status, body)` with the documented JSON body. The adapters only
 translate it: REST and SSE into an HTTP response with that status and body (`forward.py`;
 `app.relay_middleware` does it for every route), /ws/api into an error frame with the caller's
-`requestId` (`client_ws.py`).
+`requestId` (`events/ws_api.py`).
 
 The hot path (a forwarded request) does per call: one key-cache lookup, a few attribute checks,
 one token-bucket step and a usage-counter increment, the parameter extraction, the route's guards

@@ -2,7 +2,7 @@
 
 - `LocalDirectory`: the live worlds of this process by client id and by account (the world
   registry, moved here from worlds.py), with the duplicate-id rule.
-- `LocalEventLog`: one bounded `events.EventLog` per (world, channel).
+- `LocalEventLog`: one bounded `events.model.EventLog` per (world, channel).
 - `LocalCounters`: the per-key token buckets (`ratelimit.TokenBuckets`) and the subscriber
   counts of this process.
 
@@ -172,7 +172,7 @@ class LocalDirectory:
 
 
 class LocalEventLog:
-    """One bounded `events.EventLog` per (world, channel), created on first use; an appended
+    """One bounded `events.model.EventLog` per (world, channel), created on first use; an appended
     event goes straight to the sink (the hub's fan-out)."""
 
     def __init__(self, capacity: int, max_bytes: int | None) -> None:

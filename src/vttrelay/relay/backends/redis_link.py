@@ -29,7 +29,7 @@ still used when a link cannot be opened (`RedisDirectory` falls back to them).
   length and then the message (the same bytes a pub/sub message carries: `encode(head,
   payload)` of the directory). The holder answers on the link the request came on; when a link
   is lost, the caller fails the calls waiting on it (`on_lost`). The messages sent in one
-  event-loop iteration leave in one write (`relay.frame_batch.WriteBatch`, as for world
+  event-loop iteration leave in one write (`relay.link.frame_batch.WriteBatch`, as for world
   sockets): under load several calls hop in one iteration, and each write is a system call.
 """
 

@@ -48,7 +48,7 @@ SWEEP_SLICE: Final = 1000  # subscribers the sweeper checks before it yields to 
 
 
 class WorldLike(Protocol):
-    """What the hub needs of a connected world (worlds.WorldConnection)."""
+    """What the hub needs of a connected world (link.connection.WorldConnection)."""
 
     client_id: str
 
