@@ -8,7 +8,8 @@ from typing import Any
 import aiohttp
 
 from vttrelay import protocol
-from vttrelay.relay.events.ws_api import MAX_IN_FLIGHT, TOO_MANY_IN_FLIGHT
+from vttrelay.relay.events.ws_api import MAX_IN_FLIGHT
+from vttrelay.relay.events.ws_frames import TOO_MANY_IN_FLIGHT
 
 from ..conftest import eventually
 

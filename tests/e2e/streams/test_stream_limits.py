@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from vttrelay import protocol
-from vttrelay.relay.events.ws_api import TOO_MANY_SUBSCRIPTIONS
+from vttrelay.relay.events.ws_frames import TOO_MANY_SUBSCRIPTIONS
 
 from ..conftest import eventually
 

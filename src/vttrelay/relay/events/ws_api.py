@@ -40,29 +40,49 @@ stays open. A socket that does not read its events fast enough gets a final erro
 closed with 1013 (`hub.EventHub` bounds what it may have queued). When its key stops working
 (revoked, expired), each request is refused at once, and its subscriptions end within the hub's
 `key_check_interval` as SSE streams do: a final error frame with the reason, then close 1008.
+The protocol's codes, texts and frame tables are data in `ws_frames.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
-import orjson
 from aiohttp import WSMsgType, web
 
 from vttrelay import protocol
 from vttrelay.relay import core
 from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS
 from vttrelay.relay.core import SUBSCRIBE_SCOPE, RelayError, error
+from vttrelay.relay.events import ws_frames
 from vttrelay.relay.events.mailbox import Mailbox
 from vttrelay.relay.events.model import dumps
 from vttrelay.relay.events.subscriber import FELL_BEHIND, Subscriber, error_frame
+from vttrelay.relay.events.ws_frames import (
+    ACTION_ROUTES,
+    AUTH_REFUSED,
+    AUTH_TEXTS,
+    CHANNEL_ROUTES,
+    FELL_BEHIND_CLOSE,
+    INTERNAL_ERROR,
+    INVALID_JSON,
+    KEY_REFUSED,
+    MISSING_REQUEST_ID,
+    MISSING_TYPE,
+    REMOTE_REQUEST,
+    REMOTE_RESPONSE,
+    SHUTTING_DOWN,
+    SUPPORTED_TYPES,
+    TOO_MANY_IN_FLIGHT,
+    TOO_MANY_SUBSCRIPTIONS,
+    WS_TEXTS,
+    subscription_params,
+)
 from vttrelay.relay.params import ParamError, extract
 from vttrelay.relay.preauth import PreAuthBudget
-from vttrelay.relay.routes import ROUTES, WS_ONLY_ROUTES, Route
+from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
     from vttrelay.relay.events.streams import Streams
@@ -70,42 +90,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("vttrelay.relay.client_ws")  # the name it had before the move
 
 MAX_IN_FLIGHT: Final = 100  # unanswered requests per socket; more are refused with 429
-# The reference relay's texts (endpoints-beyond-seed §13.2-13.3)
-TOO_MANY_IN_FLIGHT: Final = "Too many concurrent requests; try again shortly"
-INVALID_JSON: Final = "Invalid JSON"
-MISSING_TYPE: Final = 'Missing "type" field'
-MISSING_REQUEST_ID: Final = 'Missing "requestId" field for request messages'
-TOO_MANY_SUBSCRIPTIONS: Final = "Maximum event subscriptions reached for this client"
-NO_LONGER_CONNECTED: Final = "Foundry client is no longer connected"
-INTERNAL_ERROR: Final = "Internal error"
-REMOTE_REQUEST: Final = "remote-request"
-REMOTE_RESPONSE: Final = "remote-response"
-
-# The core's texts as the reference words them on this socket (its statuses are kept).
-WS_TEXTS: Final = {
-    "Invalid client ID": NO_LONGER_CONNECTED,
-    core.WORLD_GONE: NO_LONGER_CONNECTED,
-}
-AUTH_TEXTS: Final = {
-    "Invalid client ID": "Invalid clientId",
-    "Invalid API key for this client ID": "API key does not match the specified clientId",
-    "No connected Foundry clients found": "No connected Foundry client found",
-}
-
-
-def _flat(route: Route) -> Route:
-    """The route with every parameter read from the frame's top level."""
-    params = tuple(dataclasses.replace(p, sources=("body",)) for p in route.params)
-    return dataclasses.replace(route, params=params)
-
-
-# World action -> route (with flat parameters), and channel -> its SSE route.
-ACTION_ROUTES: Final = {
-    r.action: _flat(r) for r in (*ROUTES, *WS_ONLY_ROUTES) if r.mode == "forward" and r.action
-}
-CHANNEL_ROUTES: Final = {r.channel: _flat(r) for r in ROUTES if r.mode == "stream" and r.channel}
-CONTROL_TYPES: Final = ("subscribe", "unsubscribe", "ping")
-SUPPORTED_TYPES: Final = sorted(ACTION_ROUTES) + list(CONTROL_TYPES) + [REMOTE_REQUEST]
 
 
 class ClientSocket:
@@ -166,8 +150,10 @@ class ClientSocket:
         try:
             msg = await self.ws.receive(timeout=self.gate.config.auth_timeout)
         except (TimeoutError, ConnectionError, RuntimeError):
-            return await self._refuse(4002, "Authentication timeout")
-        frame = _parse(msg.data) if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY) else None
+            return await self._refuse(AUTH_REFUSED, "Authentication timeout")
+        frame = (
+            ws_frames.parse(msg.data) if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY) else None
+        )
         token = frame.get("token") if frame else None
         if (
             frame is None
@@ -175,7 +161,7 @@ class ClientSocket:
             or not isinstance(token, str)
             or not token
         ):
-            return await self._refuse(4002, "Invalid auth message")
+            return await self._refuse(AUTH_REFUSED, "Invalid auth message")
         wanted = frame.get("clientId")
         wanted = wanted if isinstance(wanted, str) and wanted else None
         if self.gate.keys.missing(token) and not await self.gate.keys.load(
@@ -186,7 +172,7 @@ class ClientSocket:
             key = await core.admitted(self.gate.admit(token, None, wanted))
             world = self.gate.resolve_world(key, wanted)
         except RelayError as exc:
-            return await self._refuse(4002, AUTH_TEXTS.get(exc.message, exc.message))
+            return await self._refuse(AUTH_REFUSED, AUTH_TEXTS.get(exc.message, exc.message))
         self.secret = token
         self.client_id = world.client_id
         if self.budget is not None:
@@ -207,7 +193,7 @@ class ClientSocket:
         while True:
             msg = await self.ws.receive()
             if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
-                frame = _parse(msg.data)
+                frame = ws_frames.parse(msg.data)
                 if frame is None:
                     await self._send({"error": INVALID_JSON, "type": "error"})
                     continue
@@ -216,7 +202,11 @@ class ClientSocket:
                 except Exception as exc:  # one bad frame must not end the socket, nor go unanswered
                     log.warning("/ws/api frame %r failed: %r", frame.get("type"), exc)
                     await self._send(
-                        {"error": INTERNAL_ERROR, "requestId": _request_id(frame), "type": "error"}
+                        {
+                            "error": INTERNAL_ERROR,
+                            "requestId": ws_frames.request_id(frame),
+                            "type": "error",
+                        }
                     )
             elif msg.type in (
                 WSMsgType.CLOSE,
@@ -233,7 +223,7 @@ class ClientSocket:
     async def _dispatch(self, frame: dict[str, Any]) -> None:
         """One frame, checked in the reference relay's order (endpoints-beyond-seed §13.2)."""
         kind = frame.get("type")
-        request_id = _request_id(frame)
+        request_id = ws_frames.request_id(frame)
         if not isinstance(kind, str):
             await self._send({"error": MISSING_TYPE, "requestId": request_id, "type": "error"})
         elif kind == "ping":
@@ -255,7 +245,7 @@ class ClientSocket:
         elif len(self.tasks) >= MAX_IN_FLIGHT:  # refused before any check, never forwarded
             failed = error(429, TOO_MANY_IN_FLIGHT)
             if kind == REMOTE_REQUEST:
-                await self._send(_remote_failure(request_id, failed))
+                await self._send(ws_frames.remote_failure(request_id, failed))
             else:
                 await self._send(self._failure(kind, request_id, failed))
         else:
@@ -327,11 +317,11 @@ class ClientSocket:
                 raise error(400, "'payload' must be an object")
             reply = await self._forward(route, payload or {}, target or self.client_id)
         except RelayError as exc:
-            await self._send(_remote_failure(request_id, exc))
+            await self._send(ws_frames.remote_failure(request_id, exc))
             return
         except Exception as exc:  # never silence: the caller gets an error frame
             log.warning("/ws/api remote-request %s failed: %r", action, exc)
-            await self._send(_remote_failure(request_id, error(500, INTERNAL_ERROR)))
+            await self._send(ws_frames.remote_failure(request_id, error(500, INTERNAL_ERROR)))
             return
         reply.pop("requestId", None)
         answer: dict[str, Any] = {
@@ -469,7 +459,7 @@ class ClientSocket:
         for sub in list(self.subs.values()):
             self.streams.hub.unsubscribe(sub, "fell-behind")
         self.subs.clear()
-        self.closing = (1013, b"Fell behind")
+        self.closing = (FELL_BEHIND_CLOSE, b"Fell behind")
         self.outbox.close(error_frame("ws", FELL_BEHIND))
 
     def _refused(self, reason: str) -> None:
@@ -477,13 +467,13 @@ class ClientSocket:
         for sub in list(self.subs.values()):
             self.streams.hub.unsubscribe(sub, "refused")
         self.subs.clear()
-        self.closing = (1008, reason.encode()[:120])
+        self.closing = (KEY_REFUSED, reason.encode()[:120])
         self.outbox.close(error_frame("ws", reason))
 
     async def shutdown(self) -> None:
         """Close this socket because the relay stops (1001: clients may reconnect)."""
         with contextlib.suppress(Exception):
-            await self.ws.close(code=1001, message=b"Server shutting down")
+            await self.ws.close(code=SHUTTING_DOWN, message=b"Server shutting down")
 
     async def _write_events(self) -> None:
         """Send what the subscriptions queue; close the socket when the outbox is closed."""
@@ -499,37 +489,3 @@ class ClientSocket:
         if self.closing is not None:
             with contextlib.suppress(Exception):
                 await self.ws.close(code=self.closing[0], message=self.closing[1])
-
-
-def subscription_params(frame: dict[str, Any], client_id: str) -> dict[str, Any]:
-    """A subscribe frame's filters as its SSE route names them (`chatType` is the chat `type`,
-    since `type` names the frame itself)."""
-    params = {k: v for k, v in frame.items() if k not in ("type", "channel", "lastEventId")}
-    if "chatType" in params:
-        params["type"] = params.pop("chatType")
-    params["clientId"] = client_id
-    return params
-
-
-def _request_id(frame: dict[str, Any]) -> str:
-    """The caller's `requestId`, echoed by every control reply ("" when it sent none)."""
-    request_id = frame.get("requestId")
-    return request_id if isinstance(request_id, str) else ""
-
-
-def _remote_failure(request_id: str, exc: RelayError) -> dict[str, Any]:
-    return {
-        "error": exc.message,
-        "requestId": request_id,
-        "status": exc.status,
-        "success": False,
-        "type": REMOTE_RESPONSE,
-    }
-
-
-def _parse(data: Any) -> dict[str, Any] | None:
-    try:
-        frame = orjson.loads(data)
-    except (orjson.JSONDecodeError, TypeError):
-        return None
-    return frame if isinstance(frame, dict) else None
