@@ -128,14 +128,17 @@ class Keepalives:
     def add(self, sub: Subscriber) -> None:
         """Start the comments of a stream (dropped ones leave at their next turn)."""
         loop = asyncio.get_running_loop()
-        self._queue.append((loop.time() + self.interval(), sub))
+        self.enqueue(sub, loop.time())
         if self._timer is None:
             self._timer = loop.call_at(self._queue[0][0], self._tick)
 
-    def _tick(self) -> None:
-        self._timer = None
-        loop = asyncio.get_running_loop()
-        now = loop.time()
+    def enqueue(self, sub: Subscriber, now: float) -> None:
+        """A stream's first comment is due one interval after `now` (a monotonic time)."""
+        self._queue.append((now + self.interval(), sub))
+
+    def send_due(self, now: float) -> float | None:
+        """Write the comments due at `now` (at most `BATCH`), each stream's next one due an
+        interval later; returns when the next is due (None: no stream left)."""
         queue = self._queue
         due = now + self.interval()
         for _ in range(self.BATCH):
@@ -145,8 +148,14 @@ class Keepalives:
             if not sub.dropped:
                 self.send(sub)
                 queue.append((due, sub))
-        if queue:
-            self._timer = loop.call_at(queue[0][0], self._tick)
+        return queue[0][0] if queue else None
+
+    def _tick(self) -> None:
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        wake = self.send_due(loop.time())
+        if wake is not None:
+            self._timer = loop.call_at(wake, self._tick)
 
     def close(self) -> None:
         if self._timer is not None:

@@ -439,7 +439,8 @@ def test_linger_comes_from_the_relay_config() -> None:
 
 
 async def test_one_timer_sends_every_stream_its_keepalive_comment_each_interval() -> None:
-    hub, _, _ = hub_with_world(keepalive_interval=0.05)
+    hub, _, _ = hub_with_world(keepalive_interval=15.0)
+    keepalives = hub.keepalives
     quiet, backed_up, busy, plain = (FakeTransport() for _ in range(4))
     streams = [
         sub(transport=quiet, direct=True, chunked=True),
@@ -449,24 +450,38 @@ async def test_one_timer_sends_every_stream_its_keepalive_comment_each_interval(
     ]
     for s in streams:
         await hub.subscribe(s)
-        hub.keepalives.add(s)
-    assert len(hub.keepalives) == 4
+        keepalives.enqueue(s, 100.0)  # their first frames went out at t = 100 s
+    assert len(keepalives) == 4
     backed_up.backlog = 1 << 20
     streams[2].mailbox.put(b"queued event")  # events waiting: no comment before them
-    await asyncio.sleep(0.03)
-    assert quiet.written == []  # not before the interval
-    await asyncio.sleep(0.05)
+    assert keepalives.send_due(114.9) == 115.0  # not before the interval
+    assert quiet.written == []
+    assert keepalives.send_due(115.0) == 130.0
     assert quiet.written == [b"d\r\n: keepalive\n\n\r\n"]
     assert plain.written == [b": keepalive\n\n"]
     assert backed_up.written == [] and streams[1].mailbox.items == [b": keepalive\n\n"]
     assert busy.written == [] and streams[2].mailbox.items == [b"queued event"]
-    await asyncio.sleep(0.05)
+    assert keepalives.send_due(130.0) == 145.0
     assert len(quiet.written) == 2  # and again, one interval later
     hub.finished(streams[0])  # a stream that ended leaves at its next turn
-    await asyncio.sleep(0.06)
-    assert len(quiet.written) == 2 and len(hub.keepalives) == 3
+    keepalives.send_due(145.0)
+    assert len(quiet.written) == 2 and len(keepalives) == 3
     await hub.close()
-    assert len(hub.keepalives) == 0
+    assert len(keepalives) == 0
+
+
+async def test_keepalives_arm_one_timer_for_the_first_stream_due() -> None:
+    hub, _, _ = hub_with_world(keepalive_interval=15.0)
+    first, second = sub(transport=FakeTransport()), sub(transport=FakeTransport())
+    hub.keepalives.add(first)
+    timer = hub.keepalives._timer
+    assert timer is not None
+    hub.keepalives.add(second)
+    assert hub.keepalives._timer is timer  # one timer, however many streams
+    loop = asyncio.get_running_loop()
+    assert 14.0 < timer.when() - loop.time() <= 15.0
+    await hub.close()
+    assert timer.cancelled()
 
 
 async def test_sweeper_checks_each_key_once_per_pass_and_refuses_its_streams() -> None:
