@@ -167,7 +167,7 @@ class ClientSocket:
         if self.gate.keys.missing(token) and not await self.gate.keys.load(
             token, self.request.remote or ""
         ):  # read in a thread, then cached; refused past the address's unknown-key budget
-            return await self._refuse(4002, TOO_MANY_UNKNOWN_KEYS)
+            return await self._refuse(AUTH_REFUSED, TOO_MANY_UNKNOWN_KEYS)
         try:
             key = await core.admitted(self.gate.admit(token, None, wanted))
             world = self.gate.resolve_world(key, wanted)
