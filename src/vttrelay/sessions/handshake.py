@@ -4,7 +4,8 @@ kept in this process's memory for five minutes and usable once. The client encry
 `{"password": ..., "nonce": ...}` with RSA-OAEP (SHA-256 for the hash and MGF1, no label) under
 the handshake's public key and sends it base64 as `encryptedPassword`. Keys come from
 `cryptography`. At most `MAX_HANDSHAKES` wait at once (the oldest is dropped), expired ones are
-dropped as new ones come.
+dropped as new ones come, and an account makes at most `PER_ACCOUNT_PER_MINUTE` a minute (each
+costs an RSA key: 429 past it).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import binascii
 import secrets
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -25,6 +26,8 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 HANDSHAKE_TTL: Final = 300.0
 MAX_HANDSHAKES: Final = 10_000
+# An RSA key costs ~50-100 ms of CPU: an account makes at most this many handshakes a minute.
+PER_ACCOUNT_PER_MINUTE: Final = 10
 OAEP: Final = padding.OAEP(
     mgf=padding.MGF1(algorithm=hashes.SHA256()), algorithm=hashes.SHA256(), label=None
 )
@@ -76,11 +79,33 @@ class Handshake:
 class Handshakes:
     """The handshakes waiting for their start-session, by token."""
 
-    def __init__(self, ttl: float = HANDSHAKE_TTL, limit: int = MAX_HANDSHAKES) -> None:
+    def __init__(
+        self,
+        ttl: float = HANDSHAKE_TTL,
+        limit: int = MAX_HANDSHAKES,
+        per_minute: int = PER_ACCOUNT_PER_MINUTE,
+    ) -> None:
         self.ttl = ttl
         self.limit = limit
+        self.per_minute = per_minute
         self._items: OrderedDict[str, Handshake] = OrderedDict()
+        self._made: dict[str, deque[float]] = {}  # account -> when its recent ones were made
         self._lock = threading.Lock()
+
+    def allow(self, account: str) -> bool:
+        """May `account` make another handshake now (counted if so)?"""
+        now = time.monotonic()
+        with self._lock:
+            made = self._made.setdefault(account, deque())
+            while made and now - made[0] > 60:
+                made.popleft()
+            if len(made) >= self.per_minute:
+                return False
+            made.append(now)
+            if len(self._made) > self.limit:  # forget accounts that made none lately
+                for quiet in [a for a, d in self._made.items() if not d]:
+                    del self._made[quiet]
+            return True
 
     def create(self, account: str, foundry_url: str, username: str, world_name: str) -> Handshake:
         """A new handshake (the RSA key takes ~50 ms: call it off the event loop)."""

@@ -50,6 +50,7 @@ class SessionConfig:
     data_dir: Path
     headless_allow: tuple[str, ...] = ()  # Foundry hosts a browser session may open
     max_per_account: int = 3
+    max_total: int = 20  # sessions (started or starting) on this relay, all accounts
     idle_timeout: float = 600.0  # seconds without a forwarded request (0: never)
     start_timeout: float = 60.0  # seconds for a started world to connect
     python: str = sys.executable
@@ -144,6 +145,8 @@ class SessionManager:
                 "error": "This relay does not open sessions on that Foundry server "
                 "(the operator's --headless-allow list)"
             }
+        if not self.handshakes.allow(account):
+            return 429, {"error": "Too many session handshakes, please try again later"}
         made = await asyncio.to_thread(self.handshakes.create, account, url, username, world)
         return 200, made.answer(instance_id)
 
@@ -182,9 +185,9 @@ class SessionManager:
             }
         if self.hooks.is_live(client_id, account) or client_id in self._starting:
             return 408, {"error": "the world is already connected", "message": LAUNCH_FAILED}
-        limit = self.config.max_per_account
-        if limit and self._count(account) >= limit:
-            return 429, {"error": f"maximum headless sessions ({limit}) reached for this account"}
+        full = self._full(account)
+        if full is not None:
+            return full
         self._starting.add(client_id)
         session_id = str(uuid.uuid4())
         stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
@@ -230,6 +233,16 @@ class SessionManager:
     def _count(self, account: str) -> int:
         return sum(1 for s in self.sessions.values() if s.account == account)
 
+    def _full(self, account: str) -> Answer | None:
+        """The refusal when the account, or the relay, has its most sessions; else None."""
+        limit = self.config.max_per_account
+        if limit and self._count(account) >= limit:
+            return 429, {"error": f"maximum headless sessions ({limit}) reached for this account"}
+        total = self.config.max_total
+        if total and len(self.sessions) + len(self._starting) >= total:
+            return 429, {"error": f"maximum headless sessions ({total}) reached on this relay"}
+        return None
+
     async def _start_embedded(self, account: str, name: str) -> Answer:
         world = self.catalog.get(account, name)
         if world is None:
@@ -244,9 +257,9 @@ class SessionManager:
                 }
         if world.client_id in self._starting:
             return 409, {"error": f"World '{name}' is being started"}
-        limit = self.config.max_per_account
-        if limit and self._count(account) >= limit:
-            return 429, {"error": f"maximum headless sessions ({limit}) reached for this account"}
+        full = self._full(account)
+        if full is not None:
+            return full
         self._starting.add(world.client_id)
         try:
             return await self._launch_world(account, world.name, world.client_id, world.folder)

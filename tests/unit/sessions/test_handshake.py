@@ -110,3 +110,9 @@ def test_stored_world_names(tmp_path: Path) -> None:
         catalog.create("acct", "camp")
     assert refused.value.status == 409
     assert [w.name for w in catalog.list("acct")] == ["camp"]
+
+
+def test_an_account_makes_a_bounded_number_of_handshakes_a_minute() -> None:
+    handshakes = Handshakes(per_minute=3)
+    assert [handshakes.allow("a") for _ in range(4)] == [True, True, True, False]
+    assert handshakes.allow("b")  # another account has its own budget
