@@ -465,9 +465,11 @@ class RelayStore:
     def remember_client(
         self, client_id: str, account: str, metadata: Mapping[str, Any], token_name: str = ""
     ) -> None:
-        """Record (or refresh) a world seen on /relay."""
+        """Record (or refresh) a world seen on /relay, and log the connection."""
+        now = time.time()
         with self.transaction() as db:
-            _upsert_client(db, client_id, account, metadata, token_name, time.time())
+            _upsert_client(db, client_id, account, metadata, token_name, now)
+            _log_connection(db, client_id, account, metadata, token_name, now)
 
     def known_client(self, client_id: str) -> KnownClient | None:
         row = self.db.one("SELECT * FROM known_clients WHERE client_id = ?", (client_id,))
@@ -528,4 +530,45 @@ def _upsert_client(
         " token_name = CASE WHEN excluded.token_name = '' THEN known_clients.token_name"
         " ELSE excluded.token_name END, last_seen = excluded.last_seen",
         (client_id, account, orjson.dumps(merged).decode(), token_name, now, now),
+    )
+
+
+CONNECTION_LOG_DAYS = 90  # connection log rows are kept this long
+CONNECTION_LOG_ROWS = 1000  # and at most this many per account (the newest)
+
+
+def _log_connection(
+    db: Connection,
+    client_id: str,
+    account: str,
+    metadata: Mapping[str, Any],
+    token_name: str,
+    now: float,
+) -> None:
+    def text(name: str) -> str:
+        return str(metadata.get(name) or "")[:256]
+
+    db.execute(
+        "INSERT INTO connection_logs (id, account, client_id, token_name, ip_address, world_id,"
+        " world_title, system_id, foundry_version, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (
+            "conn_" + secrets.token_hex(8),
+            account,
+            client_id,
+            token_name[:256],
+            text("ipAddress"),
+            text("worldId"),
+            text("worldTitle"),
+            text("systemId"),
+            text("foundryVersion"),
+            now,
+        ),
+    )
+    db.execute(
+        "DELETE FROM connection_logs WHERE created_at < ?", (now - CONNECTION_LOG_DAYS * 86400,)
+    )
+    db.execute(
+        "DELETE FROM connection_logs WHERE account = ? AND id NOT IN (SELECT id FROM"
+        " connection_logs WHERE account = ? ORDER BY created_at DESC LIMIT ?)",
+        (account, account, CONNECTION_LOG_ROWS),
     )

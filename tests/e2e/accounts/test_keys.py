@@ -338,3 +338,31 @@ async def test_an_account_has_bounded_keys_codes_and_sessions(
     for token in newer:
         assert (await auth.call("GET", "/auth/user-data", session=token)).status == 200
     assert len(auth.relay.store.list_keys(account)) == 2
+
+
+async def test_connection_logs(auth: Auth) -> None:
+    alice, account = await signed_up(auth, "logs@example.com")
+    bob, _ = await signed_up(auth, "nologs@example.com")
+    for client_id in ("log-world-1", "log-world-2"):
+        double = await auth.relay.world(client_id, account=account, worldTitle=f"T {client_id}")
+        await double.close()
+    for _ in range(50):
+        listed = (await auth.call("GET", "/auth/connection-logs", session=alice)).json()
+        if listed["total"] == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert (listed["limit"], listed["offset"], listed["total"]) == (50, 0, 2)
+    assert [log["clientId"] for log in listed["logs"]] == ["log-world-2", "log-world-1"]
+    first = listed["logs"][1]
+    assert first["worldTitle"] == "T log-world-1" and first["ipAddress"].startswith("127.0.0.1")
+    assert first["systemId"] == "dnd5e" and first["tokenName"] == "log-world-1"
+    page = (await auth.call("GET", "/auth/connection-logs?limit=1&offset=1", session=alice)).json()
+    assert (page["total"], [log["clientId"] for log in page["logs"]]) == (2, ["log-world-1"])
+    odd = (await auth.call("GET", "/auth/connection-logs?limit=x&offset=-3", session=alice)).json()
+    assert (odd["limit"], odd["offset"]) == (50, 0)
+    assert (await auth.call("GET", "/auth/connection-logs", session=bob)).json() == {
+        "limit": 50,
+        "offset": 0,
+        "total": 0,
+        "logs": [],
+    }

@@ -153,6 +153,7 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
             ("DELETE", "/auth/connection-tokens/{id}"),
             ("GET", "/auth/known-clients"),
             ("DELETE", "/auth/known-clients/{id}"),
+            ("GET", "/auth/connection-logs"),
             *(
                 (method, f"/auth/{kind}/{{code}}{tail}")
                 for kind in ("key-request", "pair-request")

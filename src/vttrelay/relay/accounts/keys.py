@@ -189,3 +189,18 @@ def forget_world(store: RelayStore, account: str, client_id: str) -> list[str] |
             (client_id, account),
         )
     return ids
+
+
+def connection_logs(
+    store: RelayStore, account: str, limit: int, offset: int
+) -> tuple[int, list[dict[str, Any]]]:
+    """The account's world connections, newest first: `(total, one page)`."""
+    total = store.db.one("SELECT COUNT(*) AS n FROM connection_logs WHERE account = ?", (account,))[
+        "n"
+    ]
+    rows = store.db.all(
+        "SELECT * FROM connection_logs WHERE account = ? ORDER BY created_at DESC, id"
+        " LIMIT ? OFFSET ?",
+        (account, limit, offset),
+    )
+    return int(total), [dict(row) for row in rows]

@@ -278,7 +278,31 @@ async def h_forget_world(request: web.Request, route: Route, state: RelayState) 
     return answer({"disconnected": closed > 0, "message": "Known client removed", "success": True})
 
 
+async def h_connection_logs(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    signed = await signed_in(request, state, SO)
+    limit, offset = _page(request)
+    total, rows = await asyncio.to_thread(
+        keys.connection_logs, state.store, signed.account, limit, offset
+    )
+    logs = [
+        {
+            "id": row["id"],
+            "clientId": row["client_id"],
+            "tokenName": row["token_name"],
+            "ipAddress": row["ip_address"],
+            "worldId": row["world_id"],
+            "worldTitle": row["world_title"],
+            "systemId": row["system_id"],
+            "foundryVersion": row["foundry_version"],
+            "createdAt": stamp(row["created_at"]),
+        }
+        for row in rows
+    ]
+    return answer({"limit": limit, "offset": offset, "total": total, "logs": logs})
+
+
 HANDLERS: Final = {
+    "auth_connection_logs": h_connection_logs,
     "auth_create_key": h_create_key,
     "auth_list_keys": h_list_keys,
     "auth_update_key": h_update_key,

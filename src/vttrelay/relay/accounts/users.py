@@ -404,6 +404,7 @@ ACCOUNT_TABLES = (
     "credentials",
     "notification_settings",
     "known_clients",
+    "connection_logs",
     "users",
 )
 

@@ -223,6 +223,14 @@ ROUTES: Final = (
         f"The account's worlds, live or not, with their tokens. {BEARER}",
     ),
     _account(
+        "GET",
+        "/auth/connection-logs",
+        "auth_connection_logs",
+        f"The account's world connections, newest first (90 days, 1,000 at most). {BEARER}",
+        Param("limit", "number", Q, description="At most this many (1-200, default 50)."),
+        Param("offset", "number", Q, description="Skip this many."),
+    ),
+    _account(
         "DELETE",
         "/auth/known-clients/{id}",
         "auth_forget_world",
