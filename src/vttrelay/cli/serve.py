@@ -55,6 +55,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.workers > 1:
         from vttrelay.server.workers import WorkersError, serve_workers
 
+        if config.sessions_enabled:  # each process would keep (and reap) sessions of its own
+            err("vttrelay serve: sessions are turned off with --workers (one process only)")
+            config.sessions_enabled = False
+
         try:
             return serve_workers(config, args.workers, not args.no_world, args.log_level)
         except WorkersError as refused:
