@@ -35,10 +35,13 @@ def _password(args: argparse.Namespace) -> str | None:
 
 
 def _user(store: RelayStore, who: str) -> users.User | None:
-    """An account's login by its email or its account name."""
+    """An account's login by its email or its account name (None, said on stderr: none)."""
     address = bare_email(who)
     found = users.user_by_email(store, address) if address else None
-    return found or users.user_by_account(store, who)
+    found = found or users.user_by_account(store, who)
+    if found is None:
+        err(f"No account with email or name {who!r}.")
+    return found
 
 
 def cmd_create(args: argparse.Namespace) -> int:
@@ -96,7 +99,6 @@ def cmd_reset_link(args: argparse.Namespace) -> int:
     with closing(open_store(args)) as store:
         user = _user(store, args.who)
         if user is None:
-            err(f"No account with email or name {args.who!r}.")
             return 1
         token = users.new_reset(store, user.account, args.hours * 3600)
     print(reset_link(args.url.rstrip("/"), token))
@@ -109,7 +111,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
     with closing(open_store(args)) as store:
         user = _user(store, args.who)
         if user is None:
-            err(f"No account with email or name {args.who!r}.")
             return 1
         users.set_verified(store, user.account)
     err(f"Account {user.account} ({user.email}) is verified.")

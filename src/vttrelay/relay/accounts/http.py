@@ -236,20 +236,27 @@ async def h_login(request: web.Request, route: Route, state: RelayState) -> web.
     token, expires = await asyncio.to_thread(
         users.open_session, state.store, user.account, ttl, user_agent, ip
     )
-    month, _ = await asyncio.to_thread(users.account_usage, state.store, user.account)
     return answer(
         {
-            "id": user.account,
-            "email": user.email,
-            "emailVerified": user.email_verified,
-            "apiKeyRotationRequired": False,
-            "role": user.role,
-            "requestsThisMonth": month,
+            **await _account_fields(state, user),
             "createdAt": stamp(user.created_at),
             "sessionToken": token,
             "sessionExpiresAt": stamp(expires),
         }
     )
+
+
+async def _account_fields(state: RelayState, user: User) -> dict[str, Any]:
+    """What login and user-data both say about the account (its calls this month included)."""
+    month, _ = await asyncio.to_thread(users.account_usage, state.store, user.account)
+    return {
+        "id": user.account,
+        "email": user.email,
+        "emailVerified": user.email_verified,
+        "apiKeyRotationRequired": False,
+        "role": user.role,
+        "requestsThisMonth": month,
+    }
 
 
 async def h_logout(request: web.Request, route: Route, state: RelayState) -> web.Response:
@@ -263,16 +270,9 @@ async def h_logout(request: web.Request, route: Route, state: RelayState) -> web
 
 async def h_user_data(request: web.Request, route: Route, state: RelayState) -> web.Response:
     signed = await signed_in(request, state, USER_DATA)
-    user = signed.user
-    month, _ = await asyncio.to_thread(users.account_usage, state.store, user.account)
     return answer(
         {
-            "id": user.account,
-            "email": user.email,
-            "emailVerified": user.email_verified,
-            "apiKeyRotationRequired": False,
-            "role": user.role,
-            "requestsThisMonth": month,
+            **await _account_fields(state, signed.user),
             "subscriptionStatus": "free",
             "limits": {"monthlyLimit": 0, "unlimitedMonthly": False},
         }
