@@ -1,19 +1,16 @@
-"""Entity actions (endpoints-beyond-seed §1): entity (GET /get), create, update, delete, give,
-remove, increase, decrease, kill. Any document type the world holds, by `uuid` or by the GM's
-controlled tokens (`selected`).
+"""Entity actions (endpoints-beyond-seed §1): entity (GET /get), create, update, delete,
+increase, decrease, kill (give and remove: `transfers.py`). Any document type the world holds,
+by `uuid` or by the GM's controlled tokens (`selected`: `targets.py`).
 
 Each call is one store transaction: a failed call changes nothing, also where the module would
 leave earlier targets changed (/increase on several targets, /kill). Targets are resolved again
 right before each change, so two targets inside one top-level document (two tokens of a scene,
 giving an item to its own holder) see each other's changes.
 
-Decisions where the reference is a quirk (endpoints-beyond-seed §1.4, §1.5, §1.7): a `uuid` that
+Decisions where the reference is a quirk (endpoints-beyond-seed §1.4): a `uuid` that
 resolves to nothing is `Entity not found: <uuid>` for /update (the module fails with a script
 TypeError), and for /delete with a `userId` (without one, the module answers success and so do
-we); /remove refuses an `itemUuid` of another actor (`Item not found`), where the module would
-delete that other actor's item; /give from an actor refuses to move more than the actor holds
-(`<actor> has only <n> of <item>, not <amount>`), where the module deletes the source item and
-still gives the whole amount, so that items are conserved.
+we).
 """
 
 from __future__ import annotations
@@ -21,7 +18,12 @@ from __future__ import annotations
 from typing import Any, Final
 
 from vttrelay.world.actions.canvas import check_written
-from vttrelay.world.actions.search import ranked_entries
+from vttrelay.world.actions.targets import (
+    controlled_tokens,
+    flag,
+    resolve,
+    selected_targets,
+)
 from vttrelay.world.errors import ActionError
 from vttrelay.world.model import documents
 from vttrelay.world.model.collections import COLLECTIONS
@@ -46,38 +48,6 @@ CREATE_PERMISSION_ROLES: Final = {"ACTOR_CREATE": 3, "ITEM_CREATE": 3, "CARDS_CR
 
 def _name(user: dict[str, Any]) -> str:
     return str(user.get("name", user.get("_id", "")))
-
-
-def _resolve(ctx: ActionContext, uuid: str) -> Resolved | None:
-    return documents.resolve_uuid(ctx.tx, uuid)
-
-
-def _controlled_tokens(ctx: ActionContext) -> list[str]:
-    """Uuids of the GM's controlled tokens."""
-    scene = documents.active_scene(ctx.tx)
-    if scene is None:
-        return []
-    return [documents.token_uuid(scene["_id"], t["_id"]) for t in ctx.selected_tokens()]
-
-
-def _token_actor_uuid(ctx: ActionContext, token_uuid: str) -> str | None:
-    """The uuid of a token's actor (an unlinked token's own synthetic actor)."""
-    res = _resolve(ctx, token_uuid)
-    if res is None or res.actor is None:
-        return None
-    return documents.actor_uuid_of(res.actor)
-
-
-def _selected_targets(ctx: ActionContext, actors: bool) -> list[str]:
-    """The controlled tokens' uuids, or their actors' (tokens without an actor skipped)."""
-    tokens = _controlled_tokens(ctx)
-    if not actors:
-        return tokens
-    return [u for u in (_token_actor_uuid(ctx, t) for t in tokens) if u is not None]
-
-
-def _flag(params: dict[str, Any], name: str) -> bool:
-    return params.get(name) is True
 
 
 def _macro_write_checks(ctx: ActionContext, params: dict[str, Any], verb: str) -> None:
@@ -108,14 +78,14 @@ def _get_error_shape(frame: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
 def get_entity(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     """One document by uuid, or the controlled tokens (their actors with `actor=true`)."""
     uuid = params.get("uuid")
-    if _flag(params, "selected"):
-        targets = [_resolve(ctx, u) for u in _selected_targets(ctx, _flag(params, "actor"))]
+    if flag(params, "selected"):
+        targets = [resolve(ctx, u) for u in selected_targets(ctx, flag(params, "actor"))]
         found = [r for r in targets if r is not None]
         if not found:
             raise ActionError("Entity not found")
         data = [v for v in (view(ctx.user, r) for r in found) if v is not None]
         return {"uuid": found[-1].uuid, "data": data}
-    res = _resolve(ctx, uuid) if isinstance(uuid, str) and uuid else None
+    res = resolve(ctx, uuid) if isinstance(uuid, str) and uuid else None
     if res is None:
         raise ActionError("Entity not found")
     seen = view(ctx.user, res)
@@ -162,9 +132,9 @@ def create(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     data = {**data, "folder": folder if folder not in (None, "") else None}
     wanted_id = data.get("_id")
     if isinstance(wanted_id, str) and wanted_id:
-        existing = _resolve(ctx, f"{entity_type}.{wanted_id}")
+        existing = resolve(ctx, f"{entity_type}.{wanted_id}")
         if existing is not None:
-            if not _flag(params, "override"):
+            if not flag(params, "override"):
                 raise ActionError(
                     f"Entity with ID '{wanted_id}' already exists. Set override=true to replace it."
                 )
@@ -181,7 +151,7 @@ def create(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     problem = rules.validate_new(entity_type, data)
     if problem is not None:
         raise ActionError(problem)
-    keep = _flag(params, "keepId") and isinstance(wanted_id, str) and bool(wanted_id)
+    keep = flag(params, "keepId") and isinstance(wanted_id, str) and bool(wanted_id)
     doc = rules.new_document(
         entity_type,
         data,
@@ -210,8 +180,8 @@ def _targets(ctx: ActionContext, params: dict[str, Any], actors: bool) -> list[s
     uuid = params.get("uuid")
     if isinstance(uuid, str) and uuid:
         return [uuid]
-    if _flag(params, "selected"):
-        return _selected_targets(ctx, actors)
+    if flag(params, "selected"):
+        return selected_targets(ctx, actors)
     return []
 
 
@@ -220,7 +190,7 @@ def _resolve_all(ctx: ActionContext, params: dict[str, Any], uuids: list[str]) -
         raise ActionError(f"Entity not found: {params.get('uuid') or 'undefined'}")
     out = []
     for uuid in uuids:
-        res = _resolve(ctx, uuid)
+        res = resolve(ctx, uuid)
         if res is None:
             raise ActionError(f"Entity not found: {uuid}")
         out.append(res)
@@ -243,7 +213,7 @@ def update(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     data = params.get("data")
     if not isinstance(data, dict):
         raise ActionError("data must be an object")
-    uuids = _targets(ctx, params, _flag(params, "actor"))
+    uuids = _targets(ctx, params, flag(params, "actor"))
     targets = _resolve_all(ctx, params, uuids)
     if any(r.kind == "Macro" for r in targets):
         _macro_write_checks(ctx, params, "editing")
@@ -252,14 +222,14 @@ def update(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
         _read_only(res)
     entities = []
     for uuid in uuids:
-        fresh = _resolve(ctx, uuid)
+        fresh = resolve(ctx, uuid)
         assert fresh is not None
         rules.apply_document_update(fresh.doc, data, fresh.kind, ctx.new_id)
         check_written(fresh.kind, fresh.doc)
         _touch(ctx, fresh)
         documents.save(ctx.tx, fresh)
     for uuid in uuids:
-        again = _resolve(ctx, uuid)
+        again = resolve(ctx, uuid)
         assert again is not None
         entities.append(again.doc)
     reply: dict[str, Any] = {}
@@ -278,7 +248,7 @@ def delete(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     if ctx.user is not None:
         found = _resolve_all(ctx, params, uuids)  # the module fails on a missing one here
     else:
-        found = [r for r in (_resolve(ctx, u) for u in uuids) if r is not None]
+        found = [r for r in (resolve(ctx, u) for u in uuids) if r is not None]
     if any(r.kind == "Macro" for r in found):
         _macro_write_checks(ctx, params, "deletion")
     for res in found:
@@ -290,166 +260,10 @@ def delete(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
                 "delete the token instead"
             )
     for res in found:
-        again = _resolve(ctx, res.uuid)
+        again = resolve(ctx, res.uuid)
         if again is not None:
             documents.remove(ctx.tx, again)
     return {"uuid": params.get("uuid"), "success": True}
-
-
-# POST /give and POST /remove ---------------------------------------------------------------------
-
-
-def _give_error_shape(frame: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    before: dict[str, Any] = {}
-    if frame.get("selected") is not None:
-        before["selected"] = frame["selected"]
-    before["fromUuid"] = frame.get("fromUuid") or ""
-    before["toUuid"] = frame.get("toUuid") or ""
-    if frame.get("quantity") is not None:
-        before["quantity"] = frame["quantity"]
-    before["itemUuid"] = frame.get("itemUuid") or ""
-    return before, {}
-
-
-def _actor_target(ctx: ActionContext, uuid: Any, missing: str) -> Resolved:
-    res = _resolve(ctx, uuid) if isinstance(uuid, str) else None
-    if res is None:
-        raise ActionError(f"{missing}: {uuid}")
-    if res.kind != "Actor":
-        raise ActionError(f"Target entity must be an Actor, got {res.kind}")
-    return res
-
-
-def _find_item_by_name(ctx: ActionContext, name: str) -> Resolved | None:
-    """The best world (or compendium) Item for a name, as the module's search index ranks."""
-    for entry in ranked_entries(ctx, name, {"documentType": "Item"}, 1):
-        return _resolve(ctx, entry["uuid"])
-    return None
-
-
-@action("give", error_extra=FAILED, error_shape=_give_error_shape)
-def give(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
-    """Give an item to an actor: moved from `fromUuid`'s inventory, else copied (a world or
-    compendium item). One transaction: both actors change or neither does."""
-    from_uuid, to_uuid = params.get("fromUuid"), params.get("toUuid")
-    item_uuid, item_name = params.get("itemUuid"), params.get("itemName")
-    selected = _flag(params, "selected")
-    if not to_uuid and not selected:
-        raise ActionError("Target UUID or selected is required")
-    if not item_uuid and not item_name:
-        raise ActionError("Item UUID or Item Name is required")
-    given = params.get("quantity")
-    amount = 1 if given is None else rules.whole_quantity(given)
-    if amount is None:
-        raise ActionError(rules.QUANTITY_ERROR)
-    source: Resolved | None = None
-    if from_uuid:
-        source = _resolve(ctx, from_uuid) if isinstance(from_uuid, str) else None
-        if source is None or source.kind != "Actor":
-            raise ActionError(
-                f"Source entity must be an Actor, got {source.kind if source else 'undefined'}"
-            )
-        assert_can_write(ctx, source, "give items from")
-    if selected:
-        first = _selected_targets(ctx, actors=True)[:1]
-        to_uuid = first[0] if first else "undefined"
-    target = _actor_target(ctx, to_uuid, "Target entity not found")
-    assert_can_write(ctx, target, "give items to")
-    wanted = item_uuid or item_name
-    item: Resolved | None
-    if item_uuid:
-        item = _resolve(ctx, item_uuid)
-    elif source is not None:
-        found = documents.find_by_name(source.doc.get("items") or [], item_name)
-        item = _resolve(ctx, f"{source.uuid}.Item.{found['_id']}") if found else None
-    else:
-        item = _find_item_by_name(ctx, str(item_name))
-    if item is None:
-        raise ActionError(f"Item not found: {wanted}")
-    if item.kind != "Item":
-        raise ActionError(f"Entity must be an Item, got {item.kind}")
-    if source is not None and not (
-        item.root_collection == "Actor"
-        and item.root["_id"] == source.doc["_id"]
-        and item.pack is None
-    ):
-        raise ActionError(f"Item {wanted} does not belong to source actor {from_uuid}")
-    item_data = dict(item.doc)
-    if source is not None and amount > rules.held(item.doc):
-        raise ActionError(
-            f"{source.doc.get('name') or from_uuid} has only {rules.held(item.doc)} of "
-            f"{item.doc.get('name', wanted)}, not {amount}"
-        )
-    if source is not None:
-        holder = _resolve(ctx, source.uuid)
-        assert holder is not None
-        rules.take_from_source(holder.doc, str(item.doc["_id"]), amount)
-        documents.save(ctx.tx, holder)
-    receiver = _resolve(ctx, str(to_uuid))
-    assert receiver is not None
-    new_item_id, quantity = rules.add_to_target(
-        receiver.doc, item_data, amount, ctx.new_id(), ctx.now_ms()
-    )
-    if quantity > rules.MAX_QUANTITY:
-        raise ActionError(
-            f"{receiver.doc.get('name') or to_uuid} would hold {quantity} of "
-            f"{item.doc.get('name', wanted)}: at most {rules.MAX_QUANTITY}"
-        )
-    documents.save(ctx.tx, receiver)
-    reply: dict[str, Any] = {}
-    if from_uuid:
-        reply["fromUuid"] = from_uuid
-    if params.get("selected") is not None:
-        reply["selected"] = params["selected"]
-    reply["toUuid"] = to_uuid
-    reply["quantity"] = quantity
-    if item_uuid:
-        reply["itemUuid"] = item_uuid
-    reply["newItemId"] = new_item_id
-    reply["success"] = True
-    return reply
-
-
-@action("remove", error_extra=FAILED)
-def remove(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
-    """Remove an item (or some of its quantity) from an actor."""
-    actor_uuid = params.get("actorUuid")
-    item_uuid, item_name = params.get("itemUuid"), params.get("itemName")
-    selected = _flag(params, "selected")
-    if not actor_uuid and not selected:
-        raise ActionError("Target actor UUID or selected is required")
-    if not item_uuid and not item_name:
-        raise ActionError("Item UUID or Item Name is required")
-    if selected:
-        first = _selected_targets(ctx, actors=True)[:1]
-        actor_uuid = first[0] if first else "undefined"
-    actor = _actor_target(ctx, actor_uuid, "Target actor not found")
-    assert_can_write(ctx, actor, "remove items from")
-    if item_uuid:
-        item = _resolve(ctx, item_uuid) if isinstance(item_uuid, str) else None
-        if item is not None and (
-            item.kind != "Item"
-            or item.root_collection != "Actor"
-            or item.root["_id"] != actor.doc["_id"]
-        ):
-            item = None  # not an item of this actor
-    else:
-        found = documents.find_by_name(actor.doc.get("items") or [], item_name)
-        item = _resolve(ctx, f"{actor.uuid}.Item.{found['_id']}") if found else None
-    if item is None:
-        raise ActionError(f"Item not found: {item_uuid or item_name}")
-    given = params.get("quantity")
-    quantity = None if given is None else rules.whole_quantity(given)
-    if given is not None and quantity is None:
-        raise ActionError(rules.QUANTITY_ERROR)
-    left = rules.remove_quantity(actor.doc, str(item.doc["_id"]), quantity)
-    documents.save(ctx.tx, actor)
-    return {
-        "actorUuid": actor.uuid,
-        "itemUuid": item.uuid,
-        "quantity": left,
-        "success": True,
-    }
 
 
 # POST /increase and POST /decrease ---------------------------------------------------------------
@@ -457,7 +271,7 @@ def remove(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
 
 def _change_attribute(ctx: ActionContext, params: dict[str, Any], sign: int) -> dict[str, Any]:
     uuid = params.get("uuid")
-    if not uuid and not _flag(params, "selected"):
+    if not uuid and not flag(params, "selected"):
         raise ActionError("UUID or selected is required")
     attribute = params.get("attribute")
     if not isinstance(attribute, str) or not attribute:
@@ -465,8 +279,8 @@ def _change_attribute(ctx: ActionContext, params: dict[str, Any], sign: int) -> 
     amount = params.get("amount")
     if not isinstance(amount, int | float) or isinstance(amount, bool):
         raise ActionError("Amount must be a number")
-    uuids = _selected_targets(ctx, actors=True) if _flag(params, "selected") else [str(uuid)]
-    targets = [r for r in (_resolve(ctx, u) for u in uuids) if r is not None]
+    uuids = selected_targets(ctx, actors=True) if flag(params, "selected") else [str(uuid)]
+    targets = [r for r in (resolve(ctx, u) for u in uuids) if r is not None]
     if not targets:
         raise ActionError("No entities found to modify")
     verb = "increase" if sign > 0 else "decrease"
@@ -475,7 +289,7 @@ def _change_attribute(ctx: ActionContext, params: dict[str, Any], sign: int) -> 
         _read_only(res)
     results = []
     for target in targets:
-        again = _resolve(ctx, target.uuid)
+        again = resolve(ctx, target.uuid)
         assert again is not None
         res = again
         try:
@@ -536,12 +350,12 @@ def kill(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     """Bring actors to 0 HP, mark their combatants defeated and toggle the dead status."""
     uuid = params.get("uuid")
     if isinstance(uuid, str) and uuid:
-        res = _resolve(ctx, uuid)
+        res = resolve(ctx, uuid)
         if res is None:
             raise ActionError(f"Entity not found: {uuid}")
         targets = [res]
-    elif _flag(params, "selected"):
-        targets = [r for r in (_resolve(ctx, u) for u in _controlled_tokens(ctx)) if r]
+    elif flag(params, "selected"):
+        targets = [r for r in (resolve(ctx, u) for u in controlled_tokens(ctx)) if r]
     else:
         targets = []
     if not targets:

@@ -22,6 +22,7 @@ from vttrelay.world.actions import (
     search,
     sheets,
     structure,
+    transfers,
     users,
     utility,
 )
@@ -43,6 +44,7 @@ CORE: tuple[ModuleType, ...] = (
     search,
     sheets,
     structure,
+    transfers,
     users,
     utility,
 )
