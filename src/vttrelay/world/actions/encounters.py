@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from vttrelay.world.actions.dnd5e.common import roll_formula
 from vttrelay.world.errors import ActionError
 from vttrelay.world.model import documents
 from vttrelay.world.rules import combat as rules
@@ -280,7 +279,7 @@ def _roll_initiative(
         formula = rules.initiative_formula(
             effect_rules.apply_changes(actor), dex_tiebreaker=tiebreaker
         )
-        roll = roll_formula(ctx, formula)
+        roll = ctx.roll(formula)
         combatant["initiative"] = roll.total
         found = _token_of(ctx, combatant, lookup)
         name = combatant.get("name") or actor.get("name", "")

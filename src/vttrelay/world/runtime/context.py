@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from vttrelay import protocol
+from vttrelay.world.errors import ActionError, DiceError
 from vttrelay.world.model import documents
 from vttrelay.world.model.ids import new_id
 from vttrelay.world.rules import rolls as rolls_rules
@@ -21,7 +22,7 @@ from vttrelay.world.store.sqlite import Tx
 
 if TYPE_CHECKING:
     from vttrelay.world.files.store import FileStore
-    from vttrelay.world.rules.dice import Dice
+    from vttrelay.world.rules.dice import Dice, Roll
     from vttrelay.world.runtime.heavy import HeavyWork
 
 T = TypeVar("T")
@@ -131,6 +132,14 @@ class ActionContext:
     @property
     def dice(self) -> Dice:
         return self._world.dice
+
+    def roll(self, formula: str) -> Roll:
+        """Roll `formula` with the world's dice; a formula the dice refuse is the request's
+        error (an ActionError with the dice's message)."""
+        try:
+            return self._world.dice.roll(formula)
+        except DiceError as exc:
+            raise ActionError(str(exc)) from exc
 
     @property
     def files(self) -> FileStore | None:

@@ -28,7 +28,6 @@ from vttrelay.world.actions.dnd5e.common import (
     number,
     require_actor_or_selected,
     resolve_actor,
-    roll_formula,
     roll_message,
     roll_options,
     roll_reply,
@@ -136,7 +135,7 @@ def skill_check(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     actor = actor_direct(ctx, frame)
     assert_can_view(ctx, actor)
     formula = ab.skill_formula(apply_changes(actor), skill, **roll_options(ctx, frame))
-    roll = roll_formula(ctx, formula)
+    roll = ctx.roll(formula)
     if flag(frame, "createChatMessage", True):
         label = ab.SKILLS[skill][0]
         roll_message(ctx, actor, roll, f"{label} Skill Check", {"type": "skill", "skillId": skill})
@@ -153,7 +152,7 @@ def _ability_roll(ctx: ActionContext, frame: dict[str, Any], kind: str) -> dict[
     actor = actor_direct(ctx, frame)
     assert_can_view(ctx, actor)
     build = ab.save_formula if kind == "save" else ab.check_formula
-    roll = roll_formula(ctx, build(apply_changes(actor), ability, **roll_options(ctx, frame)))
+    roll = ctx.roll(build(apply_changes(actor), ability, **roll_options(ctx, frame)))
     if flag(frame, "createChatMessage", True):
         label = ab.ABILITY_LABELS[ability]
         flavor = f"{label} Saving Throw" if kind == "save" else f"{label} Ability Check"
@@ -188,7 +187,7 @@ def death_save(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
         data["deathSaves"] = {"success": success, "failure": failure}
         return {"data": data}
     formula = ab.death_save_formula(apply_changes(actor), advantage=flag(frame, "advantage"))
-    roll = roll_formula(ctx, formula)
+    roll = ctx.roll(formula)
     outcome = deaths.resolve_death_save(
         str(actor.get("name", "")),
         total=roll.total,
@@ -314,7 +313,7 @@ def concentration_save(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, A
         raise ActionError("damage must be a number")
     dc = conc.concentration_dc(damage)
     formula = ab.save_formula(apply_changes(actor), "con", **roll_options(ctx, frame))
-    roll = roll_formula(ctx, formula)
+    roll = ctx.roll(formula)
     maintained = roll.total >= dc
     if not maintained:
         conc.remove_effect(actor, effect["_id"])

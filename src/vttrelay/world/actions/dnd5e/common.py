@@ -201,13 +201,6 @@ def roll_message(
     )
 
 
-def roll_formula(ctx: ActionContext, formula: str) -> Roll:
-    try:
-        return ctx.dice.roll(formula)
-    except DiceError as exc:
-        raise ActionError(str(exc)) from exc
-
-
 def roll_reply(roll: Roll) -> dict[str, Any]:
     return {"total": roll.total, "formula": roll.formula, "result": roll.result}
 
