@@ -9,7 +9,7 @@ Uuids: `<Type>.<id>` for every top-level type, then any chain of `<EmbeddedType>
 that `EMBEDDED` allows (`Actor.<id>.Item.<id>`, `Actor.<id>.Item.<id>.ActiveEffect.<id>`,
 `Scene.<id>.Token.<id>`, `Playlist.<id>.PlaylistSound.<id>`, ...), and
 `Scene.<id>.Token.<id>.Actor.<id>` (a token's actor). Other uuid forms (compendium uuids) are
-resolved by the resolvers registered in `UUID_RESOLVERS` under their first segment.
+resolved by the store (`Documents.compendium`: the compendium packs).
 
 Token actors: a linked token's actor is the world actor; an unlinked token's is a `TokenActor`,
 the world actor with the token's `delta` applied (`rules.deltas`). `token_actor` gives either;
@@ -19,13 +19,12 @@ actor), and `save` does the same for anything resolved inside a token's actor.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from vttrelay.world.model import chat as chat_rules
 from vttrelay.world.model import deltas
-from vttrelay.world.model.collections import COLLECTIONS, Documents, name_key
+from vttrelay.world.model.collections import COLLECTIONS, COMPENDIUM, name_key
 from vttrelay.world.model.ids import new_id
 
 CORE_VERSION: Final = "14.363"
@@ -148,9 +147,24 @@ class Resolved:
         return self.root
 
 
-# Uuid forms that are not a `<Type>.<id>` chain, by first segment (e.g. "Compendium"): each
-# resolver gets the open transaction and the whole uuid and returns None when it does not resolve.
-UUID_RESOLVERS: dict[str, Callable[[Documents, str], Resolved | None]] = {}
+class Documents(Protocol):
+    """What the model's functions and the rules read and write documents through: the store's
+    open transaction (`store.sqlite.Tx`) is one; the model never imports the store. Private
+    copies out, whole documents in; `compendium` resolves a `Compendium.` uuid (the packs)."""
+
+    def get(self, collection: str, doc_id: str) -> dict[str, Any] | None: ...
+
+    def all(self, collection: str) -> list[dict[str, Any]]: ...
+
+    def active(self, collection: str) -> list[dict[str, Any]]: ...
+
+    def named(self, collection: str, name: str) -> list[dict[str, Any]]: ...
+
+    def put(self, collection: str, doc: dict[str, Any]) -> None: ...
+
+    def delete(self, collection: str, doc_id: str) -> None: ...
+
+    def compendium(self, uuid: str) -> Resolved | None: ...
 
 
 class TokenActor(dict[str, Any]):
@@ -211,9 +225,8 @@ def resolve_uuid(tx: Documents, uuid: object) -> Resolved | None:
     if not isinstance(uuid, str) or not uuid:
         return None
     parts = uuid.split(".")
-    resolver = UUID_RESOLVERS.get(parts[0])
-    if resolver is not None:
-        return resolver(tx, uuid)
+    if parts[0] == COMPENDIUM:
+        return tx.compendium(uuid)
     if len(parts) % 2 or not all(parts):
         return None
     pairs = list(zip(parts[0::2], parts[1::2], strict=True))

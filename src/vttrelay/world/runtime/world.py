@@ -45,7 +45,6 @@ from vttrelay.world.runtime.events import collect_document_events
 from vttrelay.world.runtime.heavy import HeavyWork
 from vttrelay.world.runtime.replies import encode_reply, error_reply
 from vttrelay.world.runtime.table import ActionTable, reply_head
-from vttrelay.world.store import packs
 from vttrelay.world.store.sqlite import Tx, WorldStore
 
 if TYPE_CHECKING:
@@ -100,7 +99,6 @@ class World:
         self.online: set[str] = set()  # ids of users shown as active
         self.recent_rolls: list[dict[str, Any]] = []  # newest first (GET /rolls, /lastroll)
         self.heavy = HeavyWork()  # pictures: off the world's loop
-        packs.register()
 
     @classmethod
     def open(cls, data_dir: Path, *, actions: ActionTable, **kwargs: Any) -> World:

@@ -7,7 +7,8 @@ A pack file is `{"id": "dnd5e.items", "label": "Items (SRD)", "type": "Item", "s
 embeds its items). Packs are loaded once per process. A pack document's uuid is
 `Compendium.<pack id>.<Type>.<id>` (the tabletop's form); `Compendium.<pack id>.<id>` (the
 older form some clients build) names the same document. Documents handed out are copies.
-`register()` (done by every `World`) makes `documents.resolve_uuid` resolve such uuids.
+The store's transactions resolve such uuids with `resolve` (`Tx.compendium`, which
+`documents.resolve_uuid` asks for every `Compendium.` uuid).
 """
 
 from __future__ import annotations
@@ -21,11 +22,10 @@ from typing import Any, Final
 import orjson
 
 from vttrelay.world.model import documents
-from vttrelay.world.model.collections import Documents
-from vttrelay.world.model.documents import Resolved
+from vttrelay.world.model.collections import COMPENDIUM
+from vttrelay.world.model.documents import Documents, Resolved
 
 PACKS_DIR: Final = Path(__file__).parents[1] / "content" / "packs"
-COMPENDIUM: Final = "Compendium"
 
 
 @dataclass(frozen=True)
@@ -135,8 +135,3 @@ def resolve(tx: Documents, uuid: str) -> Resolved | None:
     doc["ownership"] = dict(PACK_OWNERSHIP)
     name = pack.document_name
     return documents.resolve_within(tx, Resolved(name, uuid, doc, name, doc, pack=pack.id), steps)
-
-
-def register() -> None:
-    """Let `documents.resolve_uuid` resolve `Compendium.` uuids (idempotent)."""
-    documents.UUID_RESOLVERS[COMPENDIUM] = resolve

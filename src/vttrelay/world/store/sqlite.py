@@ -34,6 +34,8 @@ from yoyo import get_backend, read_migrations
 
 from vttrelay.world.model import chat as chat_rules
 from vttrelay.world.model.collections import name_key
+from vttrelay.world.model.documents import Resolved
+from vttrelay.world.store import packs
 
 MIGRATIONS_DIR: Final = Path(__file__).parent / "migrations"
 # The collections GET /search covers (the module's world index).
@@ -265,6 +267,10 @@ class Tx:
         if key not in self._originals:
             self._originals[key] = self._load(key)
         self._writes[key] = None
+
+    def compendium(self, uuid: str) -> Resolved | None:
+        """A `Compendium.` uuid's document, read-only, from the packs (`store.packs`)."""
+        return packs.resolve(self, uuid)
 
     def written(self) -> Iterator[tuple[str, str, bytes | None, bytes]]:
         """(collection, id, JSON before, JSON after) of each document this transaction wrote

@@ -160,7 +160,7 @@ def test_resolve_uuid_follows_every_embedded_collection(world: World) -> None:
         assert documents.resolve_uuid(tx, "Nope.x") is None
 
 
-def test_resolve_uuid_top_level_types_and_extra_resolvers(world: World) -> None:
+def test_resolve_uuid_top_level_types_and_compendium_uuids(world: World) -> None:
     with world.store.transaction() as tx:
         for kind in store_collections():
             tx.put(kind, {"_id": f"top{kind[:10]}", "name": kind})
@@ -168,18 +168,17 @@ def test_resolve_uuid_top_level_types_and_extra_resolvers(world: World) -> None:
             assert res is not None and res.kind == kind and not res.embedded
             documents.remove(tx, res)
             assert tx.get(kind, f"top{kind[:10]}") is None
+
+    class Source:  # a Documents whose compendium answers are recorded (nothing else is read)
         seen: list[str] = []
 
-        def resolver(tx_: object, uuid: str) -> documents.Resolved | None:
-            seen.append(uuid)
+        def compendium(self, uuid: str) -> documents.Resolved | None:
+            self.seen.append(uuid)
             return None
 
-        documents.UUID_RESOLVERS["Compendium"] = resolver
-        try:
-            assert documents.resolve_uuid(tx, "Compendium.a.b.Item.x") is None
-        finally:
-            del documents.UUID_RESOLVERS["Compendium"]
-        assert seen == ["Compendium.a.b.Item.x"]
+    source = Source()
+    assert documents.resolve_uuid(source, "Compendium.a.b.Item.x") is None  # type: ignore[arg-type]
+    assert source.seen == ["Compendium.a.b.Item.x"]
 
 
 def store_collections() -> tuple[str, ...]:
