@@ -1,2 +1,2 @@
-"""The world's documents as data: the collections, uuids, embedded collections, defaults and
-ids, with no I/O (the store implements `collections.Documents`)."""
+"""The world's documents as data: the collections, uuids, embedded collections, token deltas,
+chat-message facts, defaults and ids, with no I/O (the store implements `documents.Documents`)."""
