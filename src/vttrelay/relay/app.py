@@ -296,7 +296,8 @@ async def h_scene_image(request: web.Request, route: Route, state: RelayState) -
 
 
 async def h_openapi(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    return web.Response(body=openapi.document_bytes(), content_type="application/json")
+    body = openapi.document_bytes(state.config.base_path)
+    return web.Response(body=body, content_type="application/json")
 
 
 # /docs holds an API key in its form: no other site may frame it (clickjacking), nor read which

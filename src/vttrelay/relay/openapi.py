@@ -209,8 +209,9 @@ def openapi_path(route: Route) -> str:
     return re.sub(r"\{(\w+):[^}]*\}", r"{\1}", route.path)
 
 
-def build_document(routes: tuple[Route, ...] = ROUTES) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of `routes`."""
+def build_document(routes: tuple[Route, ...] = ROUTES, base_path: str = "") -> dict[str, Any]:
+    """The OpenAPI 3.1 document of `routes`, served under `base_path` (`RelayConfig.base_path`:
+    its one server is that path, relative to the document's own origin)."""
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
         paths.setdefault(openapi_path(route), {})[route.method.lower()] = operation(route)
@@ -222,7 +223,7 @@ def build_document(routes: tuple[Route, ...] = ROUTES) -> dict[str, Any]:
             "description": "REST relay for virtual tabletop worlds. Send your API key in the "
             "`x-api-key` header; each operation names the scope it needs (`x-scope`).",
         },
-        "servers": [{"url": "/"}],
+        "servers": [{"url": base_path or "/"}],
         "tags": [{"name": g} for g in dict.fromkeys(r.group for r in routes)],
         "paths": paths,
         "components": {
@@ -234,9 +235,9 @@ def build_document(routes: tuple[Route, ...] = ROUTES) -> dict[str, Any]:
     }
 
 
-@lru_cache(maxsize=1)
-def document_bytes() -> bytes:
-    return orjson.dumps(build_document())
+@lru_cache(maxsize=4)
+def document_bytes(base_path: str = "") -> bytes:
+    return orjson.dumps(build_document(base_path=base_path))
 
 
 DOCS_PAGE = Path(__file__).with_name("docs.html")
@@ -244,5 +245,6 @@ DOCS_PAGE = Path(__file__).with_name("docs.html")
 
 @lru_cache(maxsize=1)
 def docs_html() -> str:
-    """The `/docs` page: it renders `/openapi.json` with a try-it form per endpoint."""
+    """The `/docs` page: it renders `openapi.json` (beside it, so under the base path too) with a
+    try-it form per endpoint that calls the document's server."""
     return DOCS_PAGE.read_text(encoding="utf-8")
