@@ -10,6 +10,7 @@ from typing import Any, Final
 from vttrelay.cli.accounts import account_settings, add_serve_options
 from vttrelay.cli.common import err, relay_config
 from vttrelay.relay.config import REDIS_URL_ENV, RelayConfig, normalize_base_path
+from vttrelay.relay.forwarded import TrustedProxies
 
 # `vttrelay serve` flags that override a RelayConfig field when given: (flag, field)
 SERVE_OVERRIDES: Final = (
@@ -44,11 +45,17 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
             config.session_sweep_interval = min(30.0, max(0.5, args.session_idle / 4))
     config.redis_url = args.redis or os.environ.get(REDIS_URL_ENV) or None
     config.accounts = account_settings(args)
+    config.trusted_proxies = tuple(args.trusted_proxy)
     return config
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     config = serve_config(args)
+    try:
+        TrustedProxies.parse(config.trusted_proxies)
+    except ValueError as bad:
+        err(f"vttrelay serve: --trusted-proxy: {bad}")
+        return 2
     if args.workers < 1:
         err("vttrelay serve: --workers must be at least 1")
         return 2
@@ -162,6 +169,15 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         default=None,
         help="the path prefix a reverse proxy serves the relay under, e.g. /vtt (the proxy "
         "strips it); links the relay writes (dashboard, pairUrl, relayUrl) start with it",
+    )
+    p.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="a reverse proxy (address or network, e.g. 127.0.0.1 or 10.0.0.0/8; repeat or "
+        "comma-separate) whose X-Forwarded-For/-Proto/-Host (or Forwarded) name the client; "
+        "nobody else's are believed (default none)",
     )
     p.add_argument(
         "--signin-rate",

@@ -894,8 +894,8 @@ async def form_data(request: web.Request) -> MultiDictProxy[Any]:
 
 def same_origin(request: web.Request) -> bool:
     """Whether a browser sent this request from the relay's own pages: an `Origin` header, when
-    there is one, names this relay (as the browser reached it: its Host, or the
-    X-Forwarded-Host a proxy in front set), and `Sec-Fetch-Site` is not `cross-site`. A
+    there is one, names this relay (as the browser reached it: its Host, or the host a trusted
+    proxy forwarded, relay/forwarded.py), and `Sec-Fetch-Site` is not `cross-site`. A
     client that sends neither (curl), or `Origin: null` (what a browser sends from the
     dashboard's own pages: their Referrer-Policy is no-referrer), is judged by `Sec-Fetch-Site`
     and the CSRF token alone."""
@@ -904,13 +904,11 @@ def same_origin(request: web.Request) -> bool:
     origin = request.headers.get("Origin")
     if origin is None or origin == "null":
         return True
-    hosts = {request.host, request.headers.get("X-Forwarded-Host", "").split(",")[0].strip()}
-    return urlsplit(origin).netloc in hosts - {""}
+    return urlsplit(origin).netloc == request.host
 
 
 def _https(request: web.Request) -> bool:
-    proto = request.headers.get("X-Forwarded-Proto", request.scheme).split(",")[0].strip()
-    return proto == "https"
+    return request.scheme == "https"
 
 
 def _query(params: dict[str, str]) -> str:

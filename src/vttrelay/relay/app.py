@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry
 
 from vttrelay import __version__, protocol
 from vttrelay.protocol import Close
-from vttrelay.relay import files, openapi, pairing, peer_limits, sessions_api, sheets
+from vttrelay.relay import files, forwarded, openapi, pairing, peer_limits, sessions_api, sheets
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
 from vttrelay.relay.accounts import http as accounts_http
 from vttrelay.relay.accounts import keys_http as accounts_keys
@@ -503,9 +503,11 @@ def create_app(
         owns_store=owns_store,
         sessions=sessions,
     )
-    app = web.Application(
-        middlewares=[relay_middleware(state)], client_max_size=config.max_body_bytes
-    )
+    middlewares = [relay_middleware(state)]
+    if config.trusted_proxies:  # only then: no cost per request without a proxy
+        trusted = forwarded.TrustedProxies.parse(config.trusted_proxies)
+        middlewares.insert(0, forwarded.forwarded_middleware(trusted))
+    app = web.Application(middlewares=middlewares, client_max_size=config.max_body_bytes)
     app[STATE] = state
     accounts_services.install(app, config, store)
     state.streams = Streams(state.gate, backends.events, backends.counters)

@@ -115,6 +115,9 @@ class RelayConfig:
     # The path prefix a reverse proxy serves the relay under (e.g. "/vtt"; "" at the root): every
     # link the relay writes (dashboard pages, pairUrl, approvalUrl, relayUrl) starts with it
     base_path: str = ""
+    # Reverse proxies (addresses or networks, forwarded.py) whose X-Forwarded-For/-Proto/-Host
+    # (or Forwarded) name the client; nobody else's are believed. Empty: no proxy
+    trusted_proxies: tuple[str, ...] = ()
     signin_rate_limit: int = 10  # dashboard sign-in attempts per IP per 15 minutes; 0 disables
     signin_token_ttl: float = 3600.0  # seconds a sign-in link printed by the CLI stays valid
     session_ttl: float = 12 * 3600.0  # seconds a dashboard session lasts

@@ -79,10 +79,9 @@ def rfc3339(ts: float) -> str:
 
 
 def public_base(request: web.Request, base_path: str = "") -> str:
-    """The relay's base URL as the caller reached it: the origin (`X-Forwarded-Proto`
-    honoured) and the configured path prefix (`RelayConfig.base_path`)."""
-    proto = request.headers.get("X-Forwarded-Proto", request.scheme).split(",")[0].strip()
-    return f"{'https' if proto == 'https' else 'http'}://{request.host}{base_path}"
+    """The relay's base URL as the caller reached it: the origin (as a trusted proxy forwarded
+    it, `forwarded.py`) and the configured path prefix (`RelayConfig.base_path`)."""
+    return f"{request.scheme}://{request.host}{base_path}"
 
 
 async def _check_rate(request: web.Request, state: RelayState) -> None:

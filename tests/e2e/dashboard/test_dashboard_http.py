@@ -35,7 +35,9 @@ async def test_a_signin_token_works_once_and_sets_a_guarded_cookie(relay: Any) -
     cookie = headers["Set-Cookie"]
     assert cookie.startswith("vttrelay_session=")
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
-    assert "Secure" not in cookie  # plain http here; behind https (X-Forwarded-Proto) it is
+    assert (
+        "Secure" not in cookie
+    )  # plain http here; behind https (a trusted proxy's X-Forwarded-Proto) it is
     status, page, _ = await _post_token(relay, token)  # the same link again
     assert status == 401 and "already used, has expired" in page
     assert "Set-Cookie" not in _
@@ -161,7 +163,7 @@ async def test_revoking_a_world_token_disconnects_it_for_good(relay: Any, signin
 async def test_pages_behind_a_path_prefix(relay_factory: Any) -> None:
     """With --base-path /vtt (the proxy serves the relay under /vtt and strips it), every link,
     redirect and the cookie's path carry the prefix."""
-    relay = await relay_factory(base_path="/vtt")
+    relay = await relay_factory(base_path="/vtt", trusted_proxies=("127.0.0.1",))
     status, _, headers = await _post_token(relay, issue_signin_token(relay.store))
     assert status == 303 and headers["Location"] == "/vtt/dashboard/worlds"
     assert "Path=/vtt" in headers["Set-Cookie"]

@@ -210,8 +210,9 @@ async def test_pair_request_errors(relay: Any, body: bytes, message: str) -> Non
 
 
 async def test_pair_request_fields_stored_and_shown(
-    relay: Any, caplog: pytest.LogCaptureFixture
+    relay_factory: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
+    relay = await relay_factory(trusted_proxies=("127.0.0.1",))  # X-Forwarded-Proto believed
     caplog.set_level(logging.INFO, "vttrelay.relay")
     got = await relay.call(
         "POST",

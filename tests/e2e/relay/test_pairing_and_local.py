@@ -74,15 +74,18 @@ async def test_pair_never_takes_over_another_accounts_client_id(relay: Any) -> N
     assert [c["clientId"] for c in got.json()["clients"]] == ["fvtt_alice"]
 
 
-async def test_relay_url_follows_forwarded_proto(relay: Any) -> None:
-    code = relay.store.create_pairing_code()
-    got = await relay.call(
-        "POST",
-        "/auth/pair",
-        json={"code": code, "worldId": "w"},
-        headers={"Host": "relay.example", "X-Forwarded-Proto": "https"},
-    )
-    assert got.json()["relayUrl"] == "wss://relay.example/relay"
+async def test_relay_url_follows_forwarded_proto(relay_factory: Any) -> None:
+    """X-Forwarded-Proto names the scheme from a trusted proxy only (relay/forwarded.py)."""
+    for trusted, expected in (((), "ws"), (("127.0.0.1",), "wss")):
+        relay = await relay_factory(trusted_proxies=trusted)
+        code = relay.store.create_pairing_code()
+        got = await relay.call(
+            "POST",
+            "/auth/pair",
+            json={"code": code, "worldId": "w"},
+            headers={"Host": "relay.example", "X-Forwarded-Proto": "https"},
+        )
+        assert got.json()["relayUrl"] == f"{expected}://relay.example/relay"
 
 
 @pytest.mark.parametrize(

@@ -30,8 +30,7 @@ def base_url(public_url: str, request: web.Request, base_path: str) -> str:
     """The relay's public base URL: the configured one, else as the request reached it."""
     if public_url:
         return public_url.rstrip("/")
-    proto = request.headers.get("X-Forwarded-Proto", request.scheme).split(",")[0].strip()
-    return f"{'https' if proto == 'https' else 'http'}://{request.host}{base_path}"
+    return f"{request.scheme}://{request.host}{base_path}"
 
 
 def verify_link(base: str, token: str) -> str:
