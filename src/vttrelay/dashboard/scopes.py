@@ -91,16 +91,24 @@ class ScopeGroup:
 
 
 def routes_by_scope() -> dict[str, tuple[str, ...]]:
-    """Scope -> the routes (`METHOD /path`) that need it, from the route table."""
+    """Scope -> the routes (`METHOD /path`) that need it, from the route table; a scope a
+    route's guard asks for (`macro:write` for `POST /create` of a Macro) names that route and
+    the guarded value."""
     found: dict[str, list[str]] = {}
     for route in ROUTES:
         if route.scope:
             found.setdefault(route.scope, []).append(f"{route.method} {route.path}")
+        for guard in route.guards:
+            if guard.scope and guard.scope != route.scope:
+                found.setdefault(guard.scope, []).append(
+                    f"{route.method} {route.path} ({guard.param} {guard.value})"
+                )
     return {scope: tuple(paths) for scope, paths in found.items()}
 
 
 def scope_groups() -> tuple[ScopeGroup, ...]:
-    """The groups the key form shows (every scope of ALL_SCOPES once, unknown ones last)."""
+    """The groups the key form shows: every scope of ALL_SCOPES that a route needs, once
+    (unknown ones last); a scope with no route behind it is not offered."""
     by_scope = routes_by_scope()
     listed = {s for _, _, scopes in GROUPS for s in scopes}
     groups = [
@@ -110,7 +118,7 @@ def scope_groups() -> tuple[ScopeGroup, ...]:
             tuple(
                 ScopeInfo(s, text, by_scope.get(s, ()), s in DEFAULT_SCOPES)
                 for s, text in scopes.items()
-                if s in ALL_SCOPES
+                if s in ALL_SCOPES and s in by_scope
             ),
         )
         for title, help_, scopes in GROUPS
@@ -118,8 +126,8 @@ def scope_groups() -> tuple[ScopeGroup, ...]:
     rest = tuple(
         ScopeInfo(s, "", by_scope.get(s, ()), s in DEFAULT_SCOPES)
         for s in ALL_SCOPES
-        if s not in listed
+        if s not in listed and s in by_scope
     )
     if rest:
         groups.append(ScopeGroup("Other", "", rest))
-    return tuple(groups)
+    return tuple(g for g in groups if g.scopes)

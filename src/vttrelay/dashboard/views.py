@@ -57,6 +57,8 @@ from vttrelay.protocol import Close
 from vttrelay.relay import approvals, pairing, peer_limits
 from vttrelay.relay.accesslog import escape
 from vttrelay.relay.accounts.expiry import parse_expiry
+from vttrelay.relay.accounts.mail import base_url
+from vttrelay.relay.accounts.services import ACCOUNTS
 from vttrelay.relay.approvals import KeyRequest, PairRequest
 from vttrelay.relay.client_ids import keeps_id
 from vttrelay.relay.core import RelayError
@@ -88,7 +90,12 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",  # sign-in links carry a token
     "Cache-Control": "no-store",
 }
-STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
+STATIC_TYPES = {
+    ".css": "text/css",
+    ".js": "text/javascript",
+    ".svg": "image/svg+xml",
+    ".ico": "image/x-icon",
+}
 MESSAGES = {  # ?msg= after a change (fixed texts: the query never carries free text)
     "disconnected": "The world was disconnected.",
     "revoked-world": "The world's connection token was revoked; it can no longer connect.",
@@ -566,8 +573,15 @@ class Dashboard:
         viewer, fields = await self.form(request)
         account = self.account_for(viewer, fields.get("account"))
         code = await asyncio.to_thread(self.state.store.create_pairing_code, account)
+        public = request.app[ACCOUNTS].settings.public_url
         return self.render(
-            request, "pairing_code.html", viewer, active="worlds", code=code, account=account
+            request,
+            "pairing_code.html",
+            viewer,
+            active="worlds",
+            code=code,
+            account=account,
+            relay_url=base_url(public, request, self.base),
         )
 
     # Pair and key requests -------------------------------------------------------------------
@@ -770,17 +784,23 @@ class Dashboard:
         context.setdefault("form", {})
         context.setdefault("error", "")
         context.setdefault("created", None)
+        now = time.time()
+        every = await asyncio.to_thread(store.list_keys, viewer.account)
+        show_all = request.query.get("all") == "1"
+        live = [k for k in every if k.enabled and not k.expired(now)]
         return self.render(
             request,
             "keys.html",
             viewer,
             status,
             active="keys",
-            keys=await asyncio.to_thread(store.list_keys, viewer.account),
+            keys=every if show_all else live,
+            hidden=0 if show_all else len(every) - len(live),
+            show_all=show_all,
             groups=scope_info.scope_groups(),
             worlds=await self.world_rows(viewer),
             default_rate=self.state.config.rate_per_minute,
-            now=time.time(),
+            now=now,
             **context,
         )
 
@@ -864,8 +884,14 @@ class Dashboard:
             request, "console.html", viewer, active="console", worlds=live, routes=console_routes()
         )
 
+    async def favicon(self, request: web.Request) -> web.StreamResponse:
+        """`/favicon.ico`, which browsers ask for on every page."""
+        return self.static_file("favicon.ico")
+
     async def static(self, request: web.Request) -> web.StreamResponse:
-        name = request.match_info["name"]
+        return self.static_file(request.match_info["name"])
+
+    def static_file(self, name: str) -> web.StreamResponse:
         path = STATIC / name
         kind = STATIC_TYPES.get(path.suffix)
         if kind is None or "/" in name or name.startswith(".") or not path.is_file():
@@ -948,6 +974,7 @@ def setup(app: web.Application, state: RelayState) -> Dashboard:
     r.add_get("/dashboard/events", page(dash.events))
     r.add_get("/dashboard/console", page(dash.console))
     r.add_get("/dashboard/static/{name}", dash.static)
+    r.add_get("/favicon.ico", dash.favicon)
     return dash
 
 

@@ -84,6 +84,8 @@ async def test_sign_in_create_a_key_use_it_then_revoke_it(relay: Any, browser: A
         page.once("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
         await row.locator("button", has_text="Revoke").click()
         await page.wait_for_url(re.compile(r"/dashboard/keys\?msg=revoked-key$"))
+        assert await page.locator(f"tr[data-key-id={key.id}]").count() == 0  # hidden by default
+        await page.click("#hidden-keys a")
         assert "revoked" in await page.locator(f"tr[data-key-id={key.id}]").inner_text()
 
         got = await api.get("/clients")
