@@ -97,7 +97,9 @@ async def test_streams(relay: Any, two_accounts: Any, route: Route) -> None:
         assert (resp.status, await resp.json()) == (401, OTHER_ACCOUNT)
     bound = relay.key(scopes=ALL_SCOPES, account="a", client_ids=["b-world"])
     async with relay.http.get(url, headers={"x-api-key": bound}) as resp:
-        assert resp.status == 400  # streams never auto-resolve: clientId is required
+        # Streams resolve their world as REST calls do (issue 24): the key's one allowed world,
+        # which is not of its account, is refused as on REST.
+        assert (resp.status, (await resp.json())["error"]) == (404, "Invalid client ID")
     assert [f for f in victim.received if f.get("count")] == []  # no subscription switched on
 
 
