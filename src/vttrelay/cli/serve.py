@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from vttrelay.cli.accounts import account_settings, add_serve_options
 from vttrelay.cli.common import err, relay_config
+from vttrelay.relay import tls
 from vttrelay.relay.config import REDIS_URL_ENV, RelayConfig, normalize_base_path
 from vttrelay.relay.forwarded import TrustedProxies
 
@@ -46,15 +47,31 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
     config.redis_url = args.redis or os.environ.get(REDIS_URL_ENV) or None
     config.accounts = account_settings(args)
     config.trusted_proxies = tuple(args.trusted_proxy)
+    config.tls_cert, config.tls_key = args.tls_cert or "", args.tls_key or ""
     return config
+
+
+def deployment_refusal(config: RelayConfig) -> str:
+    """Why the proxy and TLS settings cannot be used (one line naming the setting), or ""."""
+    try:
+        TrustedProxies.parse(config.trusted_proxies)
+    except ValueError as bad:
+        return f"--trusted-proxy: {bad}"
+    if bool(config.tls_cert) != bool(config.tls_key):
+        return "--tls-cert and --tls-key go together"
+    if config.tls_cert:
+        try:
+            tls.server_context(config.tls_cert, config.tls_key)
+        except tls.TlsError as bad:
+            return str(bad)
+    return ""
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     config = serve_config(args)
-    try:
-        TrustedProxies.parse(config.trusted_proxies)
-    except ValueError as bad:
-        err(f"vttrelay serve: --trusted-proxy: {bad}")
+    refused = deployment_refusal(config)
+    if refused:
+        err(f"vttrelay serve: {refused}")
         return 2
     if args.workers < 1:
         err("vttrelay serve: --workers must be at least 1")
@@ -179,6 +196,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "comma-separate) whose X-Forwarded-For/-Proto/-Host (or Forwarded) name the client; "
         "nobody else's are believed (default none)",
     )
+    p.add_argument(
+        "--tls-cert",
+        default=None,
+        metavar="PEM",
+        help="serve HTTPS and wss:// with this certificate chain (with --tls-key); both files "
+        "are read again on SIGHUP, so a renewed certificate needs no restart",
+    )
+    p.add_argument("--tls-key", default=None, metavar="PEM", help="the private key of --tls-cert")
     p.add_argument(
         "--signin-rate",
         type=int,

@@ -118,6 +118,10 @@ class RelayConfig:
     # Reverse proxies (addresses or networks, forwarded.py) whose X-Forwarded-For/-Proto/-Host
     # (or Forwarded) name the client; nobody else's are believed. Empty: no proxy
     trusted_proxies: tuple[str, ...] = ()
+    # TLS in the relay itself (tls.py): PEM certificate chain and private key ("" : plain HTTP);
+    # `vttrelay serve` reloads them on SIGHUP
+    tls_cert: str = ""
+    tls_key: str = ""
     signin_rate_limit: int = 10  # dashboard sign-in attempts per IP per 15 minutes; 0 disables
     signin_token_ttl: float = 3600.0  # seconds a sign-in link printed by the CLI stays valid
     session_ttl: float = 12 * 3600.0  # seconds a dashboard session lasts
@@ -136,6 +140,11 @@ class RelayConfig:
     session_sweep_interval: float = 30.0
     # Identity
     instance_id: str = field(default_factory=new_instance_id)
+
+    @property
+    def scheme(self) -> str:
+        """`https` when the relay serves TLS itself, else `http`."""
+        return "https" if self.tls_cert else "http"
 
     @property
     def db_path(self) -> Path:

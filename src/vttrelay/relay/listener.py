@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -224,7 +225,8 @@ class _Gated(asyncio.Protocol):
 
 
 class RelaySite(web.BaseSite):
-    """A TCP site whose connections go through a `ConnectionGate` (aiohttp's TCPSite otherwise).
+    """A TCP site whose connections go through a `ConnectionGate` (aiohttp's TCPSite otherwise),
+    over TLS with `ssl_context` (the gate then sees the decrypted bytes).
     `port` is the bound port once started. With `reuse_port` (SO_REUSEPORT), other processes
     listen on the same port and the kernel spreads new connections over them (`--workers`)."""
 
@@ -238,8 +240,9 @@ class RelaySite(web.BaseSite):
         backlog: int = 128,
         max_connections: int | None = None,
         reuse_port: bool = False,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        super().__init__(runner, backlog=backlog)
+        super().__init__(runner, backlog=backlog, ssl_context=ssl_context)
         self.reuse_port = reuse_port  # SO_REUSEPORT: other processes listen on the same port
         self.host = config.host if host is None else host
         self.requested_port = config.port if port is None else port
@@ -251,7 +254,7 @@ class RelaySite(web.BaseSite):
 
     @property
     def name(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self._ssl_context else 'http'}://{self.host}:{self.port}"
 
     async def start(self) -> None:
         await super().start()
@@ -265,6 +268,7 @@ class RelaySite(web.BaseSite):
             self.requested_port,
             backlog=self._backlog,
             reuse_port=self.reuse_port or None,
+            ssl=self._ssl_context,
         )
         if self._server.sockets:
             self.port = int(self._server.sockets[0].getsockname()[1])

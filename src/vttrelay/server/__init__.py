@@ -22,11 +22,13 @@ import contextlib
 import gc
 import logging
 import signal
+import ssl
 import sys
 from collections.abc import Callable
 
 from aiohttp import web
 
+from vttrelay.relay import tls
 from vttrelay.relay.accesslog import BufferedAccessLog
 from vttrelay.relay.app import STATE
 from vttrelay.relay.backends import BackendUnavailable
@@ -92,6 +94,27 @@ async def serve_metrics(app: web.Application, config: RelayConfig) -> web.AppRun
     return runner
 
 
+def _tls(config: RelayConfig, loop: asyncio.AbstractEventLoop) -> ssl.SSLContext | None:
+    """The server's SSL context when `config` names a certificate, reloaded on SIGHUP (a renewed
+    certificate: connections opened afterwards get it; a file that no longer loads keeps the one
+    in use and logs why)."""
+    if not config.tls_cert:
+        return None
+    context = tls.server_context(config.tls_cert, config.tls_key)
+
+    def reload() -> None:
+        try:
+            tls.reload(context, config.tls_cert, config.tls_key)
+        except tls.TlsError as exc:
+            log.warning("SIGHUP: certificate not reloaded, the one in use is kept: %s", exc)
+            return
+        log.info("SIGHUP: certificate reloaded from %s", config.tls_cert)
+
+    with contextlib.suppress(NotImplementedError):
+        loop.add_signal_handler(signal.SIGHUP, reload)
+    return context
+
+
 async def run_instance(
     config: RelayConfig,
     store: RelayStore,
@@ -123,6 +146,7 @@ async def run_instance(
             return world is not None and world.account == account
 
         sessions.hooks.is_live = is_live
+    ssl_context = _tls(config, loop)
     runner = make_runner(app, config, shutdown_timeout=5)
     await runner.setup()
     fd_limit = raise_fd_limit()  # idle sockets must hit max_connections, not the fd limit
@@ -133,6 +157,7 @@ async def run_instance(
         backlog=LISTEN_BACKLOG,
         max_connections=max_connections,
         reuse_port=reuse_port,
+        ssl_context=ssl_context,
     )
     await site.start()
     if config.redis_url:  # scaled out: the link port's sockets count against the limit too
@@ -143,9 +168,9 @@ async def run_instance(
     port = site.port
     log.info("open files limit %d; at most %d connections", fd_limit, max_connections)
     local_host = "127.0.0.1" if config.host in ("0.0.0.0", "", "::") else config.host
-    base = f"http://{local_host}:{port}"
+    base = f"{config.scheme}://{local_host}:{port}"
     if sessions is not None:
-        sessions.hooks.relay_url = f"ws://{local_host}:{port}/relay"
+        sessions.hooks.relay_url = f"{'wss' if ssl_context else 'ws'}://{local_host}:{port}/relay"
 
     metrics_runner = await serve_metrics(app, config) if config.metrics_port is not None else None
     try:

@@ -10,6 +10,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from vttrelay.relay.tls import loopback_client_context
 from vttrelay.world.embedded import EmbeddedWorld, start_in_thread
 from vttrelay.world.runtime.thread import LoopThread
 
@@ -18,14 +19,15 @@ from vttrelay.world.runtime.thread import LoopThread
 async def demo_world(
     relay_base: str, token: str | None, data_dir: Path
 ) -> AsyncIterator[LoopThread[EmbeddedWorld] | None]:
-    """The demo world of `data_dir` connected to the relay at `relay_base` (`http://host:port`)
+    """The demo world of `data_dir` connected to the relay at `relay_base` (`http(s)://host:port`)
     while the block runs; None (no world) when `token` is None. A failure to stop it is not
     raised: the relay is shutting down anyway."""
     if token is None:
         yield None
         return
     ws_base = "ws" + relay_base.removeprefix("http")
-    world = await start_in_thread(f"{ws_base}/relay", token, data_dir)
+    options = {"ssl_context": loopback_client_context()} if relay_base.startswith("https:") else {}
+    world = await start_in_thread(f"{ws_base}/relay", token, data_dir, **options)
     try:
         yield world
     finally:

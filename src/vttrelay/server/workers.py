@@ -185,7 +185,7 @@ class Supervisor:
             reserved.close()
         local_host = "127.0.0.1" if config.host in ("0.0.0.0", "", "::") else config.host
         announce_listening(
-            f"http://{local_host}:{config.port}",
+            f"{config.scheme}://{local_host}:{config.port}",
             self.prepared,
             config,
             with_world=self.prepared.world_token is not None,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -86,6 +87,7 @@ class AgentConfig:
     duplicate_retry: float = 30.0
     connect_timeout: float = 5.0
     on_auth_failure: Callable[[int], None] | None = None  # e.g. forget the stored token
+    ssl_context: ssl.SSLContext | None = None  # for a wss:// relay_url (None: the default checks)
 
 
 class Agent:
@@ -200,6 +202,7 @@ class Agent:
             timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=5.0),
             max_msg_size=0,
             autoping=True,
+            ssl=cfg.ssl_context if cfg.ssl_context is not None else True,
         )
         self._ws = ws
         if self._stopping.is_set():  # stop() was called while connecting

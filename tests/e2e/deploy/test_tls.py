@@ -1,0 +1,135 @@
+"""`vttrelay serve --tls-cert/--tls-key` as a real process with a certificate the test makes: the
+demo world and a module-like client connect over wss://, REST, SSE and /ws/api work over https://,
+a renewed certificate is taken on SIGHUP without a restart (the next handshake shows it), and a
+malformed certificate is refused at start with one line naming the setting."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+from pathlib import Path
+
+import aiohttp
+import orjson
+from cryptography import x509
+from tests.conftest import WorldDouble, free_port, start_serve, stop_process
+from tests.support.proxies import Certificate, make_certificate
+
+from vttrelay.relay.store import RelayStore
+
+
+def served_serial(port: int, context: ssl.SSLContext) -> int:
+    """The serial number of the certificate a new TLS handshake with the relay shows."""
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=5) as raw,
+        context.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
+    ):
+        der = tls.getpeercert(binary_form=True)
+    assert der is not None
+    return int(x509.load_der_x509_certificate(der).serial_number)
+
+
+async def test_serve_over_tls_and_reload_on_sighup(tmp_path: Path) -> None:
+    first = make_certificate(tmp_path / "first")
+    port = free_port()
+    data = tmp_path / "data"
+    proc, lines = await start_serve(
+        data, port, "--tls-cert", str(first.cert), "--tls-key", str(first.key)
+    )
+    try:
+        base = f"https://127.0.0.1:{port}"
+        assert lines[-1].endswith(f"{base}/world-info")
+        key = lines[-1].split("x-api-key: ")[1].split('"')[0]
+        context = first.client_context()
+        connector = aiohttp.TCPConnector(ssl=context)
+        async with aiohttp.ClientSession(
+            connector=connector, timeout=aiohttp.ClientTimeout(total=30)
+        ) as http:
+            headers = {"x-api-key": key}
+            async with http.get(base + "/world-info", headers=headers) as resp:
+                assert resp.status == 200, await resp.text()  # the demo world, over wss
+
+            # a module-like client pairs over https and connects over wss
+            store = RelayStore(data / "relay.db")
+            code = store.create_pairing_code()
+            store.close()
+            async with http.post(base + "/auth/pair", json={"code": code, "worldId": "w"}) as r:
+                paired = await r.json()
+            assert paired["relayUrl"] == f"wss://127.0.0.1:{port}/relay"
+            world = WorldDouble(
+                paired["relayUrl"], paired["clientId"], paired["token"], session=http
+            )
+            await world.connect()
+            try:
+                params = {"clientId": paired["clientId"], "path": "x"}
+                async with http.get(base + "/structure", params=params, headers=headers) as r:
+                    assert r.status == 200, await r.text()
+                    assert (await r.json())["data"]["echo"]["type"] == "structure"
+                sse = {"clientId": paired["clientId"]}
+                async with http.get(base + "/chat/subscribe", params=sse, headers=headers) as r:
+                    first_event = await asyncio.wait_for(r.content.readuntil(b"\n\n"), 5)
+                    assert b"event: connected" in first_event
+                ws = await http.ws_connect(f"wss://127.0.0.1:{port}/ws/api")
+                auth = {"type": "auth", "token": key, "clientId": paired["clientId"]}
+                await ws.send_str(orjson.dumps(auth).decode())
+                hello = orjson.loads((await ws.receive(timeout=5)).data)
+                assert hello["type"] != "error", hello
+                await ws.close()
+            finally:
+                await world.close()
+
+        # renewal: new files in place, SIGHUP, and the next handshake shows the new certificate
+        assert await asyncio.to_thread(served_serial, port, context) == first.serial
+        renewed = make_certificate(tmp_path / "renewed")
+        first.cert.write_bytes(renewed.cert.read_bytes())
+        first.key.write_bytes(renewed.key.read_bytes())
+        os.kill(proc.pid, signal.SIGHUP)
+        new_context = renewed.client_context()
+        serial = 0
+        for _ in range(100):
+            try:
+                serial = await asyncio.to_thread(served_serial, port, new_context)
+                break
+            except ssl.SSLError:  # not reloaded yet: still the first certificate
+                await asyncio.sleep(0.05)
+        assert serial == renewed.serial
+        assert proc.returncode is None  # the same process
+        # a file that no longer loads keeps the certificate in use
+        first.cert.write_text("not a certificate")
+        os.kill(proc.pid, signal.SIGHUP)
+        await asyncio.sleep(0.3)
+        assert await asyncio.to_thread(served_serial, port, new_context) == renewed.serial
+    finally:
+        await stop_process(proc)
+
+
+def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vttrelay", "serve", "--port", str(free_port())]
+        + ["--data-dir", str(tmp_path / "data"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_bad_certificate_refused_at_start(tmp_path: Path) -> None:
+    good: Certificate = make_certificate(tmp_path / "tls")
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
+    cases = {
+        ("--tls-cert", str(garbage), "--tls-key", str(good.key)): "--tls-cert/--tls-key: ",
+        ("--tls-cert", str(good.cert), "--tls-key", str(tmp_path / "none")): "--tls-key: ",
+        ("--tls-cert", str(good.cert)): "--tls-cert and --tls-key go together",
+    }
+    for args, start in cases.items():
+        done = _serve(tmp_path, *args)
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("vttrelay serve: " + start), lines
+        assert not (tmp_path / "data" / "relay.db").exists()  # refused before anything started
