@@ -1,6 +1,6 @@
-"""The world's errors, in one module: what an action, a rule or the dice refuse, each with the
-message that becomes the reply's `error` text. Rules and actions import them from here; this
-module imports nothing of the world."""
+"""The world's errors, in one module: what an action, a rule, the dice or a script refuse, each
+with the message that becomes the reply's `error` text. Rules, actions and the script sandbox
+import them from here; this module imports nothing of the world."""
 
 from __future__ import annotations
 
@@ -51,3 +51,19 @@ class UsesError(ValueError):
 
 class UseError(ValueError):
     """The item cannot be used now (no slot, no uses, not prepared...)."""
+
+
+class ScriptError(Exception):
+    """The script failed: its message is what follows `Error executing script: `."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class HostError(Exception):
+    """Raised by a script's host (world) call to reject the script's Promise with this message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

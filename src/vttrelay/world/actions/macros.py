@@ -31,14 +31,13 @@ from vttrelay.world.actions.scripts import (
     snapshot,
     world_call,
 )
-from vttrelay.world.errors import ActionError, DiceError
+from vttrelay.world.errors import ActionError, DiceError, ScriptError
 from vttrelay.world.model import chat as chat_rules
 from vttrelay.world.model import documents
 from vttrelay.world.rules.permissions import LIMITED, assert_owner, permission_level
 from vttrelay.world.rules.rolls import critical_and_fumble
 from vttrelay.world.runtime.context import CHAT_EMOTE, CHAT_OOC, ActionContext
 from vttrelay.world.runtime.table import action
-from vttrelay.world.scripts.sandbox import ScriptError
 
 FAILED: Final = {"success": False}
 TRUSTED_ROLE: Final = 2  # the lowest role holding MACRO_SCRIPT by default

@@ -26,7 +26,7 @@ import copy
 from typing import Any, Final
 
 from vttrelay.world.actions.chat import whisper_recipients
-from vttrelay.world.errors import ActionError
+from vttrelay.world.errors import ActionError, HostError, ScriptError
 from vttrelay.world.model import chat as chat_rules
 from vttrelay.world.model import documents
 from vttrelay.world.rules.effects import apply_changes
@@ -37,8 +37,6 @@ from vttrelay.world.runtime.table import action
 from vttrelay.world.scripts.sandbox import (
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_TIME_LIMIT,
-    HostError,
-    ScriptError,
     ScriptLimits,
     ScriptRunner,
 )

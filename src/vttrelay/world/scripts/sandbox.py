@@ -69,6 +69,8 @@ from typing import Any, Final
 
 import orjson
 
+from vttrelay.world.errors import HostError, ScriptError
+
 DEFAULT_TIME_LIMIT: Final = 5.0  # seconds per script
 DEFAULT_MEMORY_LIMIT: Final = 64 * 1024 * 1024  # bytes per script
 DEFAULT_STACK_LIMIT: Final = 4 * 1024 * 1024  # bytes of JavaScript stack (~5000 calls deep)
@@ -82,22 +84,6 @@ ADDRESS_SPACE_MARGIN: Final = 512 * 1024 * 1024  # the child's RLIMIT_AS above t
 
 PRELUDE_PACKAGE: Final = "vttrelay.world.scripts.js"
 PRELUDE_RESOURCE: Final = "prelude.js"
-
-
-class ScriptError(Exception):
-    """The script failed: its message is what follows `Error executing script: `."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class HostError(Exception):
-    """Raised by a host call to reject the script's Promise with this message."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 # `host(op, args)` runs on the event loop thread; returns JSON data or raises HostError.

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from vttrelay.world.scripts.sandbox import ScriptError, ScriptLimits, ScriptRunner
+from vttrelay.world.errors import ScriptError
+from vttrelay.world.scripts.sandbox import ScriptLimits, ScriptRunner
 
 INIT: dict[str, Any] = {}
 

@@ -14,7 +14,8 @@ from vttrelay.world.actions.scripts import (
     modifies_module_settings,
     notice_content,
 )
-from vttrelay.world.scripts.sandbox import DEFAULT_MEMORY_LIMIT, DEFAULT_TIME_LIMIT, HostError
+from vttrelay.world.errors import HostError
+from vttrelay.world.scripts.sandbox import DEFAULT_MEMORY_LIMIT, DEFAULT_TIME_LIMIT
 
 
 def test_expand_update_turns_dotted_keys_into_objects() -> None:

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from vttrelay.world.scripts.sandbox import HostError, ScriptError, ScriptLimits, ScriptRunner
+from vttrelay.world.errors import HostError, ScriptError
+from vttrelay.world.scripts.sandbox import ScriptLimits, ScriptRunner
 
 INIT: dict[str, Any] = {
     "world": {"id": "w1", "title": "World One"},
