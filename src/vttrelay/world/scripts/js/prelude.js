@@ -1,4 +1,4 @@
-// The world API that execute-js scripts see (vttrelay.world.scripts.sandbox runs this first).
+// The world API that execute-js scripts see (vttrelay.world.scripts.child runs this first).
 //
 // This file is one expression: a function that builds the API and returns `control`, the only
 // thing the Python side ever calls. Python and JavaScript exchange JSON strings through it:
