@@ -39,6 +39,7 @@ def serve_config(args: argparse.Namespace) -> RelayConfig:
             setattr(config, field_name, value)
     config.metrics_port = args.metrics_port
     config.sessions_enabled = not args.no_sessions
+    config.auto_start_worlds = args.auto_start_worlds
     config.headless_allow = tuple(h.strip() for h in args.headless_allow.split(",") if h.strip())
     if args.session_idle is not None:
         config.session_idle_timeout = args.session_idle
@@ -103,6 +104,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--no-sessions",
         action="store_true",
         help="turn the session routes off (they answer as the reference's with headless off)",
+    )
+    p.add_argument(
+        "--auto-start-worlds",
+        action="store_true",
+        help="a request to an offline stored world of the caller's account (vttrelay world "
+        "create) starts it, stopped again when idle (default off)",
     )
     p.add_argument(
         "--headless-allow",

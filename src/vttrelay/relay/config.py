@@ -132,8 +132,10 @@ class RelayConfig:
     # Sessions (relay/sessions_api.py, the `sessions` package): on or off (off: the session
     # routes answer as the reference's with ALLOW_HEADLESS=false), the Foundry hosts a browser
     # session may open (none by default), sessions per account, seconds a session may stay
-    # without a forwarded request, seconds between sweeps for idle sessions
+    # without a forwarded request, seconds between sweeps for idle sessions; whether a request to
+    # an offline stored world of the caller's account starts it (off by default)
     sessions_enabled: bool = True
+    auto_start_worlds: bool = False
     headless_allow: tuple[str, ...] = ()
     max_sessions: int = 3
     session_idle_timeout: float = 600.0

@@ -43,7 +43,7 @@ import math
 import os
 import secrets
 from collections.abc import Awaitable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import orjson
 
@@ -109,12 +109,27 @@ def key_problem(key: KeyRecord | None) -> str | None:
 Admission = KeyRecord | Awaitable[KeyRecord]
 
 
+class WorldStarter(Protocol):
+    """Starts an account's offline world for a request that names it (`serve
+    --auto-start-worlds`: the stored embedded worlds of the `sessions` package). Given to the
+    gate by the composition root, so the relay knows nothing of sessions."""
+
+    def may_start(self, account: str, client_id: str) -> bool:
+        """Could this be a world of the account it starts? Cheap (no I/O): asked by `admit`."""
+        ...
+
+    async def start(self, account: str, client_id: str, timeout: float) -> bool:
+        """Start it and wait up to `timeout` s until it is connected: True once live, False when
+        it is none of the account's worlds; raises RelayError when the start failed."""
+        ...
+
+
 class Gate:
     """The request core's gate: what a keyed call may use of the relay, and the steps of §8a
     over it. One per application; every adapter (REST, SSE, /ws/api) is handed this, never the
     application's state."""
 
-    __slots__ = ("config", "counters", "keys", "usage", "worlds")
+    __slots__ = ("config", "counters", "keys", "starter", "usage", "worlds")
 
     def __init__(
         self,
@@ -129,6 +144,7 @@ class Gate:
         self.usage = usage
         self.counters = counters  # the per-key rate budgets (backends.Counters)
         self.worlds = worlds  # where each world lives (backends.WorldDirectory)
+        self.starter: WorldStarter | None = None  # auto-start of offline worlds (server sets it)
 
     def admit(self, secret: str | None, scope: str | None, client_id: str | None) -> Admission:
         """Key, named world, rate limit and scope of one call (step 1); returns the key.
@@ -147,8 +163,10 @@ class Gate:
         if client_id:
             world = self.worlds.get(client_id)
             if world is None:
-                raise error(404, "Invalid client ID")
-            if world.account != key.account:
+                starter = self.starter
+                if starter is None or not starter.may_start(key.account, client_id):
+                    raise error(404, "Invalid client ID")
+            elif world.account != key.account:
                 raise error(401, "Invalid API key for this client ID")
         limit = key.rate_per_minute
         if limit is None:
@@ -192,15 +210,34 @@ class Gate:
             check_guards(route, params, key.scopes)
         except ParamError as exc:
             raise error(exc.status, exc.message, **exc.extra) from None
-        world = resolve_world(key, params.get("clientId"), self.worlds)
+        timeout = self.config.timeout_override or route.timeout
+        try:
+            world = resolve_world(key, params.get("clientId"), self.worlds)
+        except RelayError as exc:
+            world = await self._start_offline(key, exc, timeout)
         check_system(route, world)
         frame = build_frame(route, params, key, world.client_id)
         try:
-            return await world.request(frame, self.config.timeout_override or route.timeout)
+            return await world.request(frame, timeout)
         except TimeoutError:
             raise error(408, TIMED_OUT) from None
         except WorldGone:
             raise error(503, WORLD_GONE) from None
+
+    async def _start_offline(
+        self, key: KeyRecord, refused: RelayError, timeout: float
+    ) -> WorldHandle:
+        """The world of a call refused as offline (`refused`, the 404 naming its client id), once
+        the starter has started it within the route's `timeout`; else `refused` is raised."""
+        client_id = refused.body.get("clientId")
+        starter = self.starter
+        if refused.status != 404 or starter is None or not isinstance(client_id, str):
+            raise refused
+        if not starter.may_start(key.account, client_id):
+            raise refused
+        if not await starter.start(key.account, client_id, timeout):
+            raise refused
+        return resolve_world(key, client_id, self.worlds)
 
 
 async def admitted(admission: Admission) -> KeyRecord:

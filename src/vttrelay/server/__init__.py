@@ -39,7 +39,7 @@ from vttrelay.relay.store import RelayStore
 from vttrelay.server.assemble import build_app
 from vttrelay.server.embedded import demo_world
 from vttrelay.server.prepare import Prepared, announce_listening, prepare
-from vttrelay.server.sessions import session_manager
+from vttrelay.server.sessions import AutoStarter, session_manager
 
 log = logging.getLogger("vttrelay")
 
@@ -146,6 +146,8 @@ async def run_instance(
             return world is not None and world.account == account
 
         sessions.hooks.is_live = is_live
+        if config.auto_start_worlds:
+            app[STATE].gate.starter = AutoStarter(sessions)
     ssl_context = _tls(config, loop)
     runner = make_runner(app, config, shutdown_timeout=5)
     await runner.setup()

@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 
 from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.core import RelayError
 from vttrelay.relay.store import RelayStore
 from vttrelay.sessions.manager import RelayHooks, SessionConfig, SessionManager
 
@@ -44,3 +45,31 @@ def session_manager(config: RelayConfig, store: RelayStore) -> SessionManager | 
     )
     hooks = RelayHooks(mint, revoke, lambda client_id, account: False, find_client=find_client)
     return SessionManager(settings, hooks)
+
+
+class AutoStarter:
+    """The request core's `core.WorldStarter` over the session manager: a request to an offline
+    stored world of the caller's account starts it as a session (`serve --auto-start-worlds`),
+    ended when idle as any other."""
+
+    def __init__(self, sessions: SessionManager) -> None:
+        self.sessions = sessions
+
+    def may_start(self, account: str, client_id: str) -> bool:
+        return self.sessions.may_auto_start(account, client_id)
+
+    async def start(self, account: str, client_id: str, timeout: float) -> bool:
+        answer = await self.sessions.auto_start(account, client_id, timeout)
+        if answer is None:
+            return False
+        status, body = answer
+        if status != 200:
+            text = body.get("error") or "the world could not be started"
+            raise RelayError(
+                status,
+                {
+                    "error": f"Auto-start of world '{client_id}' failed: {text}",
+                    "clientId": client_id,
+                },
+            )
+        return True

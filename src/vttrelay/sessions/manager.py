@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from vttrelay.sessions.catalog import CatalogError, WorldCatalog
+from vttrelay.sessions.catalog import NAME_PATTERN, CatalogError, WorldCatalog, account_key
 from vttrelay.sessions.handshake import Handshake, HandshakeError, Handshakes, decrypt_password
 from vttrelay.sessions.headless import Browser, LaunchError, log_in, open_browser
 from vttrelay.sessions.processes import Child, ProcessRegistry
@@ -266,7 +266,48 @@ class SessionManager:
         finally:
             self._starting.discard(world.client_id)
 
-    async def _launch_world(self, account: str, name: str, client_id: str, folder: Path) -> Answer:
+    def may_auto_start(self, account: str, client_id: str) -> bool:
+        """Could `client_id` be one of the account's stored worlds? Decided from the id alone
+        (`<name>-<6 hex of the account>`, catalog.py), with no disk access: the request core asks
+        this before it lets a call through to an offline world."""
+        name, _, suffix = client_id.rpartition("-")
+        return suffix == account_key(account)[:6] and NAME_PATTERN.fullmatch(name) is not None
+
+    async def auto_start(self, account: str, client_id: str, timeout: float) -> Answer | None:
+        """Start the account's stored world `client_id` for a request that named it offline
+        (`serve --auto-start-worlds`), and wait up to `timeout` seconds for it to connect; a start
+        already under way for it is joined. None when it is no stored world of the account (the
+        caller answers its usual offline error); else the answer of the start (200 once live)."""
+        if not self.may_auto_start(account, client_id):
+            return None
+        world = await asyncio.to_thread(self.catalog.get, account, client_id.rpartition("-")[0])
+        if world is None or world.client_id != client_id:
+            return None
+        if client_id in self._starting:  # another request started it: wait for the same world
+            deadline = time.monotonic() + timeout
+            while client_id in self._starting and not self.hooks.is_live(client_id, account):
+                if time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.05)
+            if self.hooks.is_live(client_id, account):
+                return 200, {"clientId": client_id, "success": True}
+            return 408, {"error": f"the world did not connect within {timeout:g} s"}
+        if self.hooks.is_live(client_id, account):
+            return 200, {"clientId": client_id, "success": True}
+        full = self._full(account)
+        if full is not None:
+            return full
+        log.info("auto-start of offline world %s for account %s", client_id, account)
+        self._starting.add(client_id)
+        try:
+            return await self._launch_world(account, world.name, client_id, world.folder, timeout)
+        finally:
+            self._starting.discard(client_id)
+
+    async def _launch_world(
+        self, account: str, name: str, client_id: str, folder: Path, timeout: float | None = None
+    ) -> Answer:
+        limit = self.config.start_timeout if timeout is None else timeout
         session_id = str(uuid.uuid4())
         secret = await self.hooks.mint_token(account, client_id, f"session {name}")
         argv = [
@@ -280,13 +321,13 @@ class SessionManager:
         session.child = await self.processes.spawn(
             session_id, argv, {}, self.logs / f"{session_id}.log"
         )
-        deadline = time.monotonic() + self.config.start_timeout
+        deadline = time.monotonic() + limit
         while not self.hooks.is_live(client_id, account):
             if not session.child.running or time.monotonic() > deadline:
                 reason = (
                     "the world process exited"
                     if not session.child.running
-                    else f"the world did not connect within {self.config.start_timeout:g} s"
+                    else f"the world did not connect within {limit:g} s"
                 )
                 await self._stop(session)
                 return 408, {"error": reason, "message": LAUNCH_FAILED}
