@@ -1,4 +1,4 @@
-"""Helpers for every end-to-end test (the `relay` fixture and the world double are in
+"""Fixtures for every end-to-end test (the `relay` fixture and the world double are in
 tests/conftest.py).
 
 - `start_world` -> `async start(relay, data_dir=None, client_id="vttrelay-demo", token=None,
@@ -6,59 +6,21 @@ tests/conftest.py).
   dir, connected to `relay` over a real WebSocket (`wait`: returns once connected); stopped at
   teardown. Reconnect delays are small by default (`FAST`) so that tests stay fast.
 - `world` -> `EmbeddedWorld`: the demo world so started, connected to `relay`.
-- `call_api(relay, key, method, path, json=None, **query) -> (status, body)`: one API call;
-  query values that are not strings are sent as JSON text. `api_for(relay, scopes, **key_options)`
-  -> `async call(method, path, json=None, **query)`: the same with a new key of those scopes.
-- `eventually(predicate, timeout=5.0)`: poll until true, else fail.
+
+The helpers the tests import (`CLIENT_ID`, `FAST`, `call_api`, `api_for`, `eventually`) are in
+tests/support/e2e.py.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
+from tests.support.e2e import CLIENT_ID, FAST
 
 from vttrelay.world.embedded import EmbeddedWorld, start
-
-CLIENT_ID = "vttrelay-demo"  # the embedded world's id, as `vttrelay serve` names it
-FAST: dict[str, Any] = {
-    "base_delay": 0.05,
-    "max_delay": 0.2,
-    "duplicate_retry": 0.2,
-    "connect_timeout": 2.0,
-}
-
-
-async def eventually(predicate: Callable[[], Any], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.01)
-
-
-async def call_api(
-    relay: Any, key: str, method: str, path: str, json: Any = None, **query: Any
-) -> tuple[int, Any]:
-    params = {k: v if isinstance(v, str) else orjson.dumps(v).decode() for k, v in query.items()}
-    answer = await relay.call(method, path, key=key, json=json, params=params)
-    return answer.status, orjson.loads(answer.body)
-
-
-def api_for(
-    relay: Any, scopes: tuple[str, ...], **key_options: Any
-) -> Callable[..., Coroutine[Any, Any, tuple[int, Any]]]:
-    key = relay.key(scopes, **key_options)
-
-    async def call(method: str, path: str, json: Any = None, **query: Any) -> tuple[int, Any]:
-        return await call_api(relay, key, method, path, json, **query)
-
-    return call
 
 
 @pytest.fixture

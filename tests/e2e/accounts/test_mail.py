@@ -19,7 +19,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 from tests.conftest import free_port
 from tests.e2e.accounts.conftest import PASSWORD, Auth
-from tests.e2e.conftest import eventually
+from tests.support.e2e import eventually
 
 from vttrelay.relay.accounts.settings import SmtpSettings
 

@@ -19,12 +19,11 @@ import httpx
 import pytest
 from bench.procs import free_port
 from tests.support.client_dist import copy_client_distribution
+from tests.support.e2e import CLIENT_ID
 
 from vttrelay.client import AsyncClient, Client, ConnectionFailed, StreamEvent, VttRelayError
 from vttrelay.client.types import ChatEventData
 from vttrelay.relay.routes import ALL_SCOPES
-
-from ..conftest import CLIENT_ID
 
 BOT = textwrap.dedent(
     '''

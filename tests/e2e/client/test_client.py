@@ -6,11 +6,10 @@ import asyncio
 from typing import Any
 
 import pytest
+from tests.support.e2e import CLIENT_ID
 
 from vttrelay.client import AsyncClient, Client, RelayError
 from vttrelay.relay.routes import DEFAULT_SCOPES
-
-from ..conftest import CLIENT_ID
 
 PIP = "Actor.pipMonk000000001"
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.support.e2e import CLIENT_ID
 
 from vttrelay.client import (
     AsyncClient,
@@ -24,8 +25,6 @@ from vttrelay.client import (
 )
 from vttrelay.client.types import ChatEventData, ChatMessage, Gap, StreamError, conforms
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
-
-from ..conftest import CLIENT_ID
 
 PIP = "Actor.pipMonk000000001"
 WORLD_INFO_RATE = "Too many API requests, please slow down"

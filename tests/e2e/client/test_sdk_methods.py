@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.e2e import CLIENT_ID
 
 from vttrelay.client import AsyncClient, BadRequest, Client
 from vttrelay.client.groups import ROUTES
@@ -27,8 +28,6 @@ from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.sessions.manager import RelayHooks, SessionConfig, SessionManager
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.model import documents
-
-from ..conftest import CLIENT_ID
 
 PIP = "Actor.pipMonk000000001"
 ELARA = "Actor.elaraWizard00001"

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from tests.support.e2e import CLIENT_ID
 
 from vttrelay.relay import files as relay_files
 from vttrelay.relay.routes import ALL_SCOPES
 
-from ..conftest import CLIENT_ID
 from .conftest import Api, data_url, raw
 
 HELLO = "SGVsbG8gZnJvbSBSRVNUIEFQSSB0ZXN0IQ=="  # "Hello from REST API test!"

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 from PIL import Image
+from tests.support.e2e import CLIENT_ID
 
 from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.world.render import sheet as sheet_render
 
-from ..conftest import CLIENT_ID
 from .conftest import Api, data_url, png, raw
 
 ELARA = "Actor.elaraWizard00001"  # Aria owns her, Ben has LIMITED, others none

@@ -24,11 +24,10 @@ import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from tests.support.e2e import call_api
 
 from vttrelay.mcp.tools import TOOLS
 from vttrelay.relay.routes import DEFAULT_SCOPES
-
-from ..conftest import call_api
 
 TRANSPORTS = ("stdio", "http")
 AGENT_SCOPES = tuple(

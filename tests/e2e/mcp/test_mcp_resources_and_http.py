@@ -22,12 +22,12 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from tests.support.e2e import call_api
 
 from vttrelay.mcp.tools import TOOLS
 from vttrelay.relay.forward import CORS_HEADERS
 from vttrelay.relay.routes import DEFAULT_SCOPES
 
-from ..conftest import call_api
 from .conftest import PIP, TRANSPORTS, Demo, open_session
 
 INIT = {

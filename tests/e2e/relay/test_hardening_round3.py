@@ -14,13 +14,12 @@ from typing import Any
 
 import aiohttp
 import pytest
+from tests.support.e2e import eventually
 
 from vttrelay import protocol
 from vttrelay.relay import approvals
 from vttrelay.relay.backends import redis_link
 from vttrelay.relay.core import RelayError
-
-from ..conftest import eventually
 
 TRAVERSAL = "z/../../keys/key_0123/revoke?"
 INVALID_ID = (400, {"error": "Invalid client ID"})

@@ -10,11 +10,10 @@ from typing import Any
 
 import aiohttp
 import orjson
+from tests.support.e2e import CLIENT_ID, eventually
 
 from vttrelay.protocol import Close
 from vttrelay.relay.link.handshake import TOKEN_NOT_FOR_ID
-
-from ..conftest import CLIENT_ID, eventually
 
 REFUSED: tuple[Any, str, list[Any]] = (Close.AUTH_FAILED, TOKEN_NOT_FOR_ID, [])
 

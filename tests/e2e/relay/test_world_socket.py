@@ -11,13 +11,13 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
+from tests.support.e2e import eventually
 
 from vttrelay.protocol import PERMANENT_CLOSE_CODES, Close
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.link.handshake import MISSING_ID, TOKEN_IN_URL
 
 from ...conftest import assert_duplicate_from_other_host
-from ..conftest import eventually
 
 
 async def _raw_auth(relay: Any, query: dict[str, str], first: str | bytes | None) -> tuple:

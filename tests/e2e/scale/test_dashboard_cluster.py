@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..conftest import eventually
+from tests.support.e2e import eventually
+
 from ..dashboard.conftest import signin  # noqa: F401  (the fixture, for this package's tests)
 
 

@@ -14,9 +14,10 @@ import asyncio
 import time
 from typing import Any
 
+from tests.support.e2e import eventually
+
 from vttrelay import protocol
 
-from ..conftest import eventually
 from ..streams.conftest import counts
 
 CHAT = protocol.CHAT_CHANNEL

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
+from tests.support.e2e import eventually
 
 from vttrelay.relay.metrics import redis_round_trips
 
-from ..conftest import eventually
 from .conftest import skill_checks
 
 CALLS = 40

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..conftest import eventually
+from tests.support.e2e import eventually
 
 
 def chat_event(message_id: str) -> dict[str, Any]:

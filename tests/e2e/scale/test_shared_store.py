@@ -10,9 +10,9 @@ import sys
 import time
 from typing import Any
 
-from vttrelay.protocol import Close
+from tests.support.e2e import eventually
 
-from ..conftest import eventually
+from vttrelay.protocol import Close
 
 
 async def vttrelay(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:

@@ -20,11 +20,11 @@ import aiohttp
 import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from tests.support.e2e import eventually
 
 from vttrelay.relay.config import REDIS_URL_ENV
 
 from ...conftest import RedisServer
-from ..conftest import eventually
 
 LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+) \((\d+) worker processes\)")
 WORKER_UP = re.compile(r"worker (\d+) listening \(pid (\d+), instance (relay-[0-9a-f]+)\)")

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 from bench.procs import alive
+from tests.support.e2e import eventually
 
 from vttrelay.sessions.handshake import encrypt_password
 
-from ..conftest import eventually
 from .fake_foundry import PASSWORD, fake_foundry
 from .test_sessions import Relay, serve, session_pids, stop_process
 

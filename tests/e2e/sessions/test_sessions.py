@@ -18,12 +18,12 @@ from typing import Any
 import aiohttp
 import orjson
 from bench.procs import alive
+from tests.support.e2e import eventually
 
 from vttrelay.relay.store import RelayStore
 from vttrelay.sessions.handshake import encrypt_password
 
 from ...conftest import free_port, start_serve, stop_process
-from ..conftest import eventually
 
 SCOPE = ("session:manage", "world:info")
 

@@ -18,8 +18,7 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
-
-from ..conftest import eventually
+from tests.support.e2e import eventually
 
 USERS = [
     {"id": "gm", "name": "Gamemaster", "role": 4},

@@ -6,12 +6,11 @@ import asyncio
 from typing import Any
 
 import aiohttp
+from tests.support.e2e import eventually
 
 from vttrelay import protocol
 from vttrelay.relay.events.ws_api import MAX_IN_FLIGHT
 from vttrelay.relay.events.ws_frames import TOO_MANY_IN_FLIGHT
-
-from ..conftest import eventually
 
 
 def chat_event(kind: str, message_id: str, **msg: Any) -> dict[str, Any]:

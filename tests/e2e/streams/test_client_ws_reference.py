@@ -12,12 +12,11 @@ from typing import Any
 
 import orjson
 import pytest
+from tests.support.e2e import eventually
 
 from vttrelay import protocol
 from vttrelay.relay.core import Gate
 from vttrelay.relay.routes import ROUTES
-
-from ..conftest import eventually
 
 SUPPORTED = "chat-events, roll-events, hooks, combat-events, actor-events, scene-events"
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay import protocol
+from tests.support.e2e import eventually
 
-from ..conftest import eventually
+from vttrelay import protocol
 
 CHAT = protocol.CHAT_CHANNEL
 

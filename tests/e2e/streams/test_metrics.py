@@ -7,8 +7,7 @@ import asyncio
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
-
-from ..conftest import eventually
+from tests.support.e2e import eventually
 
 
 async def scrape(relay: Any) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.e2e import eventually
 
 from vttrelay import protocol
 from vttrelay.relay.config import RelayConfig
@@ -20,7 +21,6 @@ from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.relay.store import RelayStore
 
 from ...conftest import WorldDouble, free_port, start_serve, stop_process
-from ..conftest import eventually
 
 CLIENT = "world-1"
 

@@ -9,12 +9,11 @@ from typing import Any
 
 import orjson
 import pytest
+from tests.support.e2e import eventually
 
 from vttrelay import protocol
 from vttrelay.relay.events.subscriber import FELL_BEHIND
 from vttrelay.relay.forward import CORS_HEADERS
-
-from ..conftest import eventually
 
 CHANNEL_OF = {
     "/chat/subscribe": protocol.CHAT_CHANNEL,

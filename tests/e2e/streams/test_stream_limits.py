@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.e2e import eventually
+
 from vttrelay import protocol
 from vttrelay.relay.events.ws_frames import TOO_MANY_SUBSCRIPTIONS
-
-from ..conftest import eventually
 
 USERS = [
     {"id": "gm", "name": "Gamemaster", "role": 4},

@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from tests.support.e2e import CLIENT_ID, eventually
 
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld
-
-from ..conftest import CLIENT_ID, eventually
 
 ELARA = "Actor.elaraWizard00001"  # Aria's wizard in the demo world
 ARIA = "playerAria000001"

@@ -12,10 +12,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from tests.support.e2e import call_api
 
 from vttrelay.relay.routes import DEFAULT_SCOPES
-
-from ..conftest import call_api
 
 SCOPES = (*DEFAULT_SCOPES, "chat:write")
 

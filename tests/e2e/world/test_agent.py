@@ -10,6 +10,7 @@ from typing import Any
 import aiohttp
 import orjson
 from aiohttp import web
+from tests.support.e2e import CLIENT_ID, FAST, eventually
 
 from vttrelay.cli import main
 from vttrelay.world.actions.table import standard_table
@@ -23,7 +24,6 @@ from vttrelay.world.link.connection import (
 from vttrelay.world.runtime.world import World
 
 from ...conftest import free_port
-from ..conftest import CLIENT_ID, FAST, eventually
 from .conftest import SCOPES
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..conftest import CLIENT_ID
+from tests.support.e2e import CLIENT_ID
 
 MESSAGE_KEYS = [
     "id",

@@ -17,12 +17,11 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
+from tests.support.e2e import CLIENT_ID, eventually
 
 from vttrelay.world.actions.table import standard_table
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.runtime.table import ActionSpec, ActionTable
-
-from ..conftest import CLIENT_ID, eventually
 
 
 async def raw_request(relay: Any, frame: dict[str, Any], timeout: float = 5.0) -> Any:

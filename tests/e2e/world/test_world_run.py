@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.e2e import eventually
+
 from vttrelay.world.link.connection import Connection, load_connection, save_connection
 
 from ...conftest import stop_process
-from ..conftest import eventually
 
 
 async def _world_run(data_dir: Path, *extra: str) -> asyncio.subprocess.Process:

@@ -10,10 +10,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from tests.support.e2e import CLIENT_ID, FAST, eventually
+
 from vttrelay.world.embedded import start_in_thread
 from vttrelay.world.runtime.thread import THREAD_NAME
-
-from ..conftest import CLIENT_ID, FAST, eventually
 
 
 async def test_the_world_runs_on_its_own_loop_and_thread(

@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.e2e import api_for
 
 from vttrelay.cli import main as cli_main
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.model import documents
-
-from ..conftest import api_for
 
 GREETING = "Macro.macroGreeting001"
 LUCK = "Macro.macroLuckRoll001"

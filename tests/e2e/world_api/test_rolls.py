@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.e2e import CLIENT_ID, api_for, eventually
+
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld
-
-from ..conftest import CLIENT_ID, api_for, eventually
 
 ELARA = "Actor.elaraWizard00001"
 

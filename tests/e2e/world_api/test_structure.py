@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.e2e import CLIENT_ID, api_for, eventually
+
 from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.rules.structure import FOLDER_TYPES
-
-from ..conftest import CLIENT_ID, api_for, eventually
 
 ELARA = "Actor.elaraWizard00001"
 GOBLIN_ID = "goblinNpc0000001"

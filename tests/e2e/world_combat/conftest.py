@@ -12,10 +12,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from tests.support.e2e import api_for
 
 from vttrelay.relay.routes import ALL_SCOPES
 
-from ..conftest import api_for
 from ..streams.conftest import sse
 
 __all__ = ["sse"]

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.e2e import CLIENT_ID, eventually
+
 from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld
-
-from ..conftest import CLIENT_ID, eventually
 
 TAVERN = "Scene.sceneTavern00001.Token."
 ELARA = "Actor.elaraWizard00001"

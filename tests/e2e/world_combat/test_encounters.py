@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.e2e import CLIENT_ID, eventually
+
 from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.rules.dice import ScriptedRandom
-
-from ..conftest import CLIENT_ID, eventually
 
 TAVERN = "Scene.sceneTavern00001.Token."
 ELARA_TOKEN = TAVERN + "tokElara00000001"

@@ -7,11 +7,10 @@ import io
 from typing import Any
 
 from PIL import Image
+from tests.support.e2e import CLIENT_ID, eventually
 
 from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld
-
-from ..conftest import CLIENT_ID, eventually
 
 TAVERN = "sceneTavern00001"
 AMBUSH = "sceneAmbush00001"  # LIMITED for players; the tavern is NONE for them

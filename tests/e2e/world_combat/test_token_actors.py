@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.e2e import CLIENT_ID, eventually
+
 from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld
-
-from ..conftest import CLIENT_ID, eventually
 
 AMBUSH = "sceneAmbush00001"
 GOBLIN = "Actor.goblinNpc0000001"

@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.e2e import CLIENT_ID
 
 from vttrelay.world.actions.table import standard_table
 from vttrelay.world.runtime.world import World
-
-from ..conftest import CLIENT_ID
 
 PARTY = [
     "Actor.elaraWizard00001",

@@ -11,10 +11,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from tests.support.e2e import api_for
 
 from vttrelay.relay.routes import DEFAULT_SCOPES
-
-from ..conftest import api_for
 
 SCOPES = (*DEFAULT_SCOPES, "entity:write", "macro:write", "chat:write")
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.e2e import api_for
+
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.model import documents
-
-from ..conftest import api_for
 
 ELARA = "Actor.elaraWizard00001"  # Aria owns her, Ben has LIMITED
 BRANN = "Actor.brannFighter0001"  # Aria owns him

@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.e2e import CLIENT_ID, api_for
 
 from vttrelay.cli import main as cli_main
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.model import documents
-
-from ..conftest import CLIENT_ID, api_for
 
 ELARA = "elaraWizard00001"
 SCOPES = (*DEFAULT_SCOPES, "chat:write", "execute-js")

@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.e2e import api_for
 
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.world.actions import scripts as script_actions
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.model import documents
-
-from ..conftest import api_for
 
 SCOPES = (*DEFAULT_SCOPES, "execute-js")
 

@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.e2e import api_for
 
 from vttrelay.protocol import CHAT_CONTENT_MAX
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.model import documents
 from vttrelay.world.model.chat import PAGE_BYTES
-
-from ..conftest import api_for
 
 SCOPES = ("chat:read", "chat:write", "execute-js")
 

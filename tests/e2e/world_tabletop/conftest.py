@@ -13,10 +13,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from tests.support.e2e import CLIENT_ID, api_for, eventually
 
 from vttrelay.relay.routes import ALL_SCOPES
 
-from ..conftest import CLIENT_ID, api_for, eventually
 from ..streams.conftest import SSEStream
 from ..streams.conftest import sse as sse  # noqa: F401  (the SSE reader fixture, used here)
 

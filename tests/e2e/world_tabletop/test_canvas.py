@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.e2e import CLIENT_ID, api_for, eventually
+
 from vttrelay.world.model import documents
 
-from ..conftest import CLIENT_ID, eventually
 from .conftest import Api
 
 SCENE = "sceneTavern00001"
@@ -453,8 +454,6 @@ async def test_measure_distance(relay: Any, world: Any, api: Api) -> None:
 
 async def test_canvas_scopes(relay: Any, world: Any) -> None:
     from vttrelay.relay.routes import DEFAULT_SCOPES
-
-    from ..conftest import api_for
 
     read_only = api_for(relay, DEFAULT_SCOPES)
     assert (await read_only("GET", "/canvas/tokens", clientId=CLIENT_ID))[0] == 200

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.e2e import CLIENT_ID, api_for, eventually
+
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.world.actions.users import CREDENTIALS, hash_password
 
-from ..conftest import CLIENT_ID, api_for, eventually
 from .conftest import Api
 
 GM = "gmUser0000000001"
