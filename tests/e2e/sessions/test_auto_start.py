@@ -11,9 +11,9 @@ import asyncio
 from pathlib import Path
 
 from bench.procs import alive
+from tests.support.e2e import eventually
 
 from ...conftest import stop_process
-from ..conftest import eventually
 from .test_sessions import serve, session_pids
 
 
