@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from vttrelay.relay.accounts.credentials import Vault, VaultUnavailable
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.store import RelayStore
-from vttrelay.sessions.manager import RelayHooks, SessionConfig, SessionManager
+from vttrelay.sessions.manager import RelayHooks, SessionConfig, SessionManager, StoredLogin
 
 
 def session_manager(config: RelayConfig, store: RelayStore) -> SessionManager | None:
@@ -37,13 +38,38 @@ def session_manager(config: RelayConfig, store: RelayStore) -> SessionManager | 
                 return known.client_id
         return None
 
+    vault = Vault(store, config.accounts.credentials_key, Path(config.data_dir))
+
+    def read_login(account: str, credential_id: str) -> StoredLogin | str | None:
+        credential = vault.get(account, credential_id)
+        if credential is None:
+            return None
+        try:
+            password = vault.password(account, credential_id)
+        except VaultUnavailable as exc:
+            return str(exc)
+        if password is None:
+            return "the password cannot be read with this relay's credentials key"
+        return StoredLogin(
+            credential.foundry_url, credential.foundry_username, password, credential.world
+        )
+
+    async def stored_login(account: str, credential_id: str) -> StoredLogin | str | None:
+        return await asyncio.to_thread(read_login, account, credential_id)
+
     settings = SessionConfig(
         data_dir=Path(config.data_dir),
         headless_allow=config.headless_allow,
         max_per_account=config.max_sessions,
         idle_timeout=config.session_idle_timeout,
     )
-    hooks = RelayHooks(mint, revoke, lambda client_id, account: False, find_client=find_client)
+    hooks = RelayHooks(
+        mint,
+        revoke,
+        lambda client_id, account: False,
+        find_client=find_client,
+        stored_login=stored_login,
+    )
     return SessionManager(settings, hooks)
 
 

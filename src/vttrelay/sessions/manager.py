@@ -32,7 +32,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from vttrelay.sessions.catalog import NAME_PATTERN, CatalogError, WorldCatalog, account_key
-from vttrelay.sessions.handshake import Handshake, HandshakeError, Handshakes, decrypt_password
+from vttrelay.sessions.handshake import HandshakeError, Handshakes, decrypt_password
 from vttrelay.sessions.headless import Browser, LaunchError, log_in, open_browser
 from vttrelay.sessions.processes import Child, ProcessRegistry
 
@@ -41,6 +41,10 @@ log = logging.getLogger(__name__)
 Answer = tuple[int, dict[str, Any]]
 LAUNCH_FAILED: Final = (
     "Failed to start headless session. This may happen if another GM is already connected."
+)
+FOREIGN_HOST: Final = (
+    "This relay does not open sessions on that Foundry server (the operator's --headless-allow "
+    "list)"
 )
 ENDED: Final = {"message": "Session ended", "status": "ok"}
 
@@ -56,6 +60,17 @@ class SessionConfig:
     python: str = sys.executable
 
 
+@dataclass(frozen=True)
+class StoredLogin:
+    """A credential the account keeps on the relay (`/auth/credentials`), its password
+    decrypted: what a browser session logs in with when no password is sent."""
+
+    foundry_url: str
+    username: str
+    password: str
+    world: str
+
+
 @dataclass
 class RelayHooks:
     """What the relay lends the manager (given by the composition root)."""
@@ -66,6 +81,9 @@ class RelayHooks:
     relay_url: str = ""  # the /relay URL a started world connects to (set once listening)
     # the client id of the account's paired world with this id, world id or title, if any
     find_client: Callable[[str, str], Awaitable[str | None]] | None = None
+    # the account's stored credential with this id, decrypted: None if unknown, a text if it
+    # cannot be decrypted
+    stored_login: Callable[[str, str], Awaitable[StoredLogin | str | None]] | None = None
 
 
 @dataclass
@@ -141,10 +159,7 @@ class SessionManager:
         if not url or not username:
             return 400, {"error": "x-foundry-url and x-username headers are required"}
         if not host_allowed(url, self.config.headless_allow):
-            return 403, {
-                "error": "This relay does not open sessions on that Foundry server "
-                "(the operator's --headless-allow list)"
-            }
+            return 403, {"error": FOREIGN_HOST}
         if not self.handshakes.allow(account):
             return 429, {"error": "Too many session handshakes, please try again later"}
         made = await asyncio.to_thread(self.handshakes.create, account, url, username, world)
@@ -155,6 +170,9 @@ class SessionManager:
         name = body.get("worldName")
         if not token and not encrypted and isinstance(name, str) and name:
             return await self._start_embedded(account, name)
+        credential = body.get("credentialId")
+        if not token and not encrypted and isinstance(credential, str) and credential:
+            return await self._start_stored(account, credential, name)
         if (
             not isinstance(token, str)
             or not token
@@ -168,14 +186,29 @@ class SessionManager:
         except HandshakeError as exc:
             return exc.status, {"error": exc.text}
         world = name if isinstance(name, str) and name else handshake.world_name
-        return await self._start_foundry(account, handshake, password, world)
+        login = StoredLogin(handshake.foundry_url, handshake.username, password, world)
+        return await self._start_foundry(account, login)
 
-    async def _start_foundry(
-        self, account: str, handshake: Handshake, password: str, world: str
-    ) -> Answer:
+    async def _start_stored(self, account: str, credential_id: str, name: Any) -> Answer:
+        """A browser session with a credential the account stored (`credentialId`): no
+        handshake, no password sent; the world is `worldName`, else the credential's."""
+        found = self.hooks.stored_login
+        login = await found(account, credential_id) if found is not None else None
+        if login is None:
+            return 404, {"error": f"credential not found: {credential_id}"}
+        if isinstance(login, str):
+            return 400, {"error": f"decrypt credential: {login}"}
+        if not host_allowed(login.foundry_url, self.config.headless_allow):
+            return 403, {"error": FOREIGN_HOST}
+        if isinstance(name, str) and name:
+            login = StoredLogin(login.foundry_url, login.username, login.password, name)
+        return await self._start_foundry(account, login)
+
+    async def _start_foundry(self, account: str, login: StoredLogin) -> Answer:
         """A browser logs into the Foundry server as the user and waits for the world's module
         to connect with a connection token minted for it (the world must have been paired with
         this relay once: its client id is the token's)."""
+        world = login.world
         found = self.hooks.find_client
         client_id = await found(account, world) if found is not None and world else None
         if client_id is None:
@@ -197,8 +230,8 @@ class SessionManager:
             account,
             client_id,
             "foundry",
-            handshake.foundry_url,
-            handshake.username,
+            login.foundry_url,
+            login.username,
             world,
             _now_ms(),
             secret,
@@ -208,9 +241,7 @@ class SessionManager:
                 self.processes, session_id, self.logs / f"{session_id}.log"
             )
             session.child = session.browser.child
-            await log_in(
-                session.browser, handshake.foundry_url, handshake.username, password, secret
-            )
+            await log_in(session.browser, login.foundry_url, login.username, login.password, secret)
             deadline = time.monotonic() + self.config.start_timeout
             while not self.hooks.is_live(client_id, account):
                 if time.monotonic() > deadline:
@@ -227,7 +258,7 @@ class SessionManager:
             self._starting.discard(client_id)
         session.started_at = _now_ms()
         self.sessions[session_id] = session
-        log.info("session %s: %s logged into %s", session_id, client_id, handshake.foundry_url)
+        log.info("session %s: %s logged into %s", session_id, client_id, login.foundry_url)
         return 200, {"clientId": client_id, "sessionId": session_id, "success": True}
 
     def _count(self, account: str) -> int:

@@ -137,3 +137,60 @@ async def test_a_killed_relays_browser_is_reaped(tmp_path: Path, foundry_port: i
         with_pid = [p for p in session_pids(tmp_path) if alive(p)]
         for leftover in with_pid:  # never leave a browser behind, whatever failed
             os.killpg(leftover, signal.SIGKILL)
+
+
+def stored_credential(relay: Relay, port: int, password: str, host: str = "127.0.0.1") -> str:
+    """A credential the account keeps on the relay (as /auth/credentials stores it: the password
+    sealed with AES-256-GCM under the relay's key in its data dir); its id."""
+    from vttrelay.relay.accounts.credentials import Vault
+    from vttrelay.relay.store import RelayStore
+
+    store = RelayStore(relay.data_dir / "relay.db")
+    try:
+        vault = Vault(store, None, relay.data_dir)
+        url = f"http://{host}:{port}/"
+        made = vault.create("default", "my foundry", url, "Gamemaster", password, CLIENT_ID)
+        assert made is not None
+        return made.id
+    finally:
+        store.close()
+
+
+async def test_a_stored_credential_starts_a_session_without_a_password(
+    tmp_path: Path, foundry_port: int
+) -> None:
+    relay = await serve(tmp_path, "--headless-allow", f"127.0.0.1:{foundry_port}")
+    foundry = await start_foundry(relay, foundry_port)
+    try:
+        paired(relay)
+        key = relay.key()
+        stranger = relay.key(account="someone-else")
+        good = stored_credential(relay, foundry_port, PASSWORD)
+        wrong = stored_credential(relay, foundry_port, "wrong")
+        elsewhere = stored_credential(relay, foundry_port, PASSWORD, host="localhost")
+
+        status, body = await relay.call("POST", "/start-session", stranger, {"credentialId": good})
+        assert (status, body) == (404, {"error": f"credential not found: {good}"})
+        status, body = await relay.call("POST", "/start-session", key, {"credentialId": elsewhere})
+        assert status == 403 and "--headless-allow" in body["error"]
+        status, body = await relay.call("POST", "/start-session", key, {"credentialId": wrong})
+        assert status == 408, body
+        assert body["error"].startswith("login failed: login rejected by Foundry")
+        assert session_pids(tmp_path) == []
+
+        status, started = await relay.call("POST", "/start-session", key, {"credentialId": good})
+        assert status == 200, started
+        assert started["clientId"] == CLIENT_ID and started["success"] is True
+        status, info = await relay.call("GET", "/world-info", key, clientId=CLIENT_ID)
+        assert (status, info["data"]) == (200, {"answeredBy": "fake-foundry"})
+        status, listed = await relay.call("GET", "/session", key)
+        (entry,) = listed["activeSessions"]
+        assert entry["kind"] == "foundry" and entry["username"] == "Gamemaster"
+        (pid,) = session_pids(tmp_path)
+        status, _ = await relay.call("DELETE", "/end-session", key, sessionId=started["sessionId"])
+        assert status == 200 and not alive(pid)
+    finally:
+        await stop_process(relay.proc)
+        await foundry.cleanup()
+        for leftover in [p for p in session_pids(tmp_path) if alive(p)]:
+            os.killpg(leftover, signal.SIGKILL)

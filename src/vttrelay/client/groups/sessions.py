@@ -35,6 +35,7 @@ START = RouteSpec(
         ParamSpec("handshakeToken", "handshake_token", "string", ("body",)),
         ParamSpec("encryptedPassword", "encrypted_password", "string", ("body",)),
         ParamSpec("worldName", "world_name", "string", ("body",)),
+        ParamSpec("credentialId", "credential_id", "string", ("body",)),
     ),
     "json",
 )
@@ -125,16 +126,20 @@ class Sessions:
         handshake_token: str | None = None,
         encrypted_password: str | None = None,
         world_name: str | None = None,
+        credential_id: str | None = None,
     ) -> dict[str, shapes.Json]:
         """Start a session: `worldName` alone starts the account's stored embedded world of that
         name; `handshakeToken` and `encryptedPassword` (RSA-OAEP-SHA256 of {password, nonce}) a
-        browser session on a Foundry server. Answers once the world is connected (`POST
-        /start-session`, scope `session:manage`).
+        browser session on a Foundry server; `credentialId` alone (with `worldName` or the
+        credential's world) the same with a credential the account stored in /auth/credentials,
+        no password sent. Answers once the world is connected (`POST /start-session`, scope
+        `session:manage`).
 
         Args:
             handshake_token: The handshake's token.
             encrypted_password: Base64 RSA-OAEP ciphertext.
             world_name: A stored embedded world's name.
+            credential_id: A stored credential's id.
         """
         return cast(
             "dict[str, shapes.Json]",
@@ -144,6 +149,7 @@ class Sessions:
                     "handshakeToken": handshake_token,
                     "encryptedPassword": encrypted_password,
                     "worldName": world_name,
+                    "credentialId": credential_id,
                 },
             ),
         )
@@ -224,16 +230,20 @@ class AsyncSessions:
         handshake_token: str | None = None,
         encrypted_password: str | None = None,
         world_name: str | None = None,
+        credential_id: str | None = None,
     ) -> dict[str, shapes.Json]:
         """Start a session: `worldName` alone starts the account's stored embedded world of that
         name; `handshakeToken` and `encryptedPassword` (RSA-OAEP-SHA256 of {password, nonce}) a
-        browser session on a Foundry server. Answers once the world is connected (`POST
-        /start-session`, scope `session:manage`).
+        browser session on a Foundry server; `credentialId` alone (with `worldName` or the
+        credential's world) the same with a credential the account stored in /auth/credentials,
+        no password sent. Answers once the world is connected (`POST /start-session`, scope
+        `session:manage`).
 
         Args:
             handshake_token: The handshake's token.
             encrypted_password: Base64 RSA-OAEP ciphertext.
             world_name: A stored embedded world's name.
+            credential_id: A stored credential's id.
         """
         return cast(
             "dict[str, shapes.Json]",
@@ -243,6 +253,7 @@ class AsyncSessions:
                     "handshakeToken": handshake_token,
                     "encryptedPassword": encrypted_password,
                     "worldName": world_name,
+                    "credentialId": credential_id,
                 },
             ),
         )

@@ -35,7 +35,9 @@ ROUTES: Final = (
         "start_session",
         "Start a session: `worldName` alone starts the account's stored embedded world of that "
         "name; `handshakeToken` and `encryptedPassword` (RSA-OAEP-SHA256 of {password, nonce}) "
-        "a browser session on a Foundry server. Answers once the world is connected.",
+        "a browser session on a Foundry server; `credentialId` alone (with `worldName` or the "
+        "credential's world) the same with a credential the account stored in /auth/credentials, "
+        "no password sent. Answers once the world is connected.",
         NAME,
         scope=SCOPE,
         timeout=START_TIMEOUT,
@@ -43,6 +45,7 @@ ROUTES: Final = (
             Param("handshakeToken", "string", B, description="The handshake's token."),
             Param("encryptedPassword", "string", B, description="Base64 RSA-OAEP ciphertext."),
             Param("worldName", "string", B, description="A stored embedded world's name."),
+            Param("credentialId", "string", B, description="A stored credential's id."),
         ),
         sdk=Sdk("start", "dict[str, Json]"),
     ),
