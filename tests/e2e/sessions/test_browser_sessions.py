@@ -71,6 +71,20 @@ async def start_session(relay: Relay, key: str, port: int, user: str, password: 
     return await relay.call("POST", "/start-session", key, body)
 
 
+async def serving_session(relay: Relay, key: str, answer: Any) -> tuple[Any, Any]:
+    """Check a /start-session answer of a Gamemaster browser session: 200, the world answers
+    through the browser, the session is listed; its answer and its /session entry."""
+    status, started = answer
+    assert status == 200, started
+    assert started["clientId"] == CLIENT_ID and started["success"] is True
+    status, info = await relay.call("GET", "/world-info", key, clientId=CLIENT_ID)
+    assert (status, info["data"]) == (200, {"answeredBy": "fake-foundry"})
+    status, listed = await relay.call("GET", "/session", key)
+    (entry,) = listed["activeSessions"]
+    assert entry["kind"] == "foundry" and entry["username"] == "Gamemaster"
+    return started, entry
+
+
 async def test_a_browser_logs_in_and_the_world_connects(tmp_path: Path, foundry_port: int) -> None:
     relay = await serve(tmp_path, "--headless-allow", f"127.0.0.1:{foundry_port}")
     foundry = await start_foundry(relay, foundry_port)
@@ -87,14 +101,8 @@ async def test_a_browser_logs_in_and_the_world_connects(tmp_path: Path, foundry_
             assert body["message"].startswith("Failed to start headless session")
             assert session_pids(tmp_path) == []  # its browser is gone
 
-        status, started = await start_session(relay, key, foundry_port, "Gamemaster", PASSWORD)
-        assert status == 200, started
-        assert started["clientId"] == CLIENT_ID and started["success"] is True
-        status, info = await relay.call("GET", "/world-info", key, clientId=CLIENT_ID)
-        assert (status, info["data"]) == (200, {"answeredBy": "fake-foundry"})
-        status, listed = await relay.call("GET", "/session", key)
-        (entry,) = listed["activeSessions"]
-        assert entry["kind"] == "foundry" and entry["username"] == "Gamemaster"
+        answer = await start_session(relay, key, foundry_port, "Gamemaster", PASSWORD)
+        started, entry = await serving_session(relay, key, answer)
         assert entry["foundryUrl"] == f"http://127.0.0.1:{foundry_port}/"
         assert entry["worldTitle"] == "Fake World"
         (pid,) = session_pids(tmp_path)
@@ -178,14 +186,8 @@ async def test_a_stored_credential_starts_a_session_without_a_password(
         assert body["error"].startswith("login failed: login rejected by Foundry")
         assert session_pids(tmp_path) == []
 
-        status, started = await relay.call("POST", "/start-session", key, {"credentialId": good})
-        assert status == 200, started
-        assert started["clientId"] == CLIENT_ID and started["success"] is True
-        status, info = await relay.call("GET", "/world-info", key, clientId=CLIENT_ID)
-        assert (status, info["data"]) == (200, {"answeredBy": "fake-foundry"})
-        status, listed = await relay.call("GET", "/session", key)
-        (entry,) = listed["activeSessions"]
-        assert entry["kind"] == "foundry" and entry["username"] == "Gamemaster"
+        answer = await relay.call("POST", "/start-session", key, {"credentialId": good})
+        started, _ = await serving_session(relay, key, answer)
         (pid,) = session_pids(tmp_path)
         status, _ = await relay.call("DELETE", "/end-session", key, sessionId=started["sessionId"])
         assert status == 200 and not alive(pid)
