@@ -101,7 +101,7 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 
 def cmd_keys_list(args: argparse.Namespace) -> int:
     with closing(open_store(args)) as store:
-        keys = store.list_keys(args.account)
+        keys = [k for k in store.list_keys(args.account) if args.all or k.enabled]
     header = (
         "ID",
         "ACCOUNT",
@@ -134,6 +134,13 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_keys_purge(args: argparse.Namespace) -> int:
+    with closing(open_store(args)) as store:
+        removed = store.purge_revoked_keys(args.account)
+    err(f"Removed {removed} revoked API key(s).")
+    return 0
+
+
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
     with closing(open_store(args)) as store:
         key = store.get_key(args.key_id)
@@ -149,7 +156,7 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
-    """Add `keys create|list|revoke|requests|approve|refuse` to the `vttrelay` command."""
+    """Add `keys create|list|purge|revoke|requests|approve|refuse` to the `vttrelay` command."""
     keys = commands.add_parser("keys", help="manage API keys")
     key_commands = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
     p = key_commands.add_parser("create", parents=[common], help="create a key, print it once")
@@ -163,7 +170,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_keys_create)
     p = key_commands.add_parser("list", parents=[common], help="list keys (never the secrets)")
     p.add_argument("--account", default=None)
+    p.add_argument("--all", action="store_true", help="also revoked keys")
     p.set_defaults(func=cmd_keys_list)
+    p = key_commands.add_parser("purge", parents=[common], help="remove revoked keys for good")
+    p.add_argument("--account", default=None, help="only this account's")
+    p.set_defaults(func=cmd_keys_purge)
     p = key_commands.add_parser("revoke", parents=[common], help="revoke a key by its id")
     p.add_argument("key_id")
     p.set_defaults(func=cmd_keys_revoke)

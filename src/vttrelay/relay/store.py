@@ -272,6 +272,13 @@ class RelayStore:
             f"SELECT * FROM {table} WHERE account = ? ORDER BY created_at, id", (account,)
         )
 
+    def _purge(self, table: str, revoked: str, account: str | None) -> int:
+        """Delete the revoked rows of `table` (`revoked`: the SQL condition), of one account or
+        of all; how many went."""
+        if account is None:
+            return self.db.run(f"DELETE FROM {table} WHERE {revoked}")
+        return self.db.run(f"DELETE FROM {table} WHERE {revoked} AND account = ?", (account,))
+
     # API keys -----------------------------------------------------------------------------
 
     def create_key(
@@ -321,6 +328,10 @@ class RelayStore:
             self.db.run("UPDATE api_keys SET enabled = 0 WHERE id = ? AND enabled = 1", (key_id,))
             > 0
         )
+
+    def purge_revoked_keys(self, account: str | None = None) -> int:
+        """Remove revoked keys for good (`vttrelay keys purge`); how many."""
+        return self._purge("api_keys", "enabled = 0", account)
 
     def add_usage(self, usage: Mapping[str, tuple[int, float]]) -> None:
         """Add batched request counts: key id -> (count, last used at); the month's and the
@@ -451,6 +462,10 @@ class RelayStore:
             )
             > 0
         )
+
+    def purge_revoked_tokens(self, account: str | None = None) -> int:
+        """Remove revoked connection tokens for good (`vttrelay tokens purge`); how many."""
+        return self._purge("connection_tokens", "revoked_at IS NOT NULL", account)
 
     def revoke_tokens_named(self, account: str, name: str) -> int:
         """Revoke every live token of an account with this name (used by `serve`)."""

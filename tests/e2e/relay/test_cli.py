@@ -65,7 +65,12 @@ def test_keys_create_list_revoke(tmp_path: Path) -> None:
 
     revoked = run("keys", "revoke", record.id, "--data-dir", data)
     assert revoked.returncode == 0 and revoked.stdout == ""
-    assert "revoked" in run("keys", "list", "--data-dir", data).stdout
+    assert record.id not in run("keys", "list", "--data-dir", data).stdout  # revoked: hidden
+    assert "revoked" in run("keys", "list", "--all", "--data-dir", data).stdout
+    purged = run("keys", "purge", "--data-dir", data)
+    assert purged.returncode == 0 and "Removed 1 revoked API key(s)." in purged.stderr
+    assert record.id not in run("keys", "list", "--all", "--data-dir", data).stdout
+    assert run("keys", "list", "--data-dir", data).stdout.count("active") == 1  # the other one
     missing = run("keys", "revoke", "key_nope", "--data-dir", data)
     assert missing.returncode == 1 and "key_nope" in missing.stderr
 
@@ -215,6 +220,8 @@ async def test_tokens_list_and_revoke_disconnect_a_live_world(
     assert relay.state.registry.get("w-doomed") is None
     assert relay.state.registry.get("w-kept") is not None and not kept.closed.is_set()
     code, out, _ = await _cli("tokens", "list", "--data-dir", str(data))
+    assert token_id not in out  # revoked: hidden unless asked
+    code, out, _ = await _cli("tokens", "list", "--all", "--data-dir", str(data))
     assert "revoked" in next(ln for ln in out.splitlines() if token_id in ln)
 
     code, _, err = await _cli("tokens", "revoke", token_id, "--data-dir", str(data))
@@ -225,6 +232,12 @@ async def test_tokens_list_and_revoke_disconnect_a_live_world(
     with pytest.raises(world_double.Refused) as info:  # the token no longer authenticates
         await again.connect()
     assert info.value.code == Close.AUTH_FAILED
+    code, _, err = await _cli("tokens", "purge", "--account", "other", "--data-dir", str(data))
+    assert code == 0 and "Removed 0 revoked connection token(s)." in err
+    code, _, err = await _cli("tokens", "purge", "--data-dir", str(data))
+    assert code == 0 and "Removed 1 revoked connection token(s)." in err
+    code, out, _ = await _cli("tokens", "list", "--all", "--data-dir", str(data))
+    assert token_id not in out and "w-kept" in out
 
 
 async def test_cli_keys_reach_a_running_relay(relay_factory: Any, tmp_path: Path) -> None:
