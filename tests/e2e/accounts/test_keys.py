@@ -9,8 +9,8 @@ import re
 from typing import Any
 
 import pytest
-from tests.conftest import WorldDouble
 from tests.e2e.accounts.conftest import HEX64, Auth
+from tests.support.relay import WorldDouble
 
 from vttrelay.relay.accounts import keys, users
 

@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
-from tests.conftest import free_port
+from bench.procs import free_port
 from tests.e2e.accounts.conftest import PASSWORD, Auth
 from tests.support.e2e import eventually
 

@@ -20,8 +20,9 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
-from tests.conftest import WorldDouble, free_port
+from bench.procs import free_port
 from tests.support.proxies import Proxy, make_certificate, start_caddy, start_nginx
+from tests.support.relay import WorldDouble
 
 from vttrelay.relay import approvals
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import free_port
+from bench.procs import free_port
 
 
 def test_bad_trusted_proxy_refused_before_listening(tmp_path: Path) -> None:

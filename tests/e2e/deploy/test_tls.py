@@ -16,9 +16,10 @@ from pathlib import Path
 
 import aiohttp
 import orjson
+from bench.procs import free_port
 from cryptography import x509
-from tests.conftest import WorldDouble, free_port, start_serve, stop_process
 from tests.support.proxies import Certificate, make_certificate
+from tests.support.relay import WorldDouble, start_serve, stop_process
 
 from vttrelay.relay.store import RelayStore
 

@@ -14,11 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
+from bench.procs import free_port
 
 from vttrelay.protocol import Close
 from vttrelay.relay.store import RelayStore
-
-from ...conftest import free_port
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from bench.procs import free_port
+from tests.support.relay import start_serve, stop_process
 
 from vttrelay.relay.accounts import users
 from vttrelay.relay.store import RelayStore
-
-from ...conftest import free_port, start_serve, stop_process
 
 PASSWORD = "OperatorMade1"
 

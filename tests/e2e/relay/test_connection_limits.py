@@ -12,11 +12,11 @@ from typing import Any
 
 import orjson
 import pytest
+from bench.procs import free_port
+from tests.support.relay import start_serve, stop_process
 
 from vttrelay.relay.app import BODY_TIMEOUT
 from vttrelay.relay.listener import TOO_MANY_CONNECTIONS, connection_limit
-
-from ...conftest import free_port, start_serve, stop_process
 
 HEALTH = b"GET /api/health HTTP/1.1\r\nHost: relay\r\n\r\n"
 

@@ -7,10 +7,9 @@ import time
 from typing import Any
 
 import pytest
+from tests.support.relay import echo_handler
 
 from vttrelay.relay.forward import CORS_HEADERS
-
-from ...conftest import echo_handler
 
 WORLD_INFO = "/world-info"
 

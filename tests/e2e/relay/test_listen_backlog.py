@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from ...conftest import free_port
+from bench.procs import free_port
 
 BURST = 300
 

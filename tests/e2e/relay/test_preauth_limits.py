@@ -14,10 +14,10 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
+from bench.procs import free_port
+from tests.support.relay import start_serve, stop_process
 
 from vttrelay.relay.preauth import TOO_BIG_CODE, TOO_BIG_REASON
-
-from ...conftest import free_port, start_serve, stop_process
 
 BIG = "x" * (100 * 1024)  # past the 64 KiB budget, far below the post-auth limits
 

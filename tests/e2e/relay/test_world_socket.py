@@ -12,12 +12,11 @@ import aiohttp
 import orjson
 import pytest
 from tests.support.e2e import eventually
+from tests.support.relay import assert_duplicate_from_other_host
 
 from vttrelay.protocol import PERMANENT_CLOSE_CODES, Close
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.link.handshake import MISSING_ID, TOKEN_IN_URL
-
-from ...conftest import assert_duplicate_from_other_host
 
 
 async def _raw_auth(relay: Any, query: dict[str, str], first: str | bytes | None) -> tuple:

@@ -36,10 +36,12 @@ from typing import Any
 
 import aiohttp
 import pytest
+from bench.procs import free_port
+from tests.support.relay import RelayCalls, RelayServer, WorldDouble
 
 from vttrelay.relay.store import RelayStore
 
-from ...conftest import RedisServer, RelayCalls, RelayServer, WorldDouble, free_port
+from ...conftest import RedisServer
 
 
 @pytest.fixture

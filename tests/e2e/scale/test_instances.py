@@ -13,11 +13,11 @@ from typing import Any
 
 import aiohttp
 import redis
+from bench.procs import free_port
+from tests.support.relay import assert_duplicate_from_other_host, echo_handler
 
 from vttrelay.protocol import Close
 from vttrelay.relay.core import WORLD_GONE
-
-from ...conftest import assert_duplicate_from_other_host, echo_handler, free_port
 
 INFO = "/world-info"
 TTL = 1.0  # --heartbeat-ttl: an instance silent this long is dead

@@ -10,12 +10,12 @@ import struct
 from dataclasses import replace
 from typing import Any
 
+from bench.procs import free_port
 from tests.support.e2e import eventually
 
 from vttrelay.relay.backends.redis_directory import encode
 from vttrelay.relay.backends.redis_link import LinkAddress
 
-from ...conftest import free_port
 from .conftest import skill_checks
 
 CALLS = 30

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from bench.procs import alive
 from tests.support.e2e import eventually
+from tests.support.relay import stop_process
 
-from ...conftest import stop_process
 from .test_sessions import serve, session_pids
 
 

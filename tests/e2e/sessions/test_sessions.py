@@ -17,13 +17,12 @@ from typing import Any
 
 import aiohttp
 import orjson
-from bench.procs import alive
+from bench.procs import alive, free_port
 from tests.support.e2e import eventually
+from tests.support.relay import start_serve, stop_process
 
 from vttrelay.relay.store import RelayStore
 from vttrelay.sessions.handshake import encrypt_password
-
-from ...conftest import free_port, start_serve, stop_process
 
 SCOPE = ("session:manage", "world:info")
 

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.procs import free_port
 from tests.support.e2e import eventually
+from tests.support.relay import WorldDouble, start_serve, stop_process
 
 from vttrelay import protocol
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.relay.store import RelayStore
-
-from ...conftest import WorldDouble, free_port, start_serve, stop_process
 
 CLIENT = "world-1"
 

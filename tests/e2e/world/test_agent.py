@@ -10,6 +10,7 @@ from typing import Any
 import aiohttp
 import orjson
 from aiohttp import web
+from bench.procs import free_port
 from tests.support.e2e import CLIENT_ID, FAST, eventually
 
 from vttrelay.cli import main
@@ -23,7 +24,6 @@ from vttrelay.world.link.connection import (
 )
 from vttrelay.world.runtime.world import World
 
-from ...conftest import free_port
 from .conftest import SCOPES
 
 

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from bench.procs import free_port
+from tests.support.relay import WorldDouble, WorldRefused, start_serve, stop_process
 
 from vttrelay.protocol import Close
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.link.handshake import TOKEN_NOT_FOR_ID
 from vttrelay.relay.store import RelayStore
-
-from ...conftest import WorldDouble, WorldRefused, free_port, start_serve, stop_process
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or shutil.which("curl") is None,

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.e2e import eventually
+from tests.support.relay import stop_process
 
 from vttrelay.world.link.connection import Connection, load_connection, save_connection
-
-from ...conftest import stop_process
 
 
 async def _world_run(data_dir: Path, *extra: str) -> asyncio.subprocess.Process:
