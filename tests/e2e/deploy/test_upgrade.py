@@ -10,7 +10,8 @@ import sqlite3
 from pathlib import Path
 
 import aiohttp
-from tests.conftest import WorldDouble, free_port, start_serve, stop_process
+from bench.procs import free_port
+from tests.support.relay import WorldDouble, start_serve, stop_process
 
 FIXTURE = Path(__file__).resolve().parents[2] / "data" / "release-0.1.0"
 
