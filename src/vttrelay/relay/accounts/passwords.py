@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import threading
 
 import argon2
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -24,7 +25,8 @@ class Passwords:
 
     def __init__(self, hasher: argon2.PasswordHasher | None = None) -> None:
         self.hasher = hasher or argon2.PasswordHasher()  # argon2id, t=3, m=64 MiB, p=4
-        self._dummy = self.hasher.hash(secrets.token_hex(16))
+        self._dummy: str | None = None
+        self._dummy_lock = threading.Lock()
         self._slots: asyncio.Semaphore | None = None
 
     def _semaphore(self) -> asyncio.Semaphore:
@@ -36,10 +38,17 @@ class Passwords:
         async with self._semaphore():
             return await asyncio.to_thread(self.hasher.hash, password)
 
+    def _dummy_hash(self) -> str:
+        with self._dummy_lock:
+            if self._dummy is None:
+                self._dummy = self.hasher.hash(secrets.token_hex(16))
+            return self._dummy
+
     def check(self, stored: str | None, password: str) -> bool:
         """Whether `password` matches `stored` (blocking). None checks the dummy and is False."""
+        dummy = self._dummy_hash()  # made by the first check, whichever account it is for
         try:
-            ok = self.hasher.verify(stored or self._dummy, password)
+            ok = self.hasher.verify(stored or dummy, password)
         except (VerifyMismatchError, VerificationError, InvalidHashError):
             return False
         return ok and stored is not None
