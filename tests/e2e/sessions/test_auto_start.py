@@ -14,7 +14,18 @@ from bench.procs import alive
 from tests.support.e2e import eventually
 from tests.support.relay import stop_process
 
+from vttrelay.relay.store import RelayStore
+
 from .test_sessions import serve, session_pids
+
+
+def bound_key(data_dir: Path, client_id: str) -> str:
+    """A key of the default account allowed on `client_id` only."""
+    store = RelayStore(data_dir / "relay.db")
+    try:
+        return store.create_key("default", ("world:info",), (client_id,), rate_per_minute=0)[1]
+    finally:
+        store.close()
 
 
 async def test_a_request_starts_an_offline_stored_world(tmp_path: Path) -> None:
@@ -49,9 +60,11 @@ async def test_a_request_starts_an_offline_stored_world(tmp_path: Path) -> None:
         status, body = await relay.call("GET", "/world-info", key, clientId="nothing-000000")
         assert (status, body) == (404, {"error": "Invalid client ID"})
 
-        # idle: ended like any session; the next request starts it again
+        # idle: ended like any session; the next request (here by a key bound to that world,
+        # naming none) starts it again
         await eventually(lambda: not alive(pid), timeout=30)
-        status, info = await relay.call("GET", "/world-info", key, clientId=client_id)
+        bound = bound_key(tmp_path, client_id)
+        status, info = await relay.call("GET", "/world-info", bound)
         assert status == 200 and info["type"] == "world-info-result", info
         (again,) = session_pids(tmp_path)
         assert again != pid
