@@ -38,10 +38,9 @@ import aiohttp
 import pytest
 from bench.procs import free_port
 from tests.support.relay import RelayCalls, RelayServer, WorldDouble
+from tests.support.servers import RedisServer
 
 from vttrelay.relay.store import RelayStore
-
-from ...conftest import RedisServer
 
 
 @pytest.fixture

@@ -14,12 +14,12 @@ import pytest
 import redis
 from tests.support.e2e import eventually
 from tests.support.relay import WorldDouble, assert_duplicate_from_other_host
+from tests.support.servers import start_redis_server
 
 from vttrelay.protocol import Close
 from vttrelay.relay.core import TIMED_OUT, WORLD_GONE
 from vttrelay.relay.routes import ALL_SCOPES, ROUTES
 
-from ...conftest import start_redis_server
 from ..relay.test_isolation import _valid as valid_call
 
 FORWARD = [r for r in ROUTES if r.mode == "forward"]

@@ -21,10 +21,9 @@ import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from tests.support.e2e import eventually
+from tests.support.servers import RedisServer
 
 from vttrelay.relay.config import REDIS_URL_ENV
-
-from ...conftest import RedisServer
 
 LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+) \((\d+) worker processes\)")
 WORKER_UP = re.compile(r"worker (\d+) listening \(pid (\d+), instance (relay-[0-9a-f]+)\)")
