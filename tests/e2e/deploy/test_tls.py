@@ -1,7 +1,8 @@
 """`vttrelay serve --tls-cert/--tls-key` as a real process with a certificate the test makes: the
 demo world and a module-like client connect over wss://, REST, SSE and /ws/api work over https://,
 a renewed certificate is taken on SIGHUP without a restart (the next handshake shows it), and a
-malformed certificate is refused at start with one line naming the setting."""
+malformed certificate (or a bad --trusted-proxy) is refused at start with one line naming the
+setting."""
 
 from __future__ import annotations
 
@@ -134,3 +135,12 @@ def test_bad_certificate_refused_at_start(tmp_path: Path) -> None:
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("vttrelay serve: " + start), lines
         assert not (tmp_path / "data" / "relay.db").exists()  # refused before anything started
+
+
+def test_bad_trusted_proxy_refused_at_start(tmp_path: Path) -> None:
+    done = _serve(tmp_path, "--trusted-proxy", "127.0.0.1,10.0.0.0/33")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "vttrelay serve: --trusted-proxy: not an address or network: '10.0.0.0/33'"
+    ]
+    assert not (tmp_path / "data" / "relay.db").exists()  # refused before anything started
