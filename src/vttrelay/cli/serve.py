@@ -27,6 +27,8 @@ SERVE_OVERRIDES: Final = (
     ("heartbeat_ttl", "heartbeat_ttl"),
     ("base_path", "base_path"),
     ("signin_rate", "signin_rate_limit"),
+    ("activity_days", "activity_days"),
+    ("activity_rows", "activity_max_rows"),
 )
 
 
@@ -126,6 +128,18 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="end a session after this long without a forwarded request (default 600; 0: never)",
     )
     p.add_argument("--rate", type=int, default=None, help="requests per minute per key (0: off)")
+    p.add_argument(
+        "--activity-days",
+        type=float,
+        default=None,
+        help="days the activity log keeps each API call (default 14; 0: record none)",
+    )
+    p.add_argument(
+        "--activity-rows",
+        type=int,
+        default=None,
+        help="API calls the activity log keeps at most (default 200000; the oldest go first)",
+    )
     p.add_argument("--max-body-mb", type=float, default=None, help="largest request body")
     p.add_argument(
         "--subscription-linger",

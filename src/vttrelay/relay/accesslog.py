@@ -30,7 +30,7 @@ import sys
 import time
 import traceback
 from collections.abc import MutableMapping
-from typing import Any, Protocol, TextIO
+from typing import Any, NamedTuple, Protocol, TextIO
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -101,6 +101,22 @@ class OneLineErrors(logging.LoggerAdapter):
         self.logger.error("%s: %s", text, describe_error(exc))
         if self.logger.isEnabledFor(logging.DEBUG):
             self.logger.debug("%s", text, exc_info=exc)
+
+
+class RequestRecord(NamedTuple):
+    """The facts of one API call, built once by the relay's middleware and read by every sink
+    that keeps them (the activity log, `activity.py`): never a secret, a body or a query."""
+
+    at: float  # time.time() when it ended
+    account: str  # the key's account ('' if the call named no known key)
+    key_id: str
+    key_name: str
+    world: str  # the `clientId` it named ('' if none)
+    method: str
+    route: str  # the route-table path (`/get/{uuid}`)
+    status: int
+    ms: float
+    peer: str  # the client's address
 
 
 class AccessLog(Protocol):

@@ -29,12 +29,19 @@ from prometheus_client import CollectorRegistry
 from vttrelay import __version__, protocol
 from vttrelay.protocol import Close
 from vttrelay.relay import files, forwarded, openapi, pairing, peer_limits, sessions_api, sheets
-from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog, describe_error, escape
+from vttrelay.relay.accesslog import (
+    AccessLog,
+    LoggingAccessLog,
+    RequestRecord,
+    describe_error,
+    escape,
+)
 from vttrelay.relay.accounts import http as accounts_http
 from vttrelay.relay.accounts import keys_http as accounts_keys
 from vttrelay.relay.accounts import requests_http as accounts_requests
 from vttrelay.relay.accounts import services as accounts_services
 from vttrelay.relay.accounts import settings_http as accounts_settings
+from vttrelay.relay.activity import ActivityLog
 from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS, KeyCache, UsageCounter
 from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends_for
 from vttrelay.relay.config import RelayConfig
@@ -92,12 +99,15 @@ class RelayState:
     gateway: WorldGateway
     access: AccessLog
     gate: Gate  # the request core (core.py): what a keyed call may use
+    activity: ActivityLog  # every API call's facts, written in batches (activity.py)
     streams: Streams = field(init=False)  # set by create_app: it needs the state
     metrics: RequestMetrics = field(default_factory=RequestMetrics)
     prometheus: CollectorRegistry = field(init=False)  # what /metrics exposes (metrics.py)
     started_at: float = field(default_factory=time.time)
     owns_store: bool = False
     sessions: SessionService | None = None  # the session routes' manager; None: turned off
+    # the route-table path of each resource the app serves (what the activity log records)
+    api_routes: dict[Any, str] = field(default_factory=dict)
 
 
 STATE = web.AppKey("vttrelay_state", RelayState)
@@ -359,14 +369,18 @@ def relay_middleware(state: RelayState) -> Middleware:
     the CORS headers of every response (`forward.add_cors`), the body limit (413) and time
     limit (408, `body_timeout`), an API key not in the key cache yet read off the event loop
     (`KeyCache.load`), a `core.RelayError` from any handler as its HTTP response, one access-log
-    line per request (method, path, status, ms) and the request's count in `/metrics` (route,
-    method, status, seconds)."""
+    line per request (method, path, status, ms), the request's count in `/metrics` (route,
+    method, status, seconds) and, for a route of the route table, its `RequestRecord` in the
+    activity log (one append; `activity.py` writes them in batches)."""
     max_body = state.config.max_body_bytes
     body_timeout = state.config.body_timeout
     access = state.access
     keys = state.keys
     observe = state.metrics.observe
     clock = time.perf_counter
+    activity = state.activity
+    api_routes = state.api_routes
+    record = activity.add if activity.enabled else None
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -429,7 +443,25 @@ def relay_middleware(state: RelayState) -> Middleware:
                 add_cors(response.headers)
             elapsed = clock() - started
             access.line(request.method, request.path, status, elapsed * 1000)
-            observe(request.match_info.route.resource, request.method, status, elapsed)
+            resource = request.match_info.route.resource
+            observe(resource, request.method, status, elapsed)
+            if record is not None and (path := api_routes.get(resource)) is not None:
+                sent = request.headers.get(API_KEY_HEADER)
+                key = keys.cached(sent) if sent else None
+                record(
+                    RequestRecord(
+                        time.time(),
+                        key.account if key else "",
+                        key.id if key else "",
+                        key.name if key else "",
+                        request.query.get("clientId", ""),
+                        request.method,
+                        path,
+                        status,
+                        elapsed * 1000,
+                        request.remote or "",
+                    )
+                )
 
     return middleware
 
@@ -500,6 +532,7 @@ def create_app(
         gateway=WorldGateway(config, store, registry),
         access=access or LoggingAccessLog(),
         gate=Gate(config, keys, usage, backends.counters, registry),
+        activity=ActivityLog(store.db, config.activity_days, config.activity_max_rows),
         owns_store=owns_store,
         sessions=sessions,
     )
@@ -520,6 +553,8 @@ def create_app(
         if route.mode == "local" and route.handler not in handlers:
             continue
         added = app.router.add_route(route.method, route.path, _bind(route, state, handlers))
+        if added.resource is not None:
+            state.api_routes[added.resource] = route.path
         if route.mode == "stream" and added.resource is not None:
             state.metrics.add_streaming((added.resource,))
     state.prometheus = make_registry(
@@ -584,6 +619,10 @@ async def _background(app: web.Application) -> Any:
         asyncio.ensure_future(_run_token_checks(state)),
         asyncio.ensure_future(state.keys.run()),
     ]
+    if state.activity.enabled:
+        tasks.append(
+            asyncio.ensure_future(state.activity.run(state.config.activity_flush_interval))
+        )
     if state.sessions is not None:
         await state.sessions.open()  # reaps what a killed relay left running
         tasks.append(asyncio.ensure_future(_run_session_sweeps(state, state.sessions)))

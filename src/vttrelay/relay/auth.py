@@ -62,6 +62,11 @@ class KeyCache:
             return hit[1]
         return self._put(secret, self._fetch(secret))
 
+    def cached(self, secret: str) -> KeyRecord | None:
+        """The key with this secret if the cache holds it (never reads the store)."""
+        hit = self._cache.get(secret)
+        return hit[1] if hit is not None else None
+
     def missing(self, secret: str) -> bool:
         """Whether `lookup(secret)` would read the store."""
         hit = self._cache.get(secret)

@@ -98,6 +98,11 @@ class RelayConfig:
     token_check_interval: float = 5.0  # re-check the live worlds' connection tokens
     key_cache_ttl: float = 5.0  # re-read the known API keys; forget unknown secrets
     usage_flush_interval: float = 5.0  # seconds between usage-counter flushes
+    # The activity log (activity.py): API calls kept this long, at most this many rows, written
+    # every activity_flush_interval seconds (0 days: not recorded)
+    activity_days: float = 14.0
+    activity_max_rows: int = 200_000
+    activity_flush_interval: float = 1.0
     # Event streams (used by events/settings.py)
     keepalive_interval: float = 15.0
     event_buffer_size: int = 1000

@@ -1,0 +1,77 @@
+"""The activity log's store on both engines (real SQLite file, real PostgreSQL server): a batch
+written with one transaction, the filters, usage per key per hour and day, and pruning by age
+and by the size bound; the pending buffer's bound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from vttrelay.relay import activity
+from vttrelay.relay.accesslog import RequestRecord
+from vttrelay.relay.store import RelayStore
+
+NOW = 1_800_000_000.0  # a fixed time (2027-01-15), on an hour boundary
+
+
+def _record(at: float, status: int = 200, key: str = "k1", world: str = "w1") -> RequestRecord:
+    return RequestRecord(
+        at, "alice", key, f"name {key}", world, "GET", "/clients", status, 1.5, "10.0.0.1"
+    )
+
+
+def test_filters_usage_and_pruning(store_target: str | Path) -> None:
+    store = RelayStore(store_target)
+    try:
+        log = activity.ActivityLog(store.db, days=30, max_rows=1000)
+        log.add(_record(NOW - 10))
+        log.add(_record(NOW - 3600 - 10, status=403))  # the previous hour
+        log.add(_record(NOW - 86400 * 2, status=500, key="k2", world="w2"))  # two days ago
+        other = _record(NOW - 5)._replace(account="bob", key_id="kb")
+        log.add(other)
+        assert log.flush() == 4 and log.flush() == 0
+
+        def find(account: str | None = "alice", **f: Any) -> list[int]:
+            return [a.status for a in activity.find(store.db, account, activity.Filter(**f))]
+
+        assert find() == [200, 403, 500]
+        assert len(find(None)) == 4 and find("bob") == [200]
+        assert find(failures=True) == [403, 500]
+        assert find(status_class="5xx") == [500] and find(status_class="2xx") == [200]
+        assert find(world="w2") == [500] and find(key_id="k1") == [200, 403]
+        assert find(route="/clients", since=NOW - 7200) == [200, 403]
+        assert find(until=NOW - 3600) == [403, 500]
+
+        used = activity.usage(store.db, "alice", NOW - 1)
+        assert [u.key_id for u in used] == ["k1", "k2"]
+        k1 = used[0]
+        assert k1.key_name == "name k1" and len(k1.hours) == 24 and len(k1.days) == 30
+        assert k1.hours[-1] == 1 and k1.hours[-2] == 1 and sum(k1.hours) == 2
+        assert k1.days[-1] == 2 and used[1].days[-3] == 1 and sum(used[1].hours) == 0
+
+        log.max_rows = 2
+        log.prune(NOW)
+        assert len(find(None)) == 2  # the two newest
+        log.prune(NOW + 30 * 86400)
+        assert find(None) == []
+    finally:
+        store.close()
+
+
+def test_bad_filters_and_the_pending_bound(tmp_path: Path) -> None:
+    for bad in ({"status_class": "6xx"}, {"world": "w" * 300}):
+        try:
+            activity.Filter(**bad)  # type: ignore[arg-type]
+        except ValueError:
+            continue
+        raise AssertionError(f"accepted {bad}")
+    store = RelayStore(tmp_path / "relay.db")
+    try:
+        log = activity.ActivityLog(store.db, days=1, max_rows=10)
+        for i in range(activity.MAX_PENDING + 5):
+            log.add(_record(NOW + i))
+        assert log.dropped == 5
+        assert log.flush() == activity.MAX_PENDING
+        assert not activity.ActivityLog(store.db, days=0, max_rows=10).enabled
+    finally:
+        store.close()
