@@ -10,6 +10,7 @@ from aiohttp import web
 
 from vttrelay.dashboard import accounts as account_pages
 from vttrelay.dashboard import views
+from vttrelay.dashboard.pages import activity as activity_page
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
@@ -22,4 +23,5 @@ def install(app: web.Application, state: RelayState) -> views.Dashboard:
     """Add the dashboard's routes to the relay application."""
     dash = views.setup(app, state)
     account_pages.setup(app, dash)  # password sign-in, password reset, invite codes
+    activity_page.setup(app, dash)  # the API calls recorded, filtered, and usage per key
     return dash
