@@ -24,12 +24,21 @@ def test_filters_usage_and_pruning(store_target: str | Path) -> None:
     store = RelayStore(store_target)
     try:
         log = activity.ActivityLog(store.db, days=30, max_rows=1000)
-        log.add(_record(NOW - 10))
-        log.add(_record(NOW - 3600 - 10, status=403))  # the previous hour
         log.add(_record(NOW - 86400 * 2, status=500, key="k2", world="w2"))  # two days ago
+        assert log.flush() == 1
+        log.add(_record(NOW - 3600 - 10, status=403))  # the previous hour
+        assert log.flush() == 1
+        log.add(_record(NOW - 10))
         other = _record(NOW - 5)._replace(account="bob", key_id="kb")
         log.add(other)
-        assert log.flush() == 4 and log.flush() == 0
+        assert log.flush() == 2 and log.flush() == 0
+        batches = store.db.all("SELECT account, calls FROM activity_batches ORDER BY last_at")
+        assert [(b["account"], b["calls"]) for b in batches] == [
+            ("alice", 1),
+            ("alice", 1),
+            ("alice", 1),
+            ("bob", 1),
+        ]  # one row per account per write
 
         def find(account: str | None = "alice", **f: Any) -> list[int]:
             return [a.status for a in activity.find(store.db, account, activity.Filter(**f))]
@@ -51,7 +60,8 @@ def test_filters_usage_and_pruning(store_target: str | Path) -> None:
 
         log.max_rows = 2
         log.prune(NOW)
-        assert len(find(None)) == 2  # the two newest
+        assert len(find(None)) == 2  # the two newest (whole batches go)
+        assert find("alice") == [200] and find("bob") == [200]
         log.prune(NOW + 30 * 86400)
         assert find(None) == []
     finally:
@@ -67,11 +77,15 @@ def test_bad_filters_and_the_pending_bound(tmp_path: Path) -> None:
         raise AssertionError(f"accepted {bad}")
     store = RelayStore(tmp_path / "relay.db")
     try:
-        log = activity.ActivityLog(store.db, days=1, max_rows=10)
+        log = activity.ActivityLog(store.db, days=1, max_rows=10**6)
         for i in range(activity.MAX_PENDING + 5):
             log.add(_record(NOW + i))
         assert log.dropped == 5
         assert log.flush() == activity.MAX_PENDING
+        rows = store.db.one("SELECT COUNT(*) AS n, SUM(calls) AS c FROM activity_batches")
+        assert (rows["n"], rows["c"]) == (activity.MAX_PENDING // activity.MAX_BATCH, 50_000)
+        newest = activity.find(store.db, None, activity.Filter())
+        assert len(newest) == activity.MAX_SHOWN and newest[0].at == NOW + activity.MAX_PENDING + 4
         assert not activity.ActivityLog(store.db, days=0, max_rows=10).enabled
     finally:
         store.close()
