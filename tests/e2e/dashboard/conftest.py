@@ -63,6 +63,15 @@ def csrf_of(page: str) -> str:
     return found.group(1)
 
 
+async def sign_in_page(page: Any, relay: Any, account: str | None = None) -> None:
+    """Open a one-time sign-in link in a browser page and press Sign in, as a user of
+    `vttrelay serve` does (operator for None)."""
+    token = issue_signin_token(relay.store, account)
+    await page.goto(f"{relay.url}/dashboard/signin?token={token}")
+    await page.click("#signin")
+    await page.wait_for_url("**/dashboard/worlds")
+
+
 def signin_csrf_of(page: str) -> str:
     """The sign-in form's CSRF token (its cookie came with the page)."""
     found = re.search(r'name="signin_csrf" value="([^"]+)"', page)

@@ -17,17 +17,11 @@ from typing import Any
 
 import httpx
 
-from vttrelay.dashboard.sessions import issue_signin_token
 from vttrelay.relay import activity
 
+from .conftest import sign_in_page
+
 PHONE = {"width": 390, "height": 844}
-
-
-async def _sign_in(page: Any, relay: Any, account: str | None = None) -> None:
-    token = issue_signin_token(relay.store, account)
-    await page.goto(f"{relay.url}/dashboard/signin?token={token}")
-    await page.click("#signin")
-    await page.wait_for_url("**/dashboard/worlds")
 
 
 async def test_failures_only_finds_the_403_made_a_moment_before(relay: Any, browser: Any) -> None:
@@ -42,7 +36,7 @@ async def test_failures_only_finds_the_403_made_a_moment_before(relay: Any, brow
 
     page = await browser.new_page()
     await page.set_viewport_size({"width": 1366, "height": 900})
-    await _sign_in(page, relay, "alice")
+    await sign_in_page(page, relay, "alice")
     await page.click("nav >> text=Activity")
     rows = page.locator("table.activity tbody tr")
     assert await rows.count() == 4  # the page reads what is still pending, too
@@ -81,7 +75,7 @@ async def test_failures_only_finds_the_403_made_a_moment_before(relay: Any, brow
     await page.screenshot(path=str(shots / "activity-phone.png"), full_page=True)
 
     other = await browser.new_page()
-    await _sign_in(other, relay, "bob")
+    await sign_in_page(other, relay, "bob")
     await other.goto(f"{relay.url}/dashboard/activity")
     assert await other.locator("table.activity tbody tr").count() == 0
 

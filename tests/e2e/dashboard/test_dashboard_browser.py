@@ -21,15 +21,9 @@ from tests.compat.test_module_double import ModuleDouble
 from vttrelay import protocol
 from vttrelay.dashboard.sessions import issue_signin_token
 
+from .conftest import sign_in_page
+
 PHONE = {"width": 390, "height": 844}
-
-
-async def _sign_in(page: Any, relay: Any, account: str | None = None) -> None:
-    """Open a one-time sign-in link and press Sign in, as a user of `vttrelay serve` does."""
-    token = issue_signin_token(relay.store, account)
-    await page.goto(f"{relay.url}/dashboard/signin?token={token}")
-    await page.click("#signin")
-    await page.wait_for_url("**/dashboard/worlds")
 
 
 def _chat_event(message_id: str, content: str) -> dict[str, Any]:
@@ -48,7 +42,7 @@ async def _until(check: Any, timeout: float = 5.0) -> None:
 async def test_sign_in_create_a_key_use_it_then_revoke_it(relay: Any, browser: Any) -> None:
     await relay.world("world-1", worldTitle="Lost Mine")
     page = await browser.new_page()
-    await _sign_in(page, relay)
+    await sign_in_page(page, relay)
     assert "Lost Mine" in await page.inner_text("#live")
     await page.click("nav >> text=Keys")
     await page.fill("input[name=name]", "discord bot")
@@ -131,7 +125,7 @@ async def test_watch_a_chat_event_arrive(relay: Any, browser: Any) -> None:
     world = await relay.world("world-1", worldTitle="Lost Mine")
     key = relay.key(scopes=("events:subscribe",))
     page = await browser.new_page()
-    await _sign_in(page, relay)
+    await sign_in_page(page, relay)
     await page.click("nav >> text=Live events")
     await page.fill("#ev-key", key)
     await page.select_option("#ev-world", "world-1")
@@ -180,7 +174,7 @@ async def test_console_requests_from_the_route_table(relay: Any, browser: Any) -
     world = await relay.world("world-1")
     key = relay.key(scopes=("chat:read", "chat:write"))
     page = await browser.new_page()
-    await _sign_in(page, relay)
+    await sign_in_page(page, relay)
     await page.click("nav >> text=Try it")
     await page.fill("#c-key", key)
     await page.select_option("#c-route", label="GET /chat")

@@ -14,18 +14,12 @@ import httpx
 
 from vttrelay.cli import build_parser
 from vttrelay.dashboard.scopes import routes_by_scope
-from vttrelay.dashboard.sessions import issue_signin_token
 from vttrelay.relay import approvals
+
+from .conftest import sign_in_page
 
 DESKTOP = {"width": 1366, "height": 900}
 SYSTEM = "Dungeons & Dragons Fifth Edition"
-
-
-async def _sign_in(page: Any, relay: Any, account: str | None = None) -> None:
-    token = issue_signin_token(relay.store, account)
-    await page.goto(f"{relay.url}/dashboard/signin?token={token}")
-    await page.click("#signin")
-    await page.wait_for_url("**/dashboard/worlds")
 
 
 async def test_worlds_table_fits_and_key_requests_are_decided_inline(
@@ -39,7 +33,7 @@ async def test_worlds_table_fits_and_key_requests_are_decided_inline(
     code = await _new_key_request(relay)
     page = await browser.new_page()
     await page.set_viewport_size(DESKTOP)
-    await _sign_in(page, relay)
+    await sign_in_page(page, relay)
     await page.screenshot(
         path=str(
             Path(os.environ.get("VTTRELAY_SCREENSHOTS") or relay.config.data_dir)
@@ -94,7 +88,7 @@ async def test_revoked_keys_hidden_scopes_offered_and_favicon(relay: Any, browse
         key_id, _ = relay.store.create_key("default", ["clients:read"], name=f"old key {n}")
         relay.store.revoke_key(key_id)
     page = await browser.new_page()
-    await _sign_in(page, relay)
+    await sign_in_page(page, relay)
     await page.goto(f"{relay.url}/dashboard/keys")
     rows = page.locator("table.keys tbody tr")
     assert await rows.count() == 1
