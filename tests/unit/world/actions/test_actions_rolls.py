@@ -3,10 +3,10 @@ chat messages, error order and texts, permission gates."""
 
 from __future__ import annotations
 
+from tests.support.world import call, chat, edited_actor, get_actor
+
 from vttrelay.world.rules.dice import ScriptedRandom
 from vttrelay.world.runtime.world import World
-
-from ..conftest import call, chat, edited_actor, get_actor
 
 ELARA = "Actor.elaraWizard00001"
 PIP = "Actor.pipMonk000000001"

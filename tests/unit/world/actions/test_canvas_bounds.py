@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.world import call
+
 from vttrelay.world.rules import bounds
 from vttrelay.world.rules.canvas import MAX_BATCH
 from vttrelay.world.runtime.world import World
-
-from ..conftest import call
 
 SCENE = "sceneTavern00001"
 

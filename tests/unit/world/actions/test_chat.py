@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.world.runtime.world import World
+from tests.support.world import Clock, call
 
-from ..conftest import Clock, call
+from vttrelay.world.runtime.world import World
 
 MESSAGE_KEYS = [
     "id",

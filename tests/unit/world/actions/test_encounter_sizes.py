@@ -8,11 +8,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tests.support.world import call
+
 from vttrelay.world.actions.encounters import MAX_UUIDS
 from vttrelay.world.model import documents
 from vttrelay.world.runtime.world import World
-
-from ..conftest import call
 
 SCENE = "sceneTavern00001"
 

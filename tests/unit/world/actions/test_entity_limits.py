@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.world import call, get_actor
+
 from vttrelay.world.actions.entities import SETTING_REFUSED
 from vttrelay.world.model import documents
 from vttrelay.world.rules.entities import MAX_QUANTITY, QUANTITY_ERROR
 from vttrelay.world.runtime.world import World
-
-from ..conftest import call, get_actor
 
 PIP, BRANN = "Actor.pipMonk000000001", "Actor.brannFighter0001"
 

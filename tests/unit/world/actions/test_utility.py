@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.world.runtime.world import World
+from tests.support.world import call
 
-from ..conftest import call
+from vttrelay.world.runtime.world import World
 
 SCENE = "Scene.sceneTavern00001"
 USER_KEYS = ["id", "name", "role", "isGM", "active", "color", "avatar"]

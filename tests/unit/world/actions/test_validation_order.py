@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.world import call
 
 from vttrelay.world.actions.table import standard_table
 from vttrelay.world.runtime.world import World
-
-from ..conftest import call
 
 ELARA = "Actor.elaraWizard00001"
 PIP = "Actor.pipMonk000000001"

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.world import call, get_actor
+
 from vttrelay.world.runtime.world import World
 
-from ..conftest import call, get_actor
 from .conftest import item_of
 
 ELARA = "Actor.elaraWizard00001"

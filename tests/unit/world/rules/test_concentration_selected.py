@@ -4,10 +4,10 @@ actor over the selection."""
 
 from __future__ import annotations
 
+from tests.support.world import call, get_actor
+
 from vttrelay.world.rules.dice import ScriptedRandom
 from vttrelay.world.runtime.world import World
-
-from ..conftest import call, get_actor
 
 ELARA = "Actor.elaraWizard00001"
 BRANN = "Actor.brannFighter0001"

@@ -4,9 +4,10 @@ actor and in the reply's updateData)."""
 
 from __future__ import annotations
 
+from tests.support.world import call, edited_actor, get_actor
+
 from vttrelay.world.runtime.world import World
 
-from ..conftest import call, edited_actor, get_actor
 from .conftest import item_of
 
 ELARA = "Actor.elaraWizard00001"

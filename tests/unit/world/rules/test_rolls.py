@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 
+from tests.support.world import call, chat
+
 from vttrelay.world.rules import rolls as rules
 from vttrelay.world.rules.dice import Dice, ScriptedRandom
 from vttrelay.world.runtime.world import World
-
-from ..conftest import call, chat
 
 ELARA = "Actor.elaraWizard00001"
 GOBLIN_TOKEN = "Scene.sceneTavern00001.Token.tokGoblin0000001"

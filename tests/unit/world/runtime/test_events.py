@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.world import call
 
 from vttrelay.world.actions.table import standard_table
 from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.events import diff
 from vttrelay.world.runtime.table import ActionTable, action
 from vttrelay.world.runtime.world import World
-
-from ..conftest import call
 
 ACTOR = "elaraWizard00001"
 

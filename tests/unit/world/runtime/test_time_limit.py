@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.world import Clock, call
 
 from vttrelay.world.actions.table import standard_table
 from vttrelay.world.rules.dice import Dice, ScriptedRandom
 from vttrelay.world.runtime.world import World
-
-from ..conftest import Clock, call
 
 SCENE = "sceneTavern00001"
 STOPPED = "The request ran past the world's time limit of 1 s and was stopped: nothing was changed"

@@ -7,12 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.world import chat, get_actor
 
 from vttrelay.world.model import documents
 from vttrelay.world.model.chat import chat_type_of
 from vttrelay.world.runtime.world import World
-
-from ..conftest import chat, get_actor
 
 ELARA = "elaraWizard00001"
 CORVIN = "corvinWarlock001"

@@ -9,14 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.world import chat
 
 from vttrelay.protocol import CHAT_CONTENT_MAX, FLAVOR_MAX
 from vttrelay.world.model import documents
 from vttrelay.world.model.chat import PAGE_BYTES
 from vttrelay.world.runtime.world import World
 from vttrelay.world.scripts.sandbox import MAX_CALL_BYTES
-
-from ..conftest import chat
 
 
 @pytest.fixture

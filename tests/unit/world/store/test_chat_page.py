@@ -11,14 +11,13 @@ from typing import Any
 
 import orjson
 import pytest
+from tests.support.world import call, older_world_file
 
 from vttrelay.world.model import chat as chat_rules
 from vttrelay.world.model import documents
 from vttrelay.world.runtime.world import World
 from vttrelay.world.store import sqlite as store
 from vttrelay.world.store.sqlite import Tx, WorldStore
-
-from ..conftest import call, older_world_file
 
 GM, ARIA, BEN = "gmUser0000000001", "playerAria000001", "playerBen0000001"
 ASSISTANT, TRUSTED = "assistantGM00001", "trustedPlayer001"  # added by `_add_users`

@@ -13,12 +13,11 @@ from typing import Any
 
 import orjson
 import pytest
+from tests.support.world import older_world_file
 from yoyo import get_backend, read_migrations
 
 from vttrelay.world.model.documents import find_by_name
 from vttrelay.world.store.sqlite import WorldStore
-
-from ..conftest import older_world_file
 
 
 def test_put_get_all_and_insertion_order(tmp_path: Path) -> None:
