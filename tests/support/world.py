@@ -74,3 +74,8 @@ def chat(world: World) -> list[dict[str, Any]]:
     """Every chat message of the world."""
     with world.store.transaction() as tx:
         return tx.all("ChatMessage")
+
+
+def item_of(actor: dict[str, Any], name: str) -> dict[str, Any]:
+    """The actor's (first) item of this name."""
+    return next(i for i in actor["items"] if i["name"] == name)

@@ -1,5 +1,5 @@
-"""Fixtures for the rules and dnd5e action tests: the demo actors as documents (fresh copies),
-and `item_of`, an actor's item by name."""
+"""Fixtures for the rules and dnd5e action tests: the demo actors as documents (fresh copies;
+`item_of` in tests/support/world.py finds an actor's item by name)."""
 
 from __future__ import annotations
 
@@ -41,8 +41,3 @@ def pip(actors: dict[str, dict[str, Any]]) -> dict[str, Any]:
 @pytest.fixture
 def goblin(actors: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return actors["goblinNpc0000001"]
-
-
-def item_of(actor: dict[str, Any], name: str) -> dict[str, Any]:
-    """The actor's (first) item of this name."""
-    return next(i for i in actor["items"] if i["name"] == name)

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.world import call, get_actor
+from tests.support.world import call, get_actor, item_of
 
 from vttrelay.world.runtime.world import World
-
-from .conftest import item_of
 
 ELARA = "Actor.elaraWizard00001"
 BRANN = "Actor.brannFighter0001"

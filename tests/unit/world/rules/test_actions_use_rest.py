@@ -9,13 +9,11 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tests.support.world import call, chat, edited_actor, get_actor
+from tests.support.world import call, chat, edited_actor, get_actor, item_of
 
 from vttrelay.world.actions.table import standard_table
 from vttrelay.world.rules.dice import ScriptedRandom
 from vttrelay.world.runtime.world import World
-
-from .conftest import item_of
 
 ELARA = "Actor.elaraWizard00001"
 BRANN = "Actor.brannFighter0001"

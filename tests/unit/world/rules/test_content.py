@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tests.support.world import item_of
+
 from vttrelay.world.rules import spells
 from vttrelay.world.rules.abilities import ABILITIES, character_level
 from vttrelay.world.rules.items import uses_max
 from vttrelay.world.store import packs
 from vttrelay.world.store.seed import ITEM_KEYS
-
-from .conftest import item_of
 
 ID = re.compile(r"[A-Za-z0-9]{16}")
 LOOT = {

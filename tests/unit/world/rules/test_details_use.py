@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.world import item_of
 
 from vttrelay.world.errors import UseError
 from vttrelay.world.rules.concentration import new_concentration_effect
@@ -13,8 +14,6 @@ from vttrelay.world.rules.dice import Dice, ScriptedRandom
 from vttrelay.world.rules.rests import long_rest, short_rest
 from vttrelay.world.rules.use import apply_healing, use_item
 from vttrelay.world.store.seed import ITEM_KEYS
-
-from .conftest import item_of
 
 
 def test_details_key_order_is_fixed(elara: dict[str, Any]) -> None:

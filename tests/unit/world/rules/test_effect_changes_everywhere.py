@@ -8,13 +8,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from tests.support.world import item_of
+
 from vttrelay.world.rules.abilities import death_save_formula
 from vttrelay.world.rules.combat import initiative_formula
 from vttrelay.world.rules.dice import Dice, ScriptedRandom
 from vttrelay.world.rules.effects import apply_changes, new_effect
 from vttrelay.world.rules.use import attack_type, spell_save_dc, use_item
-
-from .conftest import item_of
 
 
 def _with_effect(actor: dict[str, Any], *changes: tuple[str, str]) -> dict[str, Any]:

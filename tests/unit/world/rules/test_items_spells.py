@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.world import item_of
 
 from vttrelay.world.errors import SpellError
 from vttrelay.world.rules import spells
 from vttrelay.world.rules.items import modify_charges, uses_max, uses_value
-
-from .conftest import item_of
 
 
 def test_charges_clamp_to_zero_and_max(elara: dict[str, Any]) -> None:

@@ -4,11 +4,9 @@ actor and in the reply's updateData)."""
 
 from __future__ import annotations
 
-from tests.support.world import call, edited_actor, get_actor
+from tests.support.world import call, edited_actor, get_actor, item_of
 
 from vttrelay.world.runtime.world import World
-
-from .conftest import item_of
 
 ELARA = "Actor.elaraWizard00001"
 BRANN = "Actor.brannFighter0001"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.world import item_of
+
 from vttrelay.world.rules.dice import Dice, ScriptedRandom
 from vttrelay.world.rules.rests import long_rest, short_rest
-
-from .conftest import item_of
 
 SHORT_KEYS = [
     "type",
