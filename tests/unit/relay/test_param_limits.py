@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
+from tests.support.routes import route
 
 from vttrelay.relay.openapi import build_document
 from vttrelay.relay.params import ParamError, body_limit, check_limits, extract
@@ -18,8 +19,6 @@ from vttrelay.relay.routes import (
     Param,
     Route,
 )
-
-from .conftest import route
 
 
 def refused(param: Param, value: Any) -> tuple[int, str]:

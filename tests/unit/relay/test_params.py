@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.support.routes import route
 
 from vttrelay.relay.params import (
     FORBIDDEN_SCRIPT,
@@ -15,8 +16,6 @@ from vttrelay.relay.params import (
     require_any_message,
 )
 from vttrelay.relay.routes import ROUTES, Param
-
-from .conftest import route
 
 SKILL = route("POST", "/dnd5e/skill-check")
 DETAILS = route("GET", "/dnd5e/get-actor-details")

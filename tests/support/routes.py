@@ -1,4 +1,4 @@
-"""Helpers for the relay's unit tests: `route(method, path)` finds an entry of the route table."""
+"""Route-table helpers for the tests: `route(method, path)` finds an entry of the route table."""
 
 from __future__ import annotations
 
