@@ -26,7 +26,7 @@ import pytest
 
 from vttrelay import cli
 from vttrelay.protocol import PERMANENT_CLOSE_CODES, Close
-from vttrelay.relay import approvals
+from vttrelay.relay.accounts import approvals
 from vttrelay.relay.store import PAIRING_ALPHABET
 
 GM = {"id": "u-gm", "name": "Gamemaster", "role": 4, "active": True}

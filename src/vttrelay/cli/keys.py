@@ -9,7 +9,7 @@ from contextlib import closing
 from typing import Any
 
 from vttrelay.cli.common import decided, err, expiry, iso, open_store, scope, table
-from vttrelay.relay import approvals
+from vttrelay.relay.accounts import approvals
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.relay.store import DEFAULT_ACCOUNT
 

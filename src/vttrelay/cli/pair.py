@@ -10,7 +10,7 @@ from contextlib import closing
 from typing import Any
 
 from vttrelay.cli.common import decided, err, iso, open_store, table
-from vttrelay.relay import approvals
+from vttrelay.relay.accounts import approvals
 from vttrelay.relay.store import DEFAULT_ACCOUNT, PAIRING_TTL
 
 

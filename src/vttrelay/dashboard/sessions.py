@@ -18,8 +18,8 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from vttrelay.relay.database import Connection
 from vttrelay.relay.store import RelayStore, sha256_hex
+from vttrelay.relay.store.database import Connection
 
 SIGNIN_TTL = 3600.0  # seconds a printed sign-in link stays valid
 SESSION_TTL = 12 * 3600.0  # seconds a session lasts

@@ -54,13 +54,14 @@ from vttrelay.dashboard.sessions import (
     session_viewer,
 )
 from vttrelay.protocol import Close
-from vttrelay.relay import approvals, pairing, peer_limits
+from vttrelay.relay import peer_limits
 from vttrelay.relay.accesslog import escape
+from vttrelay.relay.accounts import approvals, pairing
+from vttrelay.relay.accounts.approvals import KeyRequest, PairRequest
+from vttrelay.relay.accounts.client_ids import keeps_id
 from vttrelay.relay.accounts.expiry import parse_expiry
 from vttrelay.relay.accounts.mail import base_url
 from vttrelay.relay.accounts.services import ACCOUNTS
-from vttrelay.relay.approvals import KeyRequest, PairRequest
-from vttrelay.relay.client_ids import keeps_id
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.link.connection import WorldConnection
 from vttrelay.relay.routes import ALL_SCOPES, MISSING, ROUTES, STREAM_ROUTES, Route

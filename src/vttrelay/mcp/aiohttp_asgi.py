@@ -45,7 +45,7 @@ from vttrelay.client import AsyncClient
 from vttrelay.mcp.limits import SessionLimits
 from vttrelay.mcp.server import Caller, build_server
 from vttrelay.relay import peer_limits
-from vttrelay.relay.backends.base import Counters
+from vttrelay.relay.backends.ports import Counters
 from vttrelay.relay.core import error
 from vttrelay.relay.forward import add_cors
 from vttrelay.relay.store import KeyRecord

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from vttrelay.mcp.limits import SessionLimits
-from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS
+from vttrelay.relay.accounts.key_cache import TOO_MANY_UNKNOWN_KEYS
 from vttrelay.relay.core import error, key_problem
 from vttrelay.relay.forward import API_KEY_HEADER
 
 if TYPE_CHECKING:
     from vttrelay.mcp.aiohttp_asgi import McpEndpoint
-    from vttrelay.relay.backends.base import Counters
+    from vttrelay.relay.backends.ports import Counters
 
 MCP_PATH = "/mcp"
 

@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from vttrelay.relay.accesslog import RequestRecord
-from vttrelay.relay.database import Database
+from vttrelay.relay.store.database import Database
 
 log = logging.getLogger("vttrelay.activity")
 

@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry
 
 from vttrelay import __version__, protocol
 from vttrelay.protocol import Close
-from vttrelay.relay import files, forwarded, openapi, pairing, peer_limits, sessions_api, sheets
+from vttrelay.relay import files, forwarded, openapi, peer_limits, sessions_api, sheets
 from vttrelay.relay.accesslog import (
     AccessLog,
     LoggingAccessLog,
@@ -38,11 +38,12 @@ from vttrelay.relay.accesslog import (
 )
 from vttrelay.relay.accounts import http as accounts_http
 from vttrelay.relay.accounts import keys_http as accounts_keys
+from vttrelay.relay.accounts import pairing
 from vttrelay.relay.accounts import requests_http as accounts_requests
 from vttrelay.relay.accounts import services as accounts_services
 from vttrelay.relay.accounts import settings_http as accounts_settings
+from vttrelay.relay.accounts.key_cache import TOO_MANY_UNKNOWN_KEYS, KeyCache, UsageCounter
 from vttrelay.relay.activity import ActivityLog
-from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS, KeyCache, UsageCounter
 from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends_for
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import Gate, RelayError, admitted, error

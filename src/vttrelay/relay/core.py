@@ -48,8 +48,8 @@ from typing import Any, Final, Protocol
 import orjson
 
 from vttrelay import protocol
-from vttrelay.relay.auth import KeyCache, UsageCounter
-from vttrelay.relay.backends.base import Counters, WorldDirectory, WorldHandle
+from vttrelay.relay.accounts.key_cache import KeyCache, UsageCounter
+from vttrelay.relay.backends.ports import Counters, WorldDirectory, WorldHandle
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.events.model import EventFilter, parse_hooks, resolve_user
 from vttrelay.relay.link.pending import Reply, WorldGone

@@ -30,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any, Final
 from aiohttp import web
 
 from vttrelay.relay import core
-from vttrelay.relay.backends.base import WorldHandle
+from vttrelay.relay.backends.ports import WorldHandle
 from vttrelay.relay.core import error
 from vttrelay.relay.forward import (
     admit_request,

@@ -5,7 +5,7 @@ The hot path pays one dict lookup and two additions per request: the middleware 
 of that (route, method, status) row and the seconds to its sum. Everything else is computed when
 `/metrics` is scraped (`RelayCollector`): counts by route and status, the latency histogram by
 route, and gauges read from the relay's state (worlds connected here, pending requests, SSE and
-`/ws/api` subscribers), and the round trips to Redis (`backends.redis_client` counts them).
+`/ws/api` subscribers), and the round trips to Redis (`backends.redis.client` counts them).
 prometheus-client does the exposition (and `process_*`: CPU, memory, open files), but not the
 per-request counting: its labelled counter and histogram cost about 3 us per request against
 0.25 us here (`python -m bench.micro`).
@@ -44,7 +44,7 @@ from vttrelay import __version__
 if TYPE_CHECKING:
     from aiohttp.web import AbstractResource
 
-    from vttrelay.relay.backends.base import WorldDirectory
+    from vttrelay.relay.backends.ports import WorldDirectory
     from vttrelay.relay.events.streams import Streams
 
 # Upper bounds (seconds) of the latency buckets: a forwarded request takes 1-5 ms on an idle
@@ -136,7 +136,7 @@ def _le(bound: float) -> str:
 
 
 class RoundTrips:
-    """Round trips to Redis made by one instance's clients (`backends.redis_client`)."""
+    """Round trips to Redis made by one instance's clients (`backends.redis.client`)."""
 
     def __init__(self) -> None:
         self.count = 0

@@ -18,7 +18,7 @@ from typing import Final
 
 from aiohttp import web
 
-from vttrelay.relay.backends.base import Counters
+from vttrelay.relay.backends.ports import Counters
 from vttrelay.relay.ratelimit import peer_key
 
 PAIR: Final = "pair"

@@ -163,7 +163,7 @@ async def run_instance(
     )
     await site.start()
     if config.redis_url:  # scaled out: the link port's sockets count against the limit too
-        from vttrelay.relay.backends.redis_directory import RedisDirectory
+        from vttrelay.relay.backends.redis.directory import RedisDirectory
 
         if isinstance(registry := app[STATE].registry, RedisDirectory):
             registry.count_links_in(site.gate)

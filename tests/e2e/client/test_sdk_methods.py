@@ -23,7 +23,7 @@ from tests.support.e2e import CLIENT_ID
 from vttrelay.client import AsyncClient, BadRequest, Client
 from vttrelay.client.groups import ROUTES
 from vttrelay.client.types import Connected, conforms
-from vttrelay.relay import approvals
+from vttrelay.relay.accounts import approvals
 from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.sessions.manager import RelayHooks, SessionConfig, SessionManager
 from vttrelay.world.embedded import EmbeddedWorld

@@ -13,8 +13,8 @@ from aiohttp import web
 from yarl import URL
 
 from vttrelay.dashboard.sessions import issue_signin_token, redeem_signin_token
-from vttrelay.relay import approvals
-from vttrelay.relay.approvals import KeyAsk
+from vttrelay.relay.accounts import approvals
+from vttrelay.relay.accounts.approvals import KeyAsk
 
 from .conftest import Visitor, csrf_of, signin_csrf_of
 

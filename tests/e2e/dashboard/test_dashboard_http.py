@@ -12,8 +12,9 @@ import aiohttp
 
 from vttrelay import cli
 from vttrelay.dashboard.sessions import issue_signin_token
-from vttrelay.relay import approvals, peer_limits
-from vttrelay.relay.approvals import KeyAsk, PairAsk
+from vttrelay.relay import peer_limits
+from vttrelay.relay.accounts import approvals
+from vttrelay.relay.accounts.approvals import KeyAsk, PairAsk
 
 from .conftest import signin_csrf_of
 

@@ -14,7 +14,7 @@ import httpx
 
 from vttrelay.cli import build_parser
 from vttrelay.dashboard.scopes import routes_by_scope
-from vttrelay.relay import approvals
+from vttrelay.relay.accounts import approvals
 
 from .conftest import sign_in_page
 

@@ -24,7 +24,7 @@ from bench.procs import free_port
 from tests.support.proxies import Proxy, make_certificate, start_caddy, start_nginx
 from tests.support.relay import WorldDouble
 
-from vttrelay.relay import approvals
+from vttrelay.relay.accounts import approvals
 
 PROXY = "127.0.0.1"
 

@@ -17,8 +17,8 @@ import pytest
 from tests.support.e2e import eventually
 
 from vttrelay import protocol
-from vttrelay.relay import approvals
-from vttrelay.relay.backends import redis_link
+from vttrelay.relay.accounts import approvals
+from vttrelay.relay.backends.redis import link as redis_link
 from vttrelay.relay.core import RelayError
 
 TRAVERSAL = "z/../../keys/key_0123/revoke?"

@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from vttrelay.relay import approvals
+from vttrelay.relay.accounts import approvals
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.store import PAIRING_ALPHABET
 

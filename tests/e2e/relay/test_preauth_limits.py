@@ -17,7 +17,7 @@ import pytest
 from bench.procs import free_port
 from tests.support.relay import start_serve, stop_process
 
-from vttrelay.relay.preauth import TOO_BIG_CODE, TOO_BIG_REASON
+from vttrelay.relay.accounts.preauth import TOO_BIG_CODE, TOO_BIG_REASON
 
 BIG = "x" * (100 * 1024)  # past the 64 KiB budget, far below the post-auth limits
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from vttrelay.relay import pairing, peer_limits
+from vttrelay.relay import peer_limits
+from vttrelay.relay.accounts import pairing
 
 TOO_MANY = {"error": "Too many requests, please try again later"}
 

@@ -1,4 +1,4 @@
-"""A key's shared rate budget (backends.redis_counters) when many calls check it at once: the
+"""A key's shared rate budget (backends.redis.counters) when many calls check it at once: the
 checks of one loop iteration go to Redis in one pipeline, each still takes its own token, so
 exactly the budget passes over the instances; and a Redis that lost its scripts (a restart)
 loads the bucket script again without refusing a call."""

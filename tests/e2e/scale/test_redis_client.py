@@ -1,4 +1,4 @@
-"""The shared backends' Redis client (backends.redis_client) counts each instance's round trips
+"""The shared backends' Redis client (backends.redis.client) counts each instance's round trips
 to Redis for /metrics: a call to a world on another instance that has no direct link takes at
 least one (its publish) on the instance the client called, and the counters of two instances
 are apart."""

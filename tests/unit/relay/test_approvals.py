@@ -10,11 +10,11 @@ import pytest
 
 from vttrelay.cli import build_parser
 from vttrelay.cli.pair import cmd_pair, cmd_pair_approve
-from vttrelay.relay import approvals
-from vttrelay.relay.approvals import KeyAsk, PairAsk
+from vttrelay.relay.accounts import approvals
+from vttrelay.relay.accounts.approvals import KeyAsk, PairAsk
+from vttrelay.relay.accounts.pairing import parse_key_ask, parse_pair_ask, url_problem
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.openapi import build_document
-from vttrelay.relay.pairing import parse_key_ask, parse_pair_ask, url_problem
 from vttrelay.relay.store import PairingError, RelayStore
 
 

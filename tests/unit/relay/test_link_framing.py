@@ -1,4 +1,4 @@
-"""The direct link's framing and handshake (backends.redis_link), on a stand-in transport:
+"""The direct link's framing and handshake (backends.redis.link), on a stand-in transport:
 messages cut anywhere by the network come out whole and in order; the messages of one loop
 iteration leave in one write; the accepting end hears nothing before the right secret and
 closes on a wrong or oversized one."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import struct
 
-from vttrelay.relay.backends.redis_link import MAX_FIRST_MESSAGE, Link, LinkAddress, link_hosts
+from vttrelay.relay.backends.redis.link import MAX_FIRST_MESSAGE, Link, LinkAddress, link_hosts
 
 
 class Transport:

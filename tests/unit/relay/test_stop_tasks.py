@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from vttrelay.relay.backends import redis_client
-from vttrelay.relay.backends.redis_client import stop_tasks
+from vttrelay.relay.backends.redis import client as redis_client
+from vttrelay.relay.backends.redis.client import stop_tasks
 
 
 async def test_a_task_that_swallowed_its_cancellation_is_cancelled_again() -> None:

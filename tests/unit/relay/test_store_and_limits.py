@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vttrelay.relay.auth import KeyCache, UsageCounter
+from vttrelay.relay.accounts.key_cache import KeyCache, UsageCounter
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import retry_after
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key

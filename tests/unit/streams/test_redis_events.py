@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 
 from vttrelay import protocol
-from vttrelay.relay.backends.redis_counters import RedisCounters, client_of, sum_shares
-from vttrelay.relay.backends.redis_events import (
+from vttrelay.relay.backends.redis.counters import RedisCounters, client_of, sum_shares
+from vttrelay.relay.backends.redis.events import (
     RedisEventLog,
     decode_message,
     parse_key,

@@ -25,7 +25,6 @@ from typing import Any, TypeVar
 import orjson
 
 from vttrelay.relay.core import error
-from vttrelay.relay.database import Connection, Row
 from vttrelay.relay.store import (
     RelayStore,
     insert_key,
@@ -33,6 +32,7 @@ from vttrelay.relay.store import (
     insert_with_new_code,
     sha256_hex,
 )
+from vttrelay.relay.store.database import Connection, Row
 
 Answer = tuple[int, dict[str, Any]]  # an HTTP status and a JSON body
 

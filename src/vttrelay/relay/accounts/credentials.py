@@ -25,8 +25,8 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from vttrelay.relay.accounts.settings import CREDENTIALS_KEY_ENV
-from vttrelay.relay.database import Row
 from vttrelay.relay.store import RelayStore
+from vttrelay.relay.store.database import Row
 
 KEY_FILE: Final = "credentials.key"
 MAX_PER_ACCOUNT: Final = 100

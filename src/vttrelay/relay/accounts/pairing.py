@@ -39,8 +39,9 @@ import orjson
 from aiohttp import web
 
 from vttrelay import protocol
-from vttrelay.relay import approvals, peer_limits
-from vttrelay.relay.approvals import Answer, KeyAsk, KeyRequest, PairAsk, PairRequest
+from vttrelay.relay import peer_limits
+from vttrelay.relay.accounts import approvals
+from vttrelay.relay.accounts.approvals import Answer, KeyAsk, KeyRequest, PairAsk, PairRequest
 from vttrelay.relay.core import error
 from vttrelay.relay.forward import read_body
 from vttrelay.relay.routes import ALL_SCOPES, Route

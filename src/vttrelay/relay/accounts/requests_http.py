@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 from aiohttp import web
 
-from vttrelay.relay import approvals
-from vttrelay.relay.accounts import keys
+from vttrelay.relay.accounts import approvals, keys
 from vttrelay.relay.accounts.bodies import answer, map_body, stamp
 from vttrelay.relay.accounts.key_fields import key_changes
 from vttrelay.relay.accounts.sessions import SO, signed_in

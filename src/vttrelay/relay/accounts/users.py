@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from vttrelay.relay.database import Connection, Row
 from vttrelay.relay.store import RelayStore, insert_key, sha256_hex, usage_periods
+from vttrelay.relay.store.database import Connection, Row
 
 ACCOUNT_PREFIX = "acct_"
 MASTER_KEY_NAME = "Master key"

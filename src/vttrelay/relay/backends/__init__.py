@@ -4,11 +4,11 @@ A relay process keeps four kinds of state that must be shared once several proce
 API. Each is a `typing.Protocol` here, with an in-process implementation in `local.py` (the
 default: one process, today's code) and a Redis/PostgreSQL one beside it:
 
-- `WorldDirectory` (`local.LocalDirectory`, `redis_directory.RedisDirectory`): which instance
+- `WorldDirectory` (`local.LocalDirectory`, `redis.directory.RedisDirectory`): which instance
   holds a world id, the worlds a call may reach, and how a request reaches its world.
-- `EventLog` (`local.LocalEventLog`, `redis_events.RedisEventLog`): the replay history of each
+- `EventLog` (`local.LocalEventLog`, `redis.events.RedisEventLog`): the replay history of each
   (world, channel), and how events reach the instances whose clients subscribed.
-- `Counters` (`local.LocalCounters`, `redis_counters.RedisCounters`): rate-limit budgets and
+- `Counters` (`local.LocalCounters`, `redis.counters.RedisCounters`): rate-limit budgets and
   subscriber counts.
 - `Store` (`store.RelayStore` on SQLite): accounts, keys, tokens, pairing.
 
@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vttrelay.relay.backends.base import (
+from vttrelay.relay.backends.local import local_backends
+from vttrelay.relay.backends.ports import (
     Backends,
     BackendUnavailable,
     Counters,
@@ -30,7 +31,6 @@ from vttrelay.relay.backends.base import (
     WorldDirectory,
     WorldHandle,
 )
-from vttrelay.relay.backends.local import local_backends
 
 if TYPE_CHECKING:
     from vttrelay.relay.config import RelayConfig
@@ -41,9 +41,9 @@ def backends_for(config: RelayConfig) -> Backends:
     over Redis."""
     if not config.redis_url:
         return local_backends(config)
-    from vttrelay.relay.backends.redis_counters import RedisCounters
-    from vttrelay.relay.backends.redis_directory import redis_directory
-    from vttrelay.relay.backends.redis_events import RedisEventLog
+    from vttrelay.relay.backends.redis.counters import RedisCounters
+    from vttrelay.relay.backends.redis.directory import redis_directory
+    from vttrelay.relay.backends.redis.events import RedisEventLog
     from vttrelay.relay.events.settings import settings_from
 
     settings = settings_from(config)

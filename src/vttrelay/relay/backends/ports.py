@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 class WorldHandle(Protocol):
     """A live world as a call sees it, wherever its socket is: a `link.connection.WorldConnection`
-    on this instance, or a stand-in for a world held by another instance (`redis_directory`).
+    on this instance, or a stand-in for a world held by another instance (`redis.directory`).
 
     `request` sends a frame and returns the reply with the same `requestId`; it raises
     `TimeoutError` after `timeout` seconds and `link.pending.WorldGone` when the world (or the

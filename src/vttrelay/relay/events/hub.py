@@ -28,9 +28,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
 from vttrelay import protocol
-from vttrelay.relay.backends.base import Counters
-from vttrelay.relay.backends.base import EventLog as EventLogBackend
 from vttrelay.relay.backends.local import LocalCounters, LocalEventLog
+from vttrelay.relay.backends.ports import Counters
+from vttrelay.relay.backends.ports import EventLog as EventLogBackend
 from vttrelay.relay.events.model import LoggedEvent, MessageIndex, Resume, unwrap
 from vttrelay.relay.events.settings import StreamSettings
 from vttrelay.relay.events.subscriber import (

@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from vttrelay.relay.backends.base import Counters, EventLog
+from vttrelay.relay.backends.ports import Counters, EventLog
 from vttrelay.relay.core import Gate
 from vttrelay.relay.events.hub import EventHub
 from vttrelay.relay.events.settings import settings_from

@@ -54,7 +54,8 @@ from aiohttp import WSMsgType, web
 
 from vttrelay import protocol
 from vttrelay.relay import core
-from vttrelay.relay.auth import TOO_MANY_UNKNOWN_KEYS
+from vttrelay.relay.accounts.key_cache import TOO_MANY_UNKNOWN_KEYS
+from vttrelay.relay.accounts.preauth import PreAuthBudget
 from vttrelay.relay.core import SUBSCRIBE_SCOPE, RelayError, error
 from vttrelay.relay.events import ws_frames
 from vttrelay.relay.events.mailbox import Mailbox
@@ -81,7 +82,6 @@ from vttrelay.relay.events.ws_frames import (
     subscription_params,
 )
 from vttrelay.relay.params import ParamError, extract
-from vttrelay.relay.preauth import PreAuthBudget
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:

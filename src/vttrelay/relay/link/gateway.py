@@ -29,15 +29,15 @@ from aiohttp import WSMessage, WSMsgType, web
 
 from vttrelay import protocol
 from vttrelay.protocol import Close
+from vttrelay.relay.accounts.preauth import PreAuthBudget
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.link import handshake
 from vttrelay.relay.link.connection import WorldConnection, send_quietly
 from vttrelay.relay.link.handshake import MISSING_ID, TOKEN_IN_URL, Refusal
 from vttrelay.relay.link.session import Beat, EventReceived, Keepalive, PlayersChanged, now_ms
-from vttrelay.relay.preauth import PreAuthBudget
 
 if TYPE_CHECKING:
-    from vttrelay.relay.backends.base import Store, WorldDirectory
+    from vttrelay.relay.backends.ports import Store, WorldDirectory
 
 log = logging.getLogger("vttrelay.relay")
 

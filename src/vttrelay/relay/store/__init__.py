@@ -2,7 +2,7 @@
 
 SQLite (WAL, the default) or PostgreSQL (shared by every relay instance), with one schema managed
 by yoyo-migrations (the SQL files in `migrations/`) and each statement written once
-(`database.py` is the connection layer). Secrets are never stored: keys and tokens are kept as
+(`store.database` is the connection layer). Secrets are never stored: keys and tokens are kept as
 SHA-256 hex digests and shown once at creation. This module is plain synchronous I/O; the request
 hot path never calls it (see `auth.KeyCache`), and the relay runs its other calls in a thread.
 """
@@ -22,8 +22,8 @@ from typing import Any
 import orjson
 
 from vttrelay.protocol import valid_id
-from vttrelay.relay.client_ids import keeps_id, new_client_id
-from vttrelay.relay.database import Connection, Database, Row, SqliteDatabase, open_database
+from vttrelay.relay.accounts.client_ids import keeps_id, new_client_id
+from vttrelay.relay.store.database import Connection, Database, Row, SqliteDatabase, open_database
 
 DEFAULT_ACCOUNT = "default"
 PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0, O, I, 1
@@ -240,7 +240,7 @@ def insert_pairing_code(db: Connection, account: str, ttl: float, now: float | N
 
 class RelayStore:
     """The relay's store on SQLite or PostgreSQL. Safe to share between threads; one per process
-    is enough. `target` is a SQLite file's path or a `postgresql://` URL (`database.py`)."""
+    is enough. `target` is a SQLite file's path or a `postgresql://` URL (`store.database`)."""
 
     def __init__(self, target: Path | str) -> None:
         self.db: Database = open_database(target)

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from vttrelay.protocol import Close
-from vttrelay.relay.backends.base import Backends, CountListener, EventSink, Store
+from vttrelay.relay.backends.ports import Backends, CountListener, EventSink, Store
 from vttrelay.relay.events.model import EventLog, LoggedEvent, Resume, StreamEvent
 from vttrelay.relay.ratelimit import TokenBuckets
 

@@ -32,9 +32,9 @@ from redis.asyncio import Redis
 from redis.exceptions import NoScriptError
 
 from vttrelay import protocol
-from vttrelay.relay.backends.base import CountListener
-from vttrelay.relay.backends.redis_client import open_redis, stop_tasks
-from vttrelay.relay.backends.redis_pubsub import Subscriptions
+from vttrelay.relay.backends.ports import CountListener
+from vttrelay.relay.backends.redis.client import open_redis, stop_tasks
+from vttrelay.relay.backends.redis.pubsub import Subscriptions
 
 log = logging.getLogger("vttrelay.relay.redis_counters")
 

@@ -8,7 +8,7 @@ path. Redis holds the truth (keys under `prefix`, default `vttrelay:`):
   instance beats every `check_interval` s; one silent for `heartbeat_ttl` s is dead.
 - `worlds` (hash): client id -> the holder's entry (JSON: instance, conn, account, host,
   systemId, tokenName, tokenId, metadata, users, link). `conn` tells one connection from the
-  next; `link` is where the holder's direct link listens (`redis_link`), empty without one.
+  next; `link` is where the holder's direct link listens (`redis.link`), empty without one.
 - `dir` (pub/sub channel): `up` (an entry claimed or changed) and `down` (released), so every
   mirror follows; each instance also re-reads the whole hash every `resync_interval` s. And
   `close-token`: a connection token was revoked here (self-unpair), every instance closes its
@@ -24,7 +24,7 @@ instance closes the old socket with 1000 when it sees the `up`); otherwise the c
 the gateway answers 4004 before `auth-success`.
 
 A request to a world held elsewhere goes to its holder as one message (a JSON head line, then
-the frame) over the direct link to the holder (`redis_link`: one TCP connection per pair of
+the frame) over the direct link to the holder (`redis.link`: one TCP connection per pair of
 instances, opened on the first call and kept; the reply comes back on it), or, when the link
 cannot be opened, published on the holder's `to:<instance>` channel (the reply comes back on
 the caller's channel). The link is there because the hop through pub/sub cost ~0.5 ms of CPU
@@ -56,10 +56,10 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from vttrelay.protocol import Close
-from vttrelay.relay.backends.base import BackendUnavailable
 from vttrelay.relay.backends.local import LocalDirectory, WorldIndex
-from vttrelay.relay.backends.redis_client import open_redis, stop_tasks
-from vttrelay.relay.backends.redis_link import (
+from vttrelay.relay.backends.ports import BackendUnavailable
+from vttrelay.relay.backends.redis.client import open_redis, stop_tasks
+from vttrelay.relay.backends.redis.link import (
     Admission,
     Link,
     LinkAddress,
@@ -612,7 +612,7 @@ class RedisDirectory(LocalDirectory):
         with contextlib.suppress(RedisError, RuntimeError):
             await self._publish(reply_to, answer, payload, 60.0)
 
-    # Direct links to other instances (`redis_link`) --------------------------------------------
+    # Direct links to other instances (`redis.link`) --------------------------------------------
 
     async def _link_to(self, world: RemoteWorld) -> Link | None:
         """The open link to the world's holder, opened on the first call; None when it has no

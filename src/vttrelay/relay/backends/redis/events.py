@@ -37,9 +37,9 @@ import orjson
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError
 
-from vttrelay.relay.backends.base import EventSink
-from vttrelay.relay.backends.redis_client import open_redis, stop_tasks
-from vttrelay.relay.backends.redis_pubsub import Subscriptions
+from vttrelay.relay.backends.ports import EventSink
+from vttrelay.relay.backends.redis.client import open_redis, stop_tasks
+from vttrelay.relay.backends.redis.pubsub import Subscriptions
 from vttrelay.relay.events.model import LoggedEvent, Resume, StreamEvent, plan_resume
 
 log = logging.getLogger("vttrelay.relay.redis_events")
