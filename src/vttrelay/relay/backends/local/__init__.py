@@ -73,8 +73,8 @@ class LocalDirectory:
 
     def __init__(self, instance_id: str = "") -> None:
         self.instance_id = instance_id
-        self._index: WorldIndex[WorldConnection] = WorldIndex()
-        self._by_id = self._index.by_id  # read directly by `get`: the hot path
+        self.index: WorldIndex[WorldConnection] = WorldIndex()  # also read by RedisDirectory
+        self._by_id = self.index.by_id  # read directly by `get`: the hot path
         self._listeners: list[WorldListener] = []
 
     def add_listener(self, listener: WorldListener) -> None:
@@ -88,7 +88,7 @@ class LocalDirectory:
         return self._by_id.get(client_id)
 
     def for_account(self, account: str) -> list[Any]:
-        return self._index.of_account(account)
+        return self.index.of_account(account)
 
     def __iter__(self) -> Iterator[WorldConnection]:
         return iter(list(self._by_id.values()))
@@ -118,7 +118,7 @@ class LocalDirectory:
     def take(self, world: WorldConnection) -> None:
         """Register `world`, closing a socket it replaces (1000, no `world_disconnected`: the
         new connection's `world_connected` follows, so streams of the id live on)."""
-        existing = self._index.put(world)
+        existing = self.index.put(world)
         if existing is not None and existing is not world:
             log.info("world %s replaced by a reconnect from %s", world.client_id, world.peer_host)
             asyncio.ensure_future(existing.close(Close.NORMAL, "Replaced by reconnect"))
@@ -133,7 +133,7 @@ class LocalDirectory:
     def release(self, world: WorldConnection) -> bool:
         """Remove `world` if it is still the registered one for its id."""
         if self._by_id.get(world.client_id) is world:
-            self._index.pop(world.client_id)
+            self.index.pop(world.client_id)
             return True
         return False
 

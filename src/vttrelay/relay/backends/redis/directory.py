@@ -1,8 +1,9 @@
 """The world directory over Redis: several relay instances serve one set of worlds.
 
-Each instance keeps its own sockets in the in-process directory it extends (`LocalDirectory`)
-and a mirror of the worlds the other instances hold, so `get` stays a dict lookup on the hot
-path. Redis holds the truth (keys under `prefix`, default `vttrelay:`):
+Each instance keeps its own sockets in an in-process directory it holds (`LocalDirectory`, by
+composition: what concerns a world on this instance is asked of it) and a mirror of the worlds
+the other instances hold, so `get` stays a dict lookup on the hot path. Redis holds the truth
+(keys under `prefix`, default `vttrelay:`):
 
 - `instances` (sorted set): instance id -> its last heartbeat (Redis server time, ms). An
   instance beats every `check_interval` s; one silent for `heartbeat_ttl` s is dead.
@@ -49,6 +50,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
@@ -59,6 +61,14 @@ from vttrelay.protocol import Close
 from vttrelay.relay.backends.local import LocalDirectory, WorldIndex
 from vttrelay.relay.backends.ports import BackendUnavailable
 from vttrelay.relay.backends.redis.client import open_redis, stop_tasks
+from vttrelay.relay.backends.redis.directory_scripts import (
+    CLAIM,
+    RECLAIM,
+    TICK,
+    UPDATE,
+    decode,
+    encode,
+)
 from vttrelay.relay.backends.redis.link import (
     Admission,
     Link,
@@ -73,114 +83,15 @@ from vttrelay.relay.link.pending import Reply, WorldGone, expire_reply
 from vttrelay.relay.link.session import now_ms
 
 if TYPE_CHECKING:
+    from vttrelay.relay.backends.ports import Store
     from vttrelay.relay.config import RelayConfig
-    from vttrelay.relay.link.connection import WorldConnection
+    from vttrelay.relay.link.connection import WorldConnection, WorldListener
 
 log = logging.getLogger("vttrelay.relay.directory")
 
 # Larger request frames and replies go through a key named in the message (`_publish`).
 INLINE_LIMIT: Final = 512 * 1024
 LINK_RETRY: Final = 5.0  # seconds before a link that could not be opened is tried again
-
-# KEYS: worlds, instances, dir channel. ARGV: client id, entry, host, account, ttl ms.
-CLAIM: Final = """
-local cur = redis.call('HGET', KEYS[1], ARGV[1])
-if cur then
-  local held = cjson.decode(cur)
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local beat = redis.call('ZSCORE', KEYS[2], held.instance)
-  if beat and tonumber(beat) > now - tonumber(ARGV[5])
-     and (held.host ~= ARGV[3] or held.account ~= ARGV[4]) then
-    return 0
-  end
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('PUBLISH', KEYS[3], cjson.encode({op = 'up', id = ARGV[1], entry = ARGV[2]}))
-return 1
-"""
-
-# KEYS: worlds, dir channel. ARGV: client id, conn, entry (empty: release).
-UPDATE: Final = """
-local cur = redis.call('HGET', KEYS[1], ARGV[1])
-if not cur or cjson.decode(cur).conn ~= ARGV[2] then
-  return 0
-end
-if ARGV[3] == '' then
-  redis.call('HDEL', KEYS[1], ARGV[1])
-  redis.call('PUBLISH', KEYS[2], cjson.encode({op = 'down', id = ARGV[1], conn = ARGV[2]}))
-else
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-  redis.call('PUBLISH', KEYS[2], cjson.encode({op = 'up', id = ARGV[1], entry = ARGV[3]}))
-end
-return 1
-"""
-
-# KEYS: worlds, dir channel. ARGV: client id, conn, entry. Puts back the entry of a socket this
-# instance still holds (after Redis lost it, or after this instance was taken for dead) unless
-# another connection has the id now: 1 kept, 0 lost.
-RECLAIM: Final = """
-local cur = redis.call('HGET', KEYS[1], ARGV[1])
-if cur then
-  if cjson.decode(cur).conn == ARGV[2] then
-    return 1
-  end
-  return 0
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-redis.call('PUBLISH', KEYS[2], cjson.encode({op = 'up', id = ARGV[1], entry = ARGV[3]}))
-return 1
-"""
-
-# KEYS: worlds, instances, dir channel. ARGV: this instance ('' to not beat), ttl ms,
-# an instance to reap now whatever its heartbeat ('' for none: shutdown).
-# Returns 1 when this instance was not in the set (new, or reaped meanwhile; then it is announced
-# on the dir channel, so the others count it at once), else 0, then the live instances.
-TICK: Final = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local added = 0
-if ARGV[1] ~= '' then
-  added = redis.call('ZADD', KEYS[2], now, ARGV[1])
-  if added == 1 then
-    redis.call('PUBLISH', KEYS[3], cjson.encode({op = 'joined', instance = ARGV[1]}))
-  end
-end
-local dead = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - tonumber(ARGV[2])))
-if ARGV[3] ~= '' then
-  table.insert(dead, ARGV[3])
-end
-if #dead > 0 then
-  local gone = {}
-  for _, id in ipairs(dead) do
-    gone[id] = true
-    redis.call('ZREM', KEYS[2], id)
-  end
-  local all = redis.call('HGETALL', KEYS[1])
-  for i = 1, #all, 2 do
-    local entry = cjson.decode(all[i + 1])
-    if gone[entry.instance] then
-      redis.call('HDEL', KEYS[1], all[i])
-      redis.call('PUBLISH', KEYS[3],
-        cjson.encode({op = 'down', id = all[i], conn = entry.conn}))
-    end
-  end
-end
-local live = redis.call('ZRANGEBYSCORE', KEYS[2], now - tonumber(ARGV[2]), '+inf')
-table.insert(live, 1, tostring(added))
-return live
-"""
-
-
-def encode(head: dict[str, Any], payload: bytes = b"") -> bytes:
-    """A message on an instance channel: the JSON head, a newline, the payload (a frame)."""
-    return orjson.dumps(head) + b"\n" + payload
-
-
-def decode(data: bytes) -> tuple[dict[str, Any], bytes]:
-    head, _, payload = data.partition(b"\n")
-    parsed = orjson.loads(head)
-    return (parsed if isinstance(parsed, dict) else {}), payload
 
 
 class RemoteWorld:
@@ -216,8 +127,8 @@ class RemoteWorld:
         await self.directory.remote_send(self, frame)
 
 
-class RedisDirectory(LocalDirectory):
-    """`LocalDirectory` for this instance's sockets plus the cluster's, through Redis."""
+class RedisDirectory:
+    """This instance's sockets (`local`, a `LocalDirectory`) plus the cluster's, through Redis."""
 
     def __init__(
         self,
@@ -231,7 +142,10 @@ class RedisDirectory(LocalDirectory):
         link_host: str | None = "127.0.0.1",
         link_limit: int = 10_000,
     ) -> None:
-        super().__init__(instance_id)
+        self.instance_id = instance_id
+        self.local = LocalDirectory(instance_id)
+        self._index = self.local.index  # this instance's sockets
+        self._by_id = self._index.by_id  # read directly by `get`: the hot path
         self.url = url
         self.prefix = prefix
         self.heartbeat_ttl = heartbeat_ttl
@@ -282,6 +196,31 @@ class RedisDirectory(LocalDirectory):
     def instances(self) -> list[str]:
         return list(self._live)
 
+    def __iter__(self) -> Iterator[WorldConnection]:
+        return iter(self.local)
+
+    def __len__(self) -> int:
+        return len(self.local)
+
+    # This instance's sockets and listeners: the local directory's -----------------------------
+
+    def add_listener(self, listener: WorldListener) -> None:
+        self.local.add_listener(listener)
+
+    def remove_listener(self, listener: WorldListener) -> None:
+        self.local.remove_listener(listener)
+
+    def notify(self, method: str, *args: Any) -> None:
+        self.local.notify(method, *args)
+
+    async def close_all(
+        self, code: int = Close.GOING_AWAY, reason: str = "Server shutting down"
+    ) -> None:
+        await self.local.close_all(code, reason)
+
+    async def check_tokens(self, store: Store) -> int:
+        return await self.local.check_tokens(store)
+
     def links(self) -> list[str]:
         """The addresses of the direct links this instance has open to holders of worlds."""
         return list(self._links)
@@ -320,7 +259,7 @@ class RedisDirectory(LocalDirectory):
                 del self._claiming[world.client_id]
 
     async def _claim(self, world: WorldConnection) -> bool:
-        if self.holder_conflict(world):
+        if self.local.holder_conflict(world):
             return False
         conn = secrets.token_hex(8)
         claimed = await self.redis.eval(
@@ -335,18 +274,18 @@ class RedisDirectory(LocalDirectory):
             world.account,
             int(self.heartbeat_ttl * 1000),
         )
-        if not claimed or self.holder_conflict(world):  # another socket came in meanwhile
+        if not claimed or self.local.holder_conflict(world):  # another socket came in meanwhile
             if claimed:
                 self._spawn(self._update(world.client_id, conn, b""))
             return False
         world.instance_id = None
         self._conn[world.client_id] = conn
         self._remote_index.pop(world.client_id)  # a reconnect replaced it: no disconnect
-        self.take(world)
+        self.local.take(world)
         return True
 
     def release(self, world: WorldConnection) -> bool:
-        if not super().release(world):
+        if not self.local.release(world):
             return False
         conn = self._conn.pop(world.client_id, None)
         if conn is not None and self._redis is not None:
@@ -372,7 +311,7 @@ class RedisDirectory(LocalDirectory):
 
     async def close_token(self, token_id: str, code: int, reason: str) -> int:
         """Close this instance's worlds of a token, and tell the others to close theirs."""
-        closed = await super().close_token(token_id, code, reason)
+        closed = await self.local.close_token(token_id, code, reason)
         change = {
             "op": "close-token",
             "token": token_id,
@@ -417,7 +356,7 @@ class RedisDirectory(LocalDirectory):
         elif op == "joined" and change["instance"] not in self._live:
             self._live.append(str(change["instance"]))  # it beats: the next check confirms it
         elif op == "close-token" and change.get("from") != self.instance_id:
-            work = super().close_token(change["token"], int(change["code"]), change["reason"])
+            work = self.local.close_token(change["token"], int(change["code"]), change["reason"])
             self._spawn(work)
 
     def _on_down(self, client_id: str, conn: str) -> None:
@@ -436,7 +375,7 @@ class RedisDirectory(LocalDirectory):
             self._remote_index.pop(world.client_id)
             if gone:
                 loop = asyncio.get_running_loop()
-                loop.call_later(self.check_interval, self.notify, "world_disconnected", world)
+                loop.call_later(self.check_interval, self.local.notify, "world_disconnected", world)
 
     async def resync(self) -> None:
         """Rebuild the mirror from the `worlds` hash (start-up, after a lost subscription, and
