@@ -1,10 +1,10 @@
 """The four interfaces a relay's shared state sits behind, and `Backends`, one of each.
 
-Each interface is a `typing.Protocol`: the in-process implementations (`local.py`) and the
-Redis/PostgreSQL ones satisfy them structurally. Calls on the forward hot path (`get`, `allow`)
-are plain synchronous calls in-process: no await, lock or allocation. The shared directory
-answers `get` from local state it keeps current in the background; a shared rate budget needs a
-round trip, so its `allow` answers an awaitable (awaited only then).
+Each interface is a `typing.Protocol` that names no implementation: the implementations
+(`backends.local`, `backends.redis`) satisfy them structurally. Calls on the forward hot path
+(`get`, `allow`) are plain synchronous calls in one process: no await, lock or allocation. A
+shared directory answers `get` from local state it keeps current in the background; a shared
+rate budget needs a round trip, so its `allow` answers an awaitable (awaited only then).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
 
 class WorldHandle(Protocol):
-    """A live world as a call sees it, wherever its socket is: a `link.connection.WorldConnection`
-    on this instance, or a stand-in for a world held by another instance (`redis.directory`).
+    """A live world as a call sees it, wherever its socket is: its connection on this instance,
+    or a stand-in for a world another instance holds.
 
     `request` sends a frame and returns the reply with the same `requestId`; it raises
     `TimeoutError` after `timeout` seconds and `link.pending.WorldGone` when the world (or the
@@ -180,8 +180,7 @@ class Counters(Protocol):
 
 
 class Store(Protocol):
-    """Accounts, keys, tokens, pairing: the part of `store.RelayStore` the world socket uses
-    (the rest of its public methods are the same on every store)."""
+    """Accounts, keys, tokens, pairing: the part of the relay's store the world socket uses."""
 
     def token_by_secret(self, secret: str) -> TokenRecord | None: ...
 
