@@ -48,7 +48,7 @@ class WriteBatch:
     first `queue` of an iteration schedules one `flush`, which writes everything queued meanwhile
     in one `writelines`, in order. `writable` says whether the transport takes writes (here: it
     is there); each user says what closed means for it. Also the links between instances
-    (`backends.redis_link.Link`)."""
+    (`backends.redis.link.Link`)."""
 
     __slots__ = ("transport", "queued")
 
