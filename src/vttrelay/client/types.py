@@ -144,13 +144,17 @@ class DeathSaveResult(TypedDict):
 
 
 class UseResult(TypedDict):
-    """Using an item, spell or feature: the actor, the item's name, the chat card's id and the
-    attack roll when the item attacks."""
+    """Using an item, spell or feature: the actor, the item's name, the chat card's id, the
+    attack roll when the item attacks, and `outcome` (the embedded world): what happened
+    (`attack` total/natural/critical/fumble/hit/ac, `damage` formula/total/taken/applied, the
+    target's `save` ability/dc/onSave/total/success, `healing`, `hp` of the healed actor,
+    `target` name/uuid/hp, `notes`)."""
 
     uuid: str
     ability: str
     result: Json
     roll: NotRequired[RollSummary | None]
+    outcome: NotRequired[dict[str, Any]]
 
 
 class RestResult(TypedDict):
@@ -576,6 +580,17 @@ class CombatantsAdded(WorldReply):
     encounterId: str
     added: list[str]
     failed: list[Json]
+
+
+class InitiativeReply(WorldReply):
+    """roll-initiative / set-initiative: the encounter in its new order; `rolled` (the combatant
+    ids that rolled) or `combatantIds` and `initiative` (what was set)."""
+
+    encounterId: str
+    encounter: Encounter
+    rolled: NotRequired[list[str]]
+    combatantIds: NotRequired[list[str]]
+    initiative: NotRequired[float]
 
 
 class CombatantsRemoved(WorldReply):

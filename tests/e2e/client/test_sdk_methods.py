@@ -247,6 +247,10 @@ _in_encounter("POST /end-encounter")
 _in_encounter("POST /add-to-encounter", uuids=["Scene.sceneTavern00001.Token.tokElara00000001"])
 
 
+_in_encounter("POST /roll-initiative", uuids=[PIP_TOKEN])
+_in_encounter("POST /set-initiative", initiative=12, uuid=PIP_TOKEN)
+
+
 @case("POST /remove-from-encounter")
 async def _remove_from(ctx: Ctx, method: Method) -> Any:
     await ctx.sdk.encounters.start(start_with_players=True)

@@ -174,7 +174,7 @@ async def test_use_and_rests(world: Any, api: Any) -> None:
         data = ok(status, body, action)
         assert data["uuid"] == actor and data["ability"] == name
         assert isinstance(data["result"], str)
-    assert list(data) == ["uuid", "ability", "result", "roll"]
+    assert list(data) == ["uuid", "ability", "result", "roll", "outcome"]
     assert list(data["roll"]) == ["total", "formula", "isCritical", "isFumble", "dice"]
     assert data["roll"]["dice"][0]["faces"] == 20
     assert list(data["roll"]["dice"][0]["results"][0]) == ["result", "active"]

@@ -49,6 +49,8 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
             "end-encounter",
             "add-to-encounter",
             "remove-from-encounter",
+            "roll-initiative",  # vttrelay's own
+            "set-initiative",
         )
     },
     ("GET", "/scene"): ("scene:read", "get-scene", 10.0),
@@ -201,7 +203,7 @@ def test_every_endpoint_once_with_scope_action_and_timeout() -> None:
         "Canvas": 6,
         "Playlists": 7,
         "Users": 5,
-        "Encounters": 9,
+        "Encounters": 11,  # the reference's 9, and roll- and set-initiative
         "Scenes": 7,
         "Entities": 9,
     }

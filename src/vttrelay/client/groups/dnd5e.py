@@ -58,6 +58,7 @@ USE_ABILITY = RouteSpec(
         ParamSpec("abilityName", "ability_name", "string", ("body", "query")),
         ParamSpec("targetUuid", "target_uuid", "string", ("body", "query")),
         ParamSpec("targetName", "target_name", "string", ("body", "query")),
+        ParamSpec("applyDamage", "apply_damage", "boolean", ("body", "query")),
     ),
     "json",
 )
@@ -76,6 +77,7 @@ USE_FEATURE = RouteSpec(
         ParamSpec("abilityName", "ability_name", "string", ("body", "query")),
         ParamSpec("targetUuid", "target_uuid", "string", ("body", "query")),
         ParamSpec("targetName", "target_name", "string", ("body", "query")),
+        ParamSpec("applyDamage", "apply_damage", "boolean", ("body", "query")),
     ),
     "json",
 )
@@ -94,6 +96,7 @@ USE_SPELL = RouteSpec(
         ParamSpec("abilityName", "ability_name", "string", ("body", "query")),
         ParamSpec("targetUuid", "target_uuid", "string", ("body", "query")),
         ParamSpec("targetName", "target_name", "string", ("body", "query")),
+        ParamSpec("applyDamage", "apply_damage", "boolean", ("body", "query")),
     ),
     "json",
 )
@@ -112,6 +115,7 @@ USE_ITEM = RouteSpec(
         ParamSpec("abilityName", "ability_name", "string", ("body", "query")),
         ParamSpec("targetUuid", "target_uuid", "string", ("body", "query")),
         ParamSpec("targetName", "target_name", "string", ("body", "query")),
+        ParamSpec("applyDamage", "apply_damage", "boolean", ("body", "query")),
     ),
     "json",
 )
@@ -482,6 +486,7 @@ class Dnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.UseResult]:
@@ -493,6 +498,7 @@ class Dnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
@@ -508,6 +514,7 @@ class Dnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "applyDamage": apply_damage,
                 },
             ),
         )
@@ -520,6 +527,7 @@ class Dnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.UseResult]:
@@ -531,6 +539,7 @@ class Dnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
@@ -546,6 +555,7 @@ class Dnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "applyDamage": apply_damage,
                 },
             ),
         )
@@ -558,6 +568,7 @@ class Dnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.UseResult]:
@@ -569,6 +580,7 @@ class Dnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
@@ -584,6 +596,7 @@ class Dnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "applyDamage": apply_damage,
                 },
             ),
         )
@@ -596,6 +609,7 @@ class Dnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.UseResult]:
@@ -607,6 +621,7 @@ class Dnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
@@ -622,6 +637,7 @@ class Dnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "applyDamage": apply_damage,
                 },
             ),
         )
@@ -1254,6 +1270,7 @@ class AsyncDnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.UseResult]:
@@ -1265,6 +1282,7 @@ class AsyncDnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
@@ -1280,6 +1298,7 @@ class AsyncDnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "applyDamage": apply_damage,
                 },
             ),
         )
@@ -1292,6 +1311,7 @@ class AsyncDnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.UseResult]:
@@ -1303,6 +1323,7 @@ class AsyncDnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
@@ -1318,6 +1339,7 @@ class AsyncDnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "applyDamage": apply_damage,
                 },
             ),
         )
@@ -1330,6 +1352,7 @@ class AsyncDnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.UseResult]:
@@ -1341,6 +1364,7 @@ class AsyncDnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
@@ -1356,6 +1380,7 @@ class AsyncDnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "applyDamage": apply_damage,
                 },
             ),
         )
@@ -1368,6 +1393,7 @@ class AsyncDnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.UseResult]:
@@ -1379,6 +1405,7 @@ class AsyncDnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
         """
@@ -1394,6 +1421,7 @@ class AsyncDnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "applyDamage": apply_damage,
                 },
             ),
         )

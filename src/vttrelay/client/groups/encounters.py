@@ -147,6 +147,39 @@ REMOVE = RouteSpec(
     "json",
 )
 
+ROLL_INITIATIVE = RouteSpec(
+    "POST",
+    "/roll-initiative",
+    "encounters",
+    "roll_initiative",
+    "roll-initiative",
+    (
+        ParamSpec("clientId", "client_id", "string", ("query",)),
+        ParamSpec("userId", "user_id", "string", ("query", "body")),
+        ParamSpec("encounterId", "encounter_id", "string", ("body", "query")),
+        ParamSpec("uuids", "uuids", "array", ("body",)),
+        ParamSpec("combatantIds", "combatant_ids", "array", ("body",)),
+    ),
+    "json",
+)
+
+SET_INITIATIVE = RouteSpec(
+    "POST",
+    "/set-initiative",
+    "encounters",
+    "set_initiative",
+    "set-initiative",
+    (
+        ParamSpec("clientId", "client_id", "string", ("query",)),
+        ParamSpec("userId", "user_id", "string", ("query", "body")),
+        ParamSpec("encounterId", "encounter_id", "string", ("body", "query")),
+        ParamSpec("uuid", "uuid", "string", ("body", "query")),
+        ParamSpec("combatantId", "combatant_id", "string", ("body", "query")),
+        ParamSpec("initiative", "initiative", "number", ("body",), required=True),
+    ),
+    "json",
+)
+
 ROUTES: tuple[RouteSpec, ...] = (
     LIST,
     START,
@@ -157,6 +190,8 @@ ROUTES: tuple[RouteSpec, ...] = (
     END,
     ADD,
     REMOVE,
+    ROLL_INITIATIVE,
+    SET_INITIATIVE,
 )
 
 
@@ -400,6 +435,76 @@ class Encounters:
             ),
         )
 
+    def roll_initiative(
+        self,
+        *,
+        encounter_id: str | None = None,
+        uuids: Sequence[str] | None = None,
+        combatant_ids: Sequence[str] | None = None,
+        user_id: str | None = None,
+        client_id: str | None = None,
+    ) -> shapes.InitiativeReply:
+        """Roll initiative for the named combatants (rerolled), else for each without one (vttrelay;
+        the current combatant keeps its turn) (`POST /roll-initiative`, scope
+        `encounter:manage`).
+
+        Args:
+            encounter_id: Id of the encounter to act on (default: the current one).
+            uuids: Token or actor uuids whose combatants roll.
+            combatant_ids: Combatant ids that roll.
+            client_id: Id of the connected world.
+            user_id: User id or name whose permissions scope the call.
+        """
+        return cast(
+            "shapes.InitiativeReply",
+            self._client.request(
+                ROLL_INITIATIVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "encounterId": encounter_id,
+                    "uuids": uuids,
+                    "combatantIds": combatant_ids,
+                },
+            ),
+        )
+
+    def set_initiative(
+        self,
+        initiative: float,
+        *,
+        encounter_id: str | None = None,
+        uuid: str | None = None,
+        combatant_id: str | None = None,
+        user_id: str | None = None,
+        client_id: str | None = None,
+    ) -> shapes.InitiativeReply:
+        """Set a combatant's initiative (vttrelay; the current combatant keeps its turn) (`POST
+        /set-initiative`, scope `encounter:manage`).
+
+        Args:
+            encounter_id: Id of the encounter to act on (default: the current one).
+            uuid: Token or actor uuid of the combatant.
+            combatant_id: Id of the combatant.
+            initiative: The initiative.
+            client_id: Id of the connected world.
+            user_id: User id or name whose permissions scope the call.
+        """
+        return cast(
+            "shapes.InitiativeReply",
+            self._client.request(
+                SET_INITIATIVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "encounterId": encounter_id,
+                    "uuid": uuid,
+                    "combatantId": combatant_id,
+                    "initiative": initiative,
+                },
+            ),
+        )
+
 
 class AsyncEncounters:
     """`encounters`: the Encounters endpoints."""
@@ -637,6 +742,76 @@ class AsyncEncounters:
                     "encounterId": encounter_id,
                     "selected": selected,
                     "uuids": uuids,
+                },
+            ),
+        )
+
+    async def roll_initiative(
+        self,
+        *,
+        encounter_id: str | None = None,
+        uuids: Sequence[str] | None = None,
+        combatant_ids: Sequence[str] | None = None,
+        user_id: str | None = None,
+        client_id: str | None = None,
+    ) -> shapes.InitiativeReply:
+        """Roll initiative for the named combatants (rerolled), else for each without one (vttrelay;
+        the current combatant keeps its turn) (`POST /roll-initiative`, scope
+        `encounter:manage`).
+
+        Args:
+            encounter_id: Id of the encounter to act on (default: the current one).
+            uuids: Token or actor uuids whose combatants roll.
+            combatant_ids: Combatant ids that roll.
+            client_id: Id of the connected world.
+            user_id: User id or name whose permissions scope the call.
+        """
+        return cast(
+            "shapes.InitiativeReply",
+            await self._client.request(
+                ROLL_INITIATIVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "encounterId": encounter_id,
+                    "uuids": uuids,
+                    "combatantIds": combatant_ids,
+                },
+            ),
+        )
+
+    async def set_initiative(
+        self,
+        initiative: float,
+        *,
+        encounter_id: str | None = None,
+        uuid: str | None = None,
+        combatant_id: str | None = None,
+        user_id: str | None = None,
+        client_id: str | None = None,
+    ) -> shapes.InitiativeReply:
+        """Set a combatant's initiative (vttrelay; the current combatant keeps its turn) (`POST
+        /set-initiative`, scope `encounter:manage`).
+
+        Args:
+            encounter_id: Id of the encounter to act on (default: the current one).
+            uuid: Token or actor uuid of the combatant.
+            combatant_id: Id of the combatant.
+            initiative: The initiative.
+            client_id: Id of the connected world.
+            user_id: User id or name whose permissions scope the call.
+        """
+        return cast(
+            "shapes.InitiativeReply",
+            await self._client.request(
+                SET_INITIATIVE,
+                {
+                    "clientId": client_id,
+                    "userId": user_id,
+                    "encounterId": encounter_id,
+                    "uuid": uuid,
+                    "combatantId": combatant_id,
+                    "initiative": initiative,
                 },
             ),
         )

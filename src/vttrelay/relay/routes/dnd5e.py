@@ -42,6 +42,11 @@ USE_PARAMS = (
     bq("abilityName", "string", description="Name of the item to use."),
     bq("targetUuid", "string", description="Token or actor uuid to target."),
     bq("targetName", "string", description="Token or actor name to target."),
+    bq(
+        "applyDamage",
+        "boolean",
+        description="The target takes the damage rolled (after its saving throw).",
+    ),
 )
 
 

@@ -119,6 +119,36 @@ ROUTES: Final = (
         ),
         sdk=Sdk("remove", "CombatantsRemoved"),
     ),
+    _encounter(
+        "/roll-initiative",
+        "Roll initiative for the named combatants (rerolled), else for each without one "
+        "(vttrelay; the current combatant keeps its turn).",
+        ENCOUNTER_ID,
+        Param(
+            "uuids",
+            "array",
+            B,
+            description="Token or actor uuids whose combatants roll.",
+            sdk_type="Sequence[str]",
+        ),
+        Param(
+            "combatantIds",
+            "array",
+            B,
+            description="Combatant ids that roll.",
+            sdk_type="Sequence[str]",
+        ),
+        sdk=Sdk("roll_initiative", "InitiativeReply"),
+    ),
+    _encounter(
+        "/set-initiative",
+        "Set a combatant's initiative (vttrelay; the current combatant keeps its turn).",
+        ENCOUNTER_ID,
+        Param("uuid", "string", BQ, description="Token or actor uuid of the combatant."),
+        Param("combatantId", "string", BQ, description="Id of the combatant."),
+        Param("initiative", "number", B, required=True, description="The initiative."),
+        sdk=Sdk("set_initiative", "InitiativeReply"),
+    ),
 )
 
 GROUP: Final = Group(NAME, "encounters", ROUTES)

@@ -47,7 +47,7 @@ Token = tuple[dict[str, Any], dict[str, Any]]  # (scene, token)
 # Reading combats ---------------------------------------------------------------------------------
 
 
-def _target(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
+def target_combat(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     """The combat a navigation or membership call acts on: `encounterId`, else the current."""
     wanted = frame.get("encounterId")
     if wanted:
@@ -142,7 +142,7 @@ def combatant_view(
     }
 
 
-def _summary(combat: dict[str, Any]) -> dict[str, Any]:
+def summary(combat: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": combat["_id"],
         "name": combat.get("name"),
@@ -151,7 +151,7 @@ def _summary(combat: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _views(ctx: ActionContext, combat: dict[str, Any]) -> list[dict[str, Any]]:
+def combatant_views(ctx: ActionContext, combat: dict[str, Any]) -> list[dict[str, Any]]:
     lookup = Lookup(ctx)
     return [
         combatant_view(ctx, c, lookup) for c in rules.turn_order(combat.get("combatants") or [])
@@ -170,12 +170,12 @@ def encounters(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     current = documents.current_combat(ctx.tx)
     out = []
     for combat in ctx.tx.all("Combat"):
-        views = _views(ctx, combat)
+        views = combatant_views(ctx, combat)
         if not documents.is_gm(ctx.user):
             views = [v for v in views if not v["hidden"] or _owns(ctx, v["actorUuid"])]
         out.append(
             {
-                **_summary(combat),
+                **summary(combat),
                 "current": current is not None and current["_id"] == combat["_id"],
                 "combatants": views,
             }
@@ -186,7 +186,7 @@ def encounters(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
 # Writing combats ---------------------------------------------------------------------------------
 
 
-def _save(ctx: ActionContext, combat: dict[str, Any]) -> None:
+def save_combat(ctx: ActionContext, combat: dict[str, Any]) -> None:
     documents.touch_stats(combat, ctx.now_ms(), ctx.acting_user_id)
     ctx.tx.put("Combat", combat)
 
@@ -258,7 +258,7 @@ def _has_player_owner(ctx: ActionContext, actor: dict[str, Any] | None) -> bool:
     return False
 
 
-def _roll_initiative(
+def roll_initiative(
     ctx: ActionContext,
     combat: dict[str, Any],
     which: Callable[[dict[str, Any]], bool],
@@ -309,7 +309,7 @@ def _activate(ctx: ActionContext, combat: dict[str, Any]) -> None:
     for other in ctx.tx.all("Combat"):
         if other.get("active") and other["_id"] != combat["_id"]:
             other["active"] = False
-            _save(ctx, other)
+            save_combat(ctx, other)
     combat["active"] = True
 
 
@@ -356,7 +356,7 @@ def start_encounter(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]
             combat["combatants"].append(_new_combatant(ctx, token_scene, token))
     if frame.get("rollNPC") is True:
         lookup = Lookup(ctx)
-        _roll_initiative(
+        roll_initiative(
             ctx,
             combat,
             lambda c: (
@@ -365,12 +365,12 @@ def start_encounter(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]
             keep_current=False,
         )
     if frame.get("rollAll") is True:
-        _roll_initiative(ctx, combat, _without_initiative, keep_current=False)
+        roll_initiative(ctx, combat, _without_initiative, keep_current=False)
     _activate(ctx, combat)
-    _save(ctx, combat)
+    save_combat(ctx, combat)
     return {
         "encounterId": combat["_id"],
-        "encounter": {**_summary(combat), "combatants": _views(ctx, combat)},
+        "encounter": {**summary(combat), "combatants": combatant_views(ctx, combat)},
     }
 
 
@@ -403,11 +403,11 @@ def _navigate(
     advances: bool = False,
 ) -> dict[str, Any]:
     assert_gm(ctx, operation)
-    combat = _target(ctx, frame)
+    combat = target_combat(ctx, frame)
     update = move(combat, defeated_ids(ctx, combat), _skip_defeated(ctx))
     if update is not None:
         combat.update(update)
-        _save(ctx, combat)
+        save_combat(ctx, combat)
         if advances:
             _expire_effects(ctx, combat)
     reply: dict[str, Any] = {
@@ -421,7 +421,7 @@ def _navigate(
         view = combatant_view(ctx, current)
         reply["actorTurn"] = view["actorUuid"]
         reply["tokenTurn"] = view["tokenUuid"]
-    reply["encounter"] = _summary(combat)
+    reply["encounter"] = summary(combat)
     return reply
 
 
@@ -504,7 +504,7 @@ def _failure(uuid: Any, reason: str) -> dict[str, Any]:
 def add_to_encounter(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     """Add tokens (an actor: its token on the viewed scene) and, with `selected`, the selected
     tokens not yet in the encounter; the current combatant stays current."""
-    combat = _target(ctx, frame)
+    combat = target_combat(ctx, frame)
     current = rules.current_combatant(combat)
     added: list[Any] = []
     failed: list[dict[str, Any]] = []
@@ -535,12 +535,12 @@ def add_to_encounter(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any
         combat, current["_id"] if current else None, combat["combatants"]
     )
     if frame.get("rollInitiative") is True:
-        _roll_initiative(ctx, combat, _without_initiative, keep_current=True)
-    _save(ctx, combat)
+        roll_initiative(ctx, combat, _without_initiative, keep_current=True)
+    save_combat(ctx, combat)
     return {"encounterId": combat["_id"], "added": added, "failed": failed}
 
 
-def _combatants_of(ctx: ActionContext, combat: dict[str, Any], uuid: Any) -> list[str]:
+def combatants_of(ctx: ActionContext, combat: dict[str, Any], uuid: Any) -> list[str]:
     """Ids of the combatants a Token uuid (its combatant) or an Actor uuid (all of its
     combatants) names; ActionError with the reference's reason."""
     res = documents.resolve_uuid(ctx.tx, uuid)
@@ -568,7 +568,7 @@ def _combatants_of(ctx: ActionContext, combat: dict[str, Any], uuid: Any) -> lis
 def remove_from_encounter(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
     """Remove tokens' combatants, every combatant of an actor, and with `selected` the selected
     tokens' combatants; the turn passes on if the current combatant leaves."""
-    combat = _target(ctx, frame)
+    combat = target_combat(ctx, frame)
     doomed: dict[str, None] = {}  # combatant ids, in order, each once
     removed: list[Any] = []
     failed: list[dict[str, Any]] = []
@@ -577,7 +577,7 @@ def remove_from_encounter(ctx: ActionContext, frame: dict[str, Any]) -> dict[str
         wanted += [(uuid, True) for uuid, _ in _selected(ctx)]
     for uuid, from_selection in wanted:
         try:
-            ids = _combatants_of(ctx, combat, uuid)
+            ids = combatants_of(ctx, combat, uuid)
         except ActionError as exc:
             if not (from_selection and exc.message == NO_COMBATANT):
                 failed.append(_failure(uuid, exc.message))
@@ -590,5 +590,5 @@ def remove_from_encounter(ctx: ActionContext, frame: dict[str, Any]) -> dict[str
         )
         combat["combatants"] = [c for c in combat["combatants"] if c["_id"] not in doomed]
         combat["turn"] = turn
-        _save(ctx, combat)
+        save_combat(ctx, combat)
     return {"encounterId": combat["_id"], "removed": removed, "failed": failed}

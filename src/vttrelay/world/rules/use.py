@@ -33,6 +33,7 @@ from vttrelay.world.rules.abilities import (
     join_formula,
     proficiency_bonus,
     resolve_formula,
+    save_formula,
 )
 from vttrelay.world.rules.armor import armor_class
 from vttrelay.world.rules.dice import Dice, Roll
@@ -59,6 +60,10 @@ class UseOutcome:
     healing: int = 0  # hit points to restore on the target (applied by the caller)
     concentration: bool = False  # a concentration spell: the caster starts concentrating
     destroyed: bool = False
+    hit: bool | None = None  # an attack at a target: whether it hit its AC
+    target_ac: int | None = None
+    damage: Roll | None = None  # the damage roll, when damage was rolled
+    save: tuple[str, int, str] | None = None  # (ability, DC, onSave: half | none) of a save
 
 
 def first_activity(item: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
@@ -364,9 +369,11 @@ def _resolve_activity(
             ac = armor_class(target)
             hit = roll.is_critical or (not roll.is_fumble and roll.total >= ac)
             out.notes.append(f"{'hits' if hit else 'misses'} {target.get('name', '')} (AC {ac})")
+            out.hit, out.target_ac = hit, ac
         damage = _damage_formula(actor, item, activity, roll.is_critical)
         if damage and hit:
-            out.rolls.append(dice.roll(damage))
+            out.damage = dice.roll(damage)
+            out.rolls.append(out.damage)
     elif kind == "heal":
         healing = get_path(activity, "healing") or {}
         number, faces = as_int(healing.get("number"), 0), as_int(healing.get("denomination"), 0)
@@ -383,7 +390,8 @@ def _resolve_activity(
     elif kind == "damage":
         damage = _damage_formula(actor, item, activity, False)
         if damage:
-            out.rolls.append(dice.roll(damage))
+            out.damage = dice.roll(damage)
+            out.rolls.append(out.damage)
     elif kind == "save":
         ability = (get_path(activity, "save.ability") or ["dex"])[0]
         dc_formula = str(get_path(activity, "save.dc.formula") or "")
@@ -393,9 +401,39 @@ def _resolve_activity(
             else spell_save_dc(actor, item)
         )
         out.notes.append(f"DC {dc} {ABILITY_LABELS.get(ability, ability)} saving throw")
+        on_save = "half" if get_path(activity, "damage.onSave") == "half" else "none"
+        out.save = (str(ability), dc, on_save)
         damage = _damage_formula(actor, item, activity, False)
         if damage:
-            out.rolls.append(dice.roll(damage))
+            out.damage = dice.roll(damage)
+            out.rolls.append(out.damage)
+
+
+def saving_throw(target: dict[str, Any], ability: str, dc: int, dice: Dice) -> tuple[Roll, bool]:
+    """The target's saving throw against `dc` (its effects applied): the roll and whether it
+    succeeded."""
+    roll = dice.roll(save_formula(apply_changes(target), ability))
+    return roll, roll.total >= dc
+
+
+def damage_taken(damage: int, saved: bool, on_save: str) -> int:
+    """Damage a target takes: all of it, half (rounded down) or none on a successful save."""
+    if not saved:
+        return damage
+    return damage // 2 if on_save == "half" else 0
+
+
+def apply_damage(actor: dict[str, Any], amount: int) -> int:
+    """Take `amount` damage, temporary hit points first, HP not below 0; returns the hit points
+    actually lost (temporary ones included)."""
+    hp = get_path(actor, "system.attributes.hp") or {}
+    temp, current = as_int(hp.get("temp"), 0), as_int(hp.get("value"), 0)
+    from_temp = min(temp, max(0, amount))
+    from_hp = min(current, max(0, amount) - from_temp)
+    if from_temp:
+        set_path(actor, "system.attributes.hp.temp", temp - from_temp)
+    set_path(actor, "system.attributes.hp.value", current - from_hp)
+    return from_temp + from_hp
 
 
 def apply_healing(actor: dict[str, Any], amount: int) -> int:

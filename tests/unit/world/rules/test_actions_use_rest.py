@@ -25,7 +25,7 @@ async def test_use_item_examples_and_errors(world: World) -> None:
     reply = await call(world, "use-item", actorUuid=PIP, abilityName="torch")
     assert list(reply) == ["type", "requestId", "data"]
     assert reply["type"] == "use-item-result"
-    assert list(reply["data"]) == ["uuid", "ability", "result"]
+    assert list(reply["data"]) == ["uuid", "ability", "result", "outcome"]
     assert reply["data"]["uuid"] == PIP and reply["data"]["ability"] == "Torch"
     card = chat(world)[-1]
     assert card["_id"] == reply["data"]["result"] and "<h3>Torch</h3>" in card["content"]

@@ -4,7 +4,11 @@ optional target, run the pure use rules (slots, uses, ki, quantities, attack and
 healing), start concentration for concentration spells, and post the item's chat card.
 
 Reply `data`: `uuid` (the request's actorUuid), `ability` (the item name), `result` (the chat
-card's message id, spec §4.1) and, for attacks, `roll` with per-die results.
+card's message id, spec §4.1), for attacks `roll` with per-die results, and `outcome`: what
+happened (`outcome_of`): hit or miss against the target's AC, the damage rolled, the target's
+saving throw against a save DC (half or no damage on a success), the healing, the target's HP
+after, and what was spent. With `applyDamage: true` the damage is taken by the target
+(temporary hit points first, not below 0), in the same transaction as the use.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any, Final
 from vttrelay.world.actions.dnd5e.common import (
     actor_direct,
     actor_uuid,
+    flag,
     save_actor,
     speaker_for,
     text,
@@ -23,8 +28,17 @@ from vttrelay.world.actions.dnd5e.common import (
 from vttrelay.world.errors import ActionError, UseError
 from vttrelay.world.model import documents
 from vttrelay.world.rules import concentration as conc
+from vttrelay.world.rules.dice import Dice
+from vttrelay.world.rules.paths import as_int, get_path
 from vttrelay.world.rules.permissions import assert_owner
-from vttrelay.world.rules.use import apply_healing, use_item
+from vttrelay.world.rules.use import (
+    UseOutcome,
+    apply_damage,
+    apply_healing,
+    damage_taken,
+    saving_throw,
+    use_item,
+)
 from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
@@ -91,6 +105,54 @@ def _card(item_name: str, description: str, notes: list[str]) -> str:
     return "".join(parts)
 
 
+def _hp(actor: dict[str, Any]) -> str:
+    hp = get_path(actor, "system.attributes.hp") or {}
+    return f"{as_int(hp.get('value'), 0)}/{as_int(hp.get('max'), 0)}"
+
+
+def outcome_of(
+    out: UseOutcome, target: dict[str, Any] | None, dice: Dice, *, apply: bool
+) -> dict[str, Any]:
+    """What the use did to its target: the attack against its AC, the damage (taken when
+    `apply`), its saving throw, and its HP after. Changes `target` when damage is applied."""
+    outcome: dict[str, Any] = {}
+    if out.attack is not None:
+        outcome["attack"] = {
+            "total": out.attack.total,
+            "natural": out.attack.natural,
+            "critical": out.attack.is_critical,
+            "fumble": out.attack.is_fumble,
+        }
+        if out.hit is not None:
+            outcome["attack"].update(hit=out.hit, ac=out.target_ac)
+    saved = False
+    if out.save is not None:
+        ability, dc, on_save = out.save
+        outcome["save"] = {"ability": ability, "dc": dc, "onSave": on_save}
+        if target is not None:
+            roll, saved = saving_throw(target, ability, dc, dice)
+            outcome["save"].update(total=roll.total, success=saved)
+            out.rolls.append(roll)
+            verdict = "succeeds on" if saved else "fails"
+            out.notes.append(f"{target.get('name', '')} {verdict} the save ({roll.total})")
+    if out.damage is not None:
+        taken = damage_taken(out.damage.total, saved, out.save[2] if out.save else "none")
+        outcome["damage"] = {"formula": out.damage.formula, "total": out.damage.total}
+        if target is not None:
+            outcome["damage"]["taken"] = taken
+            outcome["damage"]["applied"] = apply
+            if apply:
+                lost = apply_damage(target, taken)
+                out.notes.append(f"{target.get('name', '')} takes {lost} damage")
+    if target is not None:
+        outcome["target"] = {
+            "name": target.get("name", ""),
+            "uuid": actor_uuid(target),
+            "hp": _hp(target),
+        }
+    return outcome
+
+
 def _use(ctx: ActionContext, frame: dict[str, Any], endpoint: str) -> dict[str, Any]:
     request_uuid = text(frame, "actorUuid")
     if request_uuid is None:
@@ -108,14 +170,21 @@ def _use(ctx: ActionContext, frame: dict[str, Any], endpoint: str) -> dict[str, 
     except UseError as exc:
         raise ActionError(str(exc)) from exc
     after = out.actor
+    if target is not None and actor_uuid(target) == actor_uuid(actor):
+        target = after  # the actor's own changes and the target's are one document
+    apply = flag(frame, "applyDamage")
+    outcome = outcome_of(out, target, ctx.dice, apply=apply)
     if out.healing:
-        if target is None or target["_id"] == actor["_id"]:
-            healed = apply_healing(after, out.healing)
-            out.notes.append(f"{actor.get('name', '')} regains {healed} hit points")
-        else:
-            healed = apply_healing(target, out.healing)
-            out.notes.append(f"{target.get('name', '')} regains {healed} hit points")
-            save_actor(ctx, target)
+        healed_actor = after if target is None else target
+        healed = apply_healing(healed_actor, out.healing)
+        out.notes.append(f"{healed_actor.get('name', '')} regains {healed} hit points")
+        outcome["healing"] = healed
+        outcome["hp"] = _hp(healed_actor)
+    changed_target = out.healing or (apply and "damage" in outcome)
+    if target is not None and target is not after and changed_target:
+        save_actor(ctx, target)
+    if target is not None:
+        outcome["target"]["hp"] = _hp(target)
     item_uuid = f"{actor_uuid(actor)}.Item.{item['_id']}"
     if out.concentration:
         current = conc.concentration_effect(after)
@@ -159,6 +228,7 @@ def _use(ctx: ActionContext, frame: dict[str, Any], endpoint: str) -> dict[str, 
             "isFumble": roll.is_fumble,
             "dice": roll.dice,
         }
+    data["outcome"] = {**outcome, "notes": list(out.notes)}  # vttrelay's: what happened
     return {"data": data}
 
 
