@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 import mcp_types as types
 import orjson
+from jsonschema import Draft202012Validator
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
@@ -94,14 +95,27 @@ def _tool(tool: tool_table.Tool) -> types.Tool:
         hints.setdefault("readOnlyHint", False)
     return types.Tool(
         name=tool.name,
-        description=tool.description
-        + (" Accepts dry_run." if tool.changes else "")
-        + f" Needs scopes: {', '.join(tool.scopes)}.",
+        description=tool.description + (" Accepts dry_run." if tool.changes else ""),
         input_schema=tool.input_schema(),
         annotations=types.ToolAnnotations(
             read_only_hint=hints.get("readOnlyHint"), open_world_hint=False
         ),
     )
+
+
+VALIDATORS: dict[str, Draft202012Validator] = {
+    t.name: Draft202012Validator(t.input_schema()) for t in tool_table.TOOLS
+}
+
+
+def schema_problems(tool: tool_table.Tool, args: dict[str, Any]) -> list[str]:
+    """What is wrong with `args` against the tool's input schema (empty when nothing is), each
+    as `where: what`, at most 10."""
+    found = sorted(VALIDATORS[tool.name].iter_errors(args), key=lambda e: list(e.absolute_path))
+    return [
+        f"{'.'.join(str(p) for p in e.absolute_path) or 'arguments'}: {e.message}"
+        for e in found[:10]
+    ]
 
 
 async def call_tool(caller: Caller, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -110,10 +124,10 @@ async def call_tool(caller: Caller, name: str, arguments: dict[str, Any]) -> typ
     if tool is None or tool.run is None:
         return tool_error(f"Unknown tool {name!r}")
     args = dict(arguments or {})
+    problems = schema_problems(tool, args)
+    if problems:
+        return tool_error(f"{name}: bad arguments: {'; '.join(problems)}")
     dry = bool(args.pop("dry_run", False)) and tool.preview is not None
-    missing = [p for p in tool.required if args.get(p) in (None, "")]
-    if missing:
-        return tool_error(f"{name} needs {', '.join(missing)}")
     started = time.perf_counter()
     outcome = "ok"
     try:
@@ -167,11 +181,12 @@ async def read_resource(caller: Caller, uri: str, feeds: EventFeeds) -> Any:
     relay = caller.relay
     if uri == WORLD_URI:
         return await tool_table.world_overview(relay, {})
-    if uri.startswith(ACTOR_PREFIX):
-        actor_id = uri.removeprefix(ACTOR_PREFIX)
-        return await tool_table.actor_summary(relay, {"actor": f"Actor.{actor_id}"})
+    if uri.startswith(ACTOR_PREFIX):  # an id, or any uuid the tools hand out
+        actor = uri.removeprefix(ACTOR_PREFIX)
+        uuid = actor if "." in actor else f"Actor.{actor}"
+        return await tool_table.actor_summary(relay, {"actor": uuid})
     if uri.startswith(SCENE_PREFIX):
-        scene_id = uri.removeprefix(SCENE_PREFIX)
+        scene_id = uri.removeprefix(SCENE_PREFIX).removeprefix("Scene.")
         scene = await relay.scenes.get(scene_id=scene_id)
         found: Any = scene.get("data") or {}
         data: dict[str, Any] = (found[0] if found else {}) if isinstance(found, list) else found

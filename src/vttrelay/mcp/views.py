@@ -275,22 +275,44 @@ def chat_view(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def encounter_view(encounter: dict[str, Any]) -> dict[str, Any]:
-    """An encounter (from /encounters) as round, turn, the current combatant and the order."""
-    combatants = encounter.get("combatants") or []
+def encounter_view(
+    encounter: dict[str, Any], names: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """An encounter (from /encounters) as round, turn, the current combatant and the order with
+    initiative and who is defeated; `names` (token uuid -> handle) names the combatants as the
+    scene's tools do ("Goblin 2")."""
+    names = names or {}
+    order = []
+    for c in encounter.get("combatants") or []:
+        entry = {
+            "name": names.get(str(c.get("tokenUuid")), c.get("name")),
+            "initiative": c.get("initiative"),
+        }
+        if c.get("defeated"):
+            entry["defeated"] = True
+        order.append(entry)
     turn = encounter.get("turn")
-    current = (
-        combatants[turn].get("name")
-        if isinstance(turn, int) and 0 <= turn < len(combatants)
-        else None
-    )
+    current = order[turn]["name"] if isinstance(turn, int) and 0 <= turn < len(order) else None
     return {
         "id": encounter.get("id") or encounter.get("_id"),
         "round": encounter.get("round"),
         "turn": turn,
         "current": current,
-        "order": [{"name": c.get("name"), "initiative": c.get("initiative")} for c in combatants],
+        "order": order,
     }
+
+
+def skipped(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The defeated combatants a next turn passed over, between two views of one encounter."""
+    order = after.get("order") or []
+    start, end = before.get("turn"), after.get("turn")
+    if not isinstance(start, int) or not isinstance(end, int) or not order:
+        return []
+    steps = (end - start) % len(order) or (
+        len(order) if after.get("round") != before.get("round") else 0
+    )
+    passed = [order[(start + i) % len(order)] for i in range(1, steps)]
+    return [str(c["name"]) for c in passed if c.get("defeated")]
 
 
 def token_view(token: dict[str, Any]) -> dict[str, Any]:
@@ -299,4 +321,70 @@ def token_view(token: dict[str, Any]) -> dict[str, Any]:
     out["id"] = out.pop("_id")
     if token.get("hidden"):
         out["hidden"] = True
+    return out
+
+
+SPENDING = ("spent ", " left", " is used up", "regained ")
+
+
+def outcome_view(actor: str, used: str, target: str | None, data: dict[str, Any]) -> dict[str, Any]:
+    """A use-* reply's `data` as what happened, in one sentence (`summary`) and in fields:
+    the attack against the target's AC, its saving throw, the damage and whether it was
+    taken, healing, the target's HP after and what was spent. `actor` and `target` are the names
+    the agent knows them by (a token's handle)."""
+    outcome = data.get("outcome") or {}
+    attack, save = outcome.get("attack"), outcome.get("save")
+    damage, hit_target = outcome.get("damage"), outcome.get("target") or {}
+    target = target or hit_target.get("name")
+    said: list[str] = []
+    if attack:
+        verdict = ""
+        if "hit" in attack:
+            verdict = (
+                ": critical hit"
+                if attack.get("critical") and attack["hit"]
+                else ": hit"
+                if attack["hit"]
+                else ": miss"
+            )
+            verdict = f" against AC {attack.get('ac')}{verdict}"
+        elif attack.get("critical"):
+            verdict = ": critical"
+        said.append(
+            f"{actor} attacks {target} with {used}" if target else f"{actor} attacks with {used}"
+        )
+        said[-1] += f", rolling {attack.get('total')} (d20: {attack.get('natural')}){verdict}"
+    else:
+        said.append(f"{actor} uses {used}" + (f" on {target}" if target else ""))
+    if save:
+        line = f"{save.get('ability', '').upper()} save DC {save.get('dc')}"
+        if "success" in save:
+            line = f"{target} makes a {line}: {save.get('total')}, " + (
+                "success" if save["success"] else "failure"
+            )
+        said.append(line)
+    if damage:
+        line = f"{damage.get('total')} damage ({damage.get('formula')})"
+        if "taken" in damage:
+            taken = damage["taken"]
+            line += f", {target} takes {taken}" if damage.get("applied") else ", not applied"
+        said.append(line)
+    if attack and attack.get("hit") is False:
+        said.append("no damage")
+    if "healing" in outcome:
+        said.append(f"{target or actor} regains {outcome['healing']} HP ({outcome.get('hp')})")
+    if hit_target.get("hp") and "healing" not in outcome:
+        down = str(hit_target["hp"]).startswith("0/")
+        said.append(f"{target} is at {hit_target['hp']} HP" + (", down" if down else ""))
+    spent = [n for n in outcome.get("notes") or [] if any(s in n for s in SPENDING)]
+    if spent:
+        said.append("; ".join(spent))
+    out: dict[str, Any] = {"summary": ". ".join(said) + ".", "actor": actor, "used": used}
+    for key in ("attack", "save", "damage", "healing"):
+        if key in outcome:
+            out[key] = outcome[key]
+    if target:
+        out["target"] = {"name": target, "hp": hit_target.get("hp")}
+    if spent:
+        out["spent"] = spent
     return out

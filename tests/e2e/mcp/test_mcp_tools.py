@@ -72,7 +72,8 @@ async def test_every_tool_against_the_demo_world(demo: Demo, transport: str) -> 
         dice = await call(session, "roll_dice", formula="2d6+3", flavor="Fireball? No.")
         assert 5 <= dice["roll"]["total"] <= 15 if "roll" in dice else 5 <= dice["total"] <= 15
         hit = await call(session, "attack", actor=PIP, weapon="Dart", target="Elara Quill")
-        assert hit["ability"] == "Dart" and hit["roll"]["formula"].startswith("1d20")
+        assert hit["used"] == "Dart" and hit["target"]["name"] == "Elara Quill"
+        assert hit["summary"].startswith("Pip Tealeaf attacks Elara Quill with Dart, rolling ")
 
         await call(session, "use", actor=ELARA, kind="spell", name="Magic Missile")
         after = await call(session, "actor_summary", actor=ELARA)
@@ -116,16 +117,16 @@ async def test_every_tool_against_the_demo_world(demo: Demo, transport: str) -> 
 
         started = await call(session, "encounter", action="start")
         assert started["round"] == 1 and len(started["order"]) == 4
-        running = await call(session, "encounters")
+        running = (await call(session, "encounters"))["encounters"]
         assert [e["id"] for e in running] == [started["id"]]
         await call(session, "encounter", action="next_turn")
-        assert (await call(session, "encounters"))[0]["turn"] == 1
+        assert (await call(session, "encounters"))["encounters"][0]["turn"] == 1
         await call(session, "encounter", action="end")
-        assert await call(session, "encounters") == []
+        assert (await call(session, "encounters"))["encounters"] == []
 
         tokens = await call(session, "scene_tokens")
         pip = next(t for t in tokens["tokens"] if t["name"] == "Pip Tealeaf")
-        moved_token = await call(session, "move_token", name="Pip Tealeaf", x=pip["x"] + 100,
+        moved_token = await call(session, "move_token", token="Pip Tealeaf", x=pip["x"] + 100,
                                  y=pip["y"])  # fmt: skip
         assert moved_token["x"] == pip["x"] + 100
 
@@ -149,9 +150,10 @@ DRY_RUNS: list[tuple[str, dict[str, Any], str]] = [
     ("remove_item", {"actor": PIP, "item": "Rations", "quantity": 2}, "Rations:"),
     ("equip_item", {"actor": ELARA, "item": "Dagger"}, "Dagger: equipped False -> True"),
     ("send_chat", {"content": "Hello", "alias": "DM"}, "would post 'Hello' as DM"),
-    ("encounter", {"action": "start"}, "would start a new encounter"),
+    ("encounter", {"action": "start"}, "would start an encounter with the players' tokens"),
     ("encounter", {"action": "next_turn"}, "would fail: no encounter is running"),
-    ("move_token", {"name": "Pip Tealeaf", "x": 1000, "y": 800}, "-> (1000, 800)"),
+    ("switch_scene", {"scene": "Goblin Ambush"}, "would make 'Goblin Ambush' the active scene"),
+    ("move_token", {"token": "Pip Tealeaf", "x": 1000, "y": 800}, "-> (1000, 800)"),
 ]  # fmt: skip
 
 
@@ -198,7 +200,8 @@ async def test_a_key_without_a_scope_sees_fewer_tools_and_gets_a_clear_error(
         assert "chat:write" in await refused(session, "send_chat", content="hi")
         dry = await refused(session, "send_chat", content="hi", dry_run=True)
         assert dry == "Dry run: the call would be refused: this API key lacks scope chat:write"
-        assert "No actor named 'Nobody'" in await refused(session, "actor_summary", actor="Nobody")
+        nobody = await refused(session, "actor_summary", actor="Nobody")
+        assert nobody == "No token or actor named 'Nobody'"
         assert "Invalid skill" in await refused(
             session, "roll_check", actor=PIP, kind="skill", skill="juggling"
         )
