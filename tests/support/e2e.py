@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import orjson
+
+# What the `api` fixtures of the files and tabletop tests give: `async call(method, path, json=None,
+# **query) -> (status, body)`.
+Api = Callable[..., Awaitable[tuple[int, Any]]]
 
 CLIENT_ID = "vttrelay-demo"  # the embedded world's id, as `vttrelay serve` names it
 FAST: dict[str, Any] = {

@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from tests.support.e2e import CLIENT_ID
+from tests.support.e2e import CLIENT_ID, Api
+from tests.support.files import data_url, png, raw
 
 from vttrelay.relay import files as relay_files
 from vttrelay.relay.routes import ALL_SCOPES
-
-from .conftest import Api, data_url, raw
 
 HELLO = "SGVsbG8gZnJvbSBSRVNUIEFQSSB0ZXN0IQ=="  # "Hello from REST API test!"
 UPLOAD_QUERY = {"path": "rest-api-tests", "source": "data", "filename": "test-file.txt"}
@@ -391,8 +390,6 @@ async def test_an_uploaded_image_is_a_scene_background_and_a_token_image(
     from io import BytesIO
 
     from PIL import Image, ImageStat
-
-    from .conftest import png
 
     color = (50, 60, 80)
     upload = {

@@ -14,12 +14,11 @@ from typing import Any
 
 import pytest
 from PIL import Image
-from tests.support.e2e import CLIENT_ID
+from tests.support.e2e import CLIENT_ID, Api
+from tests.support.files import data_url, png, raw
 
 from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.world.render import sheet as sheet_render
-
-from .conftest import Api, data_url, png, raw
 
 ELARA = "Actor.elaraWizard00001"  # Aria owns her, Ben has LIMITED, others none
 GOBLIN = "Actor.goblinNpc0000001"

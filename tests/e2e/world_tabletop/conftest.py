@@ -13,14 +13,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from tests.support.e2e import CLIENT_ID, api_for, eventually
+from tests.support.e2e import CLIENT_ID, Api, api_for, eventually
 
 from vttrelay.relay.routes import ALL_SCOPES
 
 from ..streams.conftest import SSEStream
 from ..streams.conftest import sse as sse  # noqa: F401  (the SSE reader fixture, used here)
-
-Api = Callable[..., Awaitable[tuple[int, Any]]]
 
 
 @pytest.fixture

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.e2e import CLIENT_ID, api_for, eventually
+from tests.support.e2e import CLIENT_ID, Api, api_for, eventually
 
 from vttrelay.world.model import documents
-
-from .conftest import Api
 
 SCENE = "sceneTavern00001"
 ELARA_TOKEN, GOBLIN_TOKEN = "tokElara00000001", "tokGoblin0000001"

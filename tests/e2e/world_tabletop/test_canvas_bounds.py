@@ -10,10 +10,10 @@ import asyncio
 import time
 from typing import Any
 
+from tests.support.e2e import Api
+
 from vttrelay.world.rules.bounds import MAX_EMBEDDED
 from vttrelay.world.rules.canvas import MAX_BATCH
-
-from .conftest import Api
 
 SCENE = "sceneTavern00001"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conftest import Api
+from tests.support.e2e import Api
 
 PLAYLIST = "plAmbush00000001"
 DRUMS, SKIRMISH = "sndWarDrums00001", "sndSkirmish00001"

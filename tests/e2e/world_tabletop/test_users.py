@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.e2e import CLIENT_ID, api_for, eventually
+from tests.support.e2e import CLIENT_ID, Api, api_for, eventually
 
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.world.actions.users import CREDENTIALS, hash_password
-
-from .conftest import Api
 
 GM = "gmUser0000000001"
 ARIA = "playerAria000001"
