@@ -107,22 +107,6 @@ class RelayProcess(RelayCalls):
                 self.process.wait(5)
 
 
-async def skill_checks(relay: Any, key: str, count: int, client_id: str = "w1") -> list[int]:
-    """`count` skill checks on world `client_id` through `relay`, all at once: their statuses."""
-
-    async def call(i: int) -> int:
-        answer = await relay.call(
-            "POST",
-            "/dnd5e/skill-check",
-            key=key,
-            params={"clientId": client_id},
-            json={"actorUuid": f"Actor.{i}", "skill": "prc"},
-        )
-        return int(answer.status)
-
-    return list(await asyncio.gather(*(call(i) for i in range(count))))
-
-
 async def _health(http: aiohttp.ClientSession, url: str) -> dict[str, Any] | None:
     try:
         async with http.get(url + "/api/health") as resp:

@@ -12,11 +12,10 @@ from typing import Any
 
 from bench.procs import free_port
 from tests.support.e2e import eventually
+from tests.support.scale import skill_checks
 
 from vttrelay.relay.backends.redis.directory_scripts import encode
 from vttrelay.relay.backends.redis.link import LinkAddress
-
-from .conftest import skill_checks
 
 CALLS = 30
 

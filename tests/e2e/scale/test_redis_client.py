@@ -9,10 +9,9 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 from tests.support.e2e import eventually
+from tests.support.scale import skill_checks
 
 from vttrelay.relay.metrics import redis_round_trips
-
-from .conftest import skill_checks
 
 CALLS = 40
 
