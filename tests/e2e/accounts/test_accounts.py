@@ -10,7 +10,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from tests.e2e.accounts.conftest import HEX64, PASSWORD, Auth
+from tests.support.accounts import HEX64, PASSWORD, Auth
 
 from vttrelay.relay.accounts import users
 

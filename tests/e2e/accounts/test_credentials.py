@@ -10,7 +10,7 @@ import stat
 from typing import Any
 
 import pytest
-from tests.e2e.accounts.conftest import Auth
+from tests.support.accounts import Auth
 
 from vttrelay.relay.accounts.credentials import KEY_FILE, Vault
 from vttrelay.relay.accounts.services import ACCOUNTS

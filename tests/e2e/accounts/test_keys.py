@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 import pytest
-from tests.e2e.accounts.conftest import HEX64, Auth
+from tests.support.accounts import HEX64, Auth
 from tests.support.relay import WorldDouble
 
 from vttrelay.relay.accounts import keys, users

@@ -18,7 +18,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 from bench.procs import free_port
-from tests.e2e.accounts.conftest import PASSWORD, Auth
+from tests.support.accounts import PASSWORD, Auth
 from tests.support.e2e import eventually
 
 from vttrelay.relay.accounts.settings import SmtpSettings

@@ -4,7 +4,7 @@ with its exchange code), deny; a scope not asked for is refused."""
 
 from __future__ import annotations
 
-from tests.e2e.accounts.conftest import HEX64, Auth
+from tests.support.accounts import HEX64, Auth
 
 ASKED = ["entity:read", "roll:read", "chat:read"]
 
