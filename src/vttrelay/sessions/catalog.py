@@ -17,18 +17,15 @@ from typing import Final
 
 import orjson
 
+from vttrelay.sessions.errors import Refused
+
 NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,47}")
 MAX_WORLDS: Final = 20
 RECORD: Final = "session-world.json"
 
 
-class CatalogError(ValueError):
+class CatalogError(Refused, ValueError):
     """A refused catalog change: HTTP status and text."""
-
-    def __init__(self, status: int, text: str) -> None:
-        super().__init__(text)
-        self.status = status
-        self.text = text
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,8 @@ import orjson
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+from vttrelay.sessions.errors import Refused
+
 HANDSHAKE_TTL: Final = 300.0
 MAX_HANDSHAKES: Final = 10_000
 # An RSA key costs ~50-100 ms of CPU: an account makes at most this many handshakes a minute.
@@ -33,13 +35,8 @@ OAEP: Final = padding.OAEP(
 )
 
 
-class HandshakeError(Exception):
+class HandshakeError(Refused):
     """A start-session request the handshake refuses: HTTP status and the reference's text."""
-
-    def __init__(self, status: int, text: str) -> None:
-        super().__init__(text)
-        self.status = status
-        self.text = text
 
 
 @dataclass(frozen=True)
