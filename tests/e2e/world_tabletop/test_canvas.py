@@ -261,7 +261,7 @@ async def test_canvas_errors_change_nothing(relay: Any, world: Any, api: Api) ->
     assert scene_doc(world) == before
 
 
-async def test_move_token_snaps_to_the_grid(
+async def test_move_token_puts_the_token_where_asked_as_the_module_does(
     relay: Any, world: Any, api: Api, hooks: Any, sse: Any
 ) -> None:
     stream = await hooks("updateToken")
@@ -274,7 +274,8 @@ async def test_move_token_snaps_to_the_grid(
     )
     assert (await scene_events.event()).name == "connected"
     await eventually(lambda: world.world.subscribed("scene-events"))
-    status, body = await api("POST", "/move-token", {"uuid": ELARA, "x": 633, "y": 871})
+    # no snap to the grid: x and y are echoed and stored as given
+    status, body = await api("POST", "/move-token", {"uuid": ELARA, "x": 633, "y": 871.5})
     assert status == 200, body
     assert body == {
         "type": "move-token-result",
@@ -282,20 +283,20 @@ async def test_move_token_snaps_to_the_grid(
         "data": {
             "tokenUuid": f"Scene.{SCENE}.Token.{ELARA_TOKEN}",
             "name": "Elara Quill",
-            "x": 600,
-            "y": 900,
+            "x": 633,
+            "y": 871.5,
             "sceneId": SCENE,
         },
     }
     moved = await stream.event()
-    assert moved.data["args"][1] == {"x": 600, "y": 900, "_id": ELARA_TOKEN}
+    assert moved.data["args"][1] == {"x": 633, "y": 871.5, "_id": ELARA_TOKEN}
     token_update = await scene_events.event()
     assert token_update.name == "scene-token-update"
     assert token_update.data == {
         "sceneId": SCENE,
         "eventType": "token-update",
         "tokenId": ELARA_TOKEN,
-        "changes": {"x": 600, "y": 900, "_id": ELARA_TOKEN},
+        "changes": {"x": 633, "y": 871.5, "_id": ELARA_TOKEN},
     }
     # by name, through waypoints; query parameters work as well as the body
     status, body = await api(
@@ -307,13 +308,16 @@ async def test_move_token_snaps_to_the_grid(
         y="1050",
     )
     assert status == 200, body
-    assert (body["data"]["x"], body["data"]["y"]) == (1500, 1100)
-    assert (token(world, GOBLIN_TOKEN)["x"], token(world, GOBLIN_TOKEN)["y"]) == (1500, 1100)
-    # a token uuid
-    status, body = await api(
-        "POST", "/move-token", {"uuid": f"Scene.{SCENE}.Token.{GOBLIN_TOKEN}", "x": 2400, "y": 1700}
-    )
-    assert status == 200 and (body["data"]["x"], body["data"]["y"]) == (2400, 1700)
+    assert (body["data"]["x"], body["data"]["y"]) == (1549, 1050)
+    assert (token(world, GOBLIN_TOKEN)["x"], token(world, GOBLIN_TOKEN)["y"]) == (1549, 1050)
+    # a token uuid, to a position off the scene (into its padding, past the canvas): the module
+    # applies no bound to the scene either
+    for x, y in ((2460, 900), (449, 900), (900, -5000), (-10_000_000, 10_000_000)):
+        status, body = await api(
+            "POST", "/move-token", {"uuid": f"Scene.{SCENE}.Token.{GOBLIN_TOKEN}", "x": x, "y": y}
+        )
+        assert status == 200 and (body["data"]["x"], body["data"]["y"]) == (x, y), body
+        assert (token(world, GOBLIN_TOKEN)["x"], token(world, GOBLIN_TOKEN)["y"]) == (x, y)
 
 
 async def test_move_token_errors_leave_the_token_in_place(relay: Any, world: Any, api: Api) -> None:
@@ -331,21 +335,23 @@ async def test_move_token_errors_leave_the_token_in_place(relay: Any, world: Any
     await refused(
         {"name": "Goblin", "x": 600, "y": 500, "sceneId": "nope"}, "Scene not found: nope"
     )
-    off = (
-        "Position ({x}, {y}) is outside scene 'The Yawning Portal': a token's top-left corner "
-        "must lie from (500, 400) to (2400, 1700)"
+    # every number is bounded as a scene's numbers are (rules.canvas.MAX_NUMBER)
+    await refused(
+        {"name": "Goblin", "x": 10_000_001, "y": 900},
+        "x: must be a finite number between -10000000 and 10000000 (got 10000001)",
     )
-    await refused({"name": "Goblin", "x": 2460, "y": 900}, off.format(x=2500, y=900))
-    await refused({"name": "Goblin", "x": 449, "y": 900}, off.format(x=400, y=900))
-    await refused({"name": "Goblin", "x": 900, "y": -5000}, off.format(x=900, y=-5000))
+    await refused(
+        {"name": "Goblin", "x": 900, "y": -2e9},
+        "y: must be a finite number between -10000000 and 10000000 (got -2000000000)",
+    )
     await refused(
         {
             "name": "Goblin",
             "x": 900,
             "y": 900,
-            "waypoints": [{"x": 700, "y": 700}, {"x": 3000, "y": 0}],
+            "waypoints": [{"x": 700, "y": 700}, {"x": 3000, "y": 1e8}],
         },
-        off.format(x=3000, y=0),
+        "y: must be a finite number between -10000000 and 10000000 (got 100000000.0)",
     )
     await refused(
         {"name": "Goblin", "x": 900, "y": 900, "waypoints": [{"x": 700, "y": 700}, {"x": 800}]},
@@ -478,8 +484,8 @@ async def test_the_ambush_scene_walls_block_nothing(relay: Any, world: Any, api:
     assert body["data"] == {
         "tokenUuid": f"Scene.{ambush}.Token.ambBrann00000001",
         "name": "Brann Stoneheart",
-        "x": 2300,
-        "y": 1000,
+        "x": 2310,
+        "y": 1040,
         "sceneId": ambush,
     }
     status, body = await api(

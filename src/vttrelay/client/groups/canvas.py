@@ -291,8 +291,8 @@ class Canvas:
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.TokenMoved]:
-        """Move a token (snapped to the grid), through optional waypoints (`POST /move-token`, scope
-        `canvas:write`).
+        """Move a token to (x, y) as given (no snap, no bound to the scene), through optional
+        waypoints (`POST /move-token`, scope `canvas:write`).
 
         Args:
             x: Target x of the token's top-left corner (pixels).
@@ -536,8 +536,8 @@ class AsyncCanvas:
         user_id: str | None = None,
         client_id: str | None = None,
     ) -> shapes.Envelope[shapes.TokenMoved]:
-        """Move a token (snapped to the grid), through optional waypoints (`POST /move-token`, scope
-        `canvas:write`).
+        """Move a token to (x, y) as given (no snap, no bound to the scene), through optional
+        waypoints (`POST /move-token`, scope `canvas:write`).
 
         Args:
             x: Target x of the token's top-left corner (pixels).

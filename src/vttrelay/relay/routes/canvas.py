@@ -135,7 +135,8 @@ ROUTES: Final = (
         "POST",
         "/move-token",
         "move-token",
-        "Move a token (snapped to the grid), through optional waypoints.",
+        "Move a token to (x, y) as given (no snap, no bound to the scene), through optional "
+        "waypoints.",
         "canvas:write",
         bq("x", "number", True, description="Target x of the token's top-left corner (pixels)."),
         bq("y", "number", True, description="Target y of the token's top-left corner (pixels)."),

@@ -10,13 +10,15 @@ distances.
   `rules.bounds.MAX_EMBEDDED` documents of each type (one holding more, from before that bound,
   can still be cut down).
 - move-token: a token found by uuid (a token, or an actor's token on the scene) or name, moved
-  through its waypoints to (x, y), each position snapped to the scene's grid and refused when
-  the token would leave the scene. Walls block nothing (the module does not check them either).
+  through its waypoints to (x, y) as the module moves it: no snap to the grid, no bound to the
+  scene, x and y echoed as given; only each number is bounded (`rules.canvas.MAX_NUMBER`) like
+  every scene number. Walls block nothing (the module does not check them either).
   A player may move a token whose actor it owns, as on the tabletop (the module asks for a GM).
 - measure-distance: between points or tokens, on the scene's grid with the world's diagonal
   rule (`core.gridDiagonals`, dnd5e: each diagonal one square) and the scene's units.
 
-Each call is one transaction: a refused waypoint leaves the token where it was.
+Each call is one transaction: a refused waypoint leaves the token where it was (the module
+has applied the earlier waypoints by then).
 """
 
 from __future__ import annotations
@@ -246,20 +248,19 @@ def find_token(ctx: ActionContext, scene: dict[str, Any], uuid: Any, name: Any) 
     return documents.resolve_uuid(ctx.tx, documents.token_uuid(scene["_id"], token["_id"]))
 
 
-def _place(token: dict[str, Any], scene: dict[str, Any], x: float, y: float) -> tuple[float, float]:
-    """(x, y) snapped to the scene's grid; ActionError when the token would leave the scene."""
-    g = grid.grid_of(scene)
-    width = token.get("width", 1) or 1
-    height = token.get("height", 1) or 1
-    sx, sy = grid.snap_token(g, x, y, width, height)
-    if not grid.scene_rect(scene).contains(sx, sy, width * g.size, height * g.size):
-        area = grid.scene_rect(scene)
-        raise ActionError(
-            f"Position ({sx}, {sy}) is outside scene '{scene.get('name', '')}': a token's "
-            f"top-left corner must lie from ({area.x}, {area.y}) to "
-            f"({area.x + area.width - width * g.size}, {area.y + area.height - height * g.size})"
-        )
-    return sx, sy
+def _position(point: dict[str, Any], label: str) -> tuple[int | float, int | float]:
+    """A point's (x, y) as given (the module neither snaps nor bounds a move); ActionError
+    when a coordinate is missing, not a number, or past `rules.MAX_NUMBER` in size."""
+    x, y = point.get("x"), point.get("y")
+    if not _number(x) or not _number(y):
+        raise ActionError(label)
+    for name, value in (("x", x), ("y", y)):
+        if not rules.bounded(value):
+            raise ActionError(
+                f"{name}: must be a finite number between -{rules.MAX_NUMBER} and "
+                f"{rules.MAX_NUMBER} (got {value})"
+            )
+    return x, y
 
 
 def _number(value: Any) -> TypeGuard[int | float]:
@@ -268,11 +269,9 @@ def _number(value: Any) -> TypeGuard[int | float]:
 
 @action("move-token")
 def move_token(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
-    """Move a token through its waypoints to (x, y), snapped to the grid."""
+    """Move a token through its waypoints to (x, y), as given (no snap, no scene bound)."""
     scene = find_scene(ctx, params)
-    x, y = params.get("x"), params.get("y")
-    if not _number(x) or not _number(y):
-        raise ActionError("x and y coordinates are required")
+    x, y = _position(params, "x and y coordinates are required")
     uuid, name = params.get("uuid"), params.get("name")
     if not uuid and not name:
         raise ActionError("uuid or name is required")
@@ -283,10 +282,10 @@ def move_token(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
     token, home = res.doc, res.scene
     waypoints = params.get("waypoints")
     for point in waypoints if isinstance(waypoints, list) else ():
-        if not (isinstance(point, dict) and _number(point.get("x")) and _number(point.get("y"))):
+        if not isinstance(point, dict):
             raise ActionError("Each waypoint must have x and y coordinates")
-        _place(token, home, point["x"], point["y"])
-    token["x"], token["y"] = _place(token, home, x, y)
+        _position(point, "Each waypoint must have x and y coordinates")
+    token["x"], token["y"] = x, y
     documents.save(ctx.tx, res)
     return {
         "data": {

@@ -55,7 +55,8 @@ def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _bounded(value: Any) -> bool:
+def bounded(value: Any) -> bool:
+    """True for a finite number at most `MAX_NUMBER` in size (what every scene number is)."""
     return _finite(value) and abs(value) <= MAX_NUMBER
 
 
@@ -68,7 +69,7 @@ def validation_error(document_name: str, doc: dict[str, Any]) -> str | None:
                 problems.append(f"{name}: must be an object")
         elif name in doc and doc[name] is not None and not _finite(doc[name]):
             problems.append(f"{name}: must be a finite number")
-        elif name in doc and doc[name] is not None and not _bounded(doc[name]):
+        elif name in doc and doc[name] is not None and not bounded(doc[name]):
             problems.append(f"{name}: must be between -{MAX_NUMBER} and {MAX_NUMBER}")
     for path in RADII.get(document_name, ()):
         radius = get_path(doc, path)
@@ -80,7 +81,7 @@ def validation_error(document_name: str, doc: dict[str, Any]) -> str | None:
             problems.append("c: may not be undefined")
         elif not (isinstance(coords, list) and len(coords) == 4 and all(map(_finite, coords))):
             problems.append("c: must be an array of 4 numbers")
-        elif not all(map(_bounded, coords)):
+        elif not all(map(bounded, coords)):
             problems.append(f"c: each coordinate must be between -{MAX_NUMBER} and {MAX_NUMBER}")
     if document_name in ("Token", "Tile") and any(
         _finite(doc.get(n)) and doc[n] < 0 for n in ("width", "height")

@@ -1,5 +1,5 @@
-"""Scene geometry: the scene's rectangle on the canvas, grid snapping of token positions, and
-distances measured on the grid with the tabletop's diagonal rules.
+"""Scene geometry: the scene's rectangle on the canvas and distances measured on the grid with
+the tabletop's diagonal rules.
 
 Pure functions over a Scene document's `width`, `height`, `padding` and `grid` (`{type, size,
 distance, units}`). Positions are canvas pixels, as the tabletop stores them: the canvas is the
@@ -53,15 +53,6 @@ class Rect:
     width: float
     height: float
 
-    def contains(self, x: float, y: float, width: float = 0, height: float = 0) -> bool:
-        """True if the box at (x, y) of this size lies wholly inside the rectangle."""
-        return (
-            x >= self.x
-            and y >= self.y
-            and x + width <= self.x + self.width
-            and y + height <= self.y + self.height
-        )
-
 
 def grid_of(scene: dict[str, Any]) -> Grid:
     """The scene's grid, with the tabletop's defaults for missing fields (units `ft`)."""
@@ -86,27 +77,6 @@ def scene_rect(scene: dict[str, Any]) -> Rect:
     pad_x = math.ceil(padding * width / size) * size
     pad_y = math.ceil(padding * height / size) * size
     return Rect(pad_x, pad_y, width, height)
-
-
-def snap_token(
-    grid: Grid, x: float, y: float, width: float = 1, height: float = 1
-) -> tuple[float, float]:
-    """A token's top-left corner snapped to the grid, as a drag on the tabletop drops it.
-
-    A token of whole cells snaps to the grid's vertices; a token smaller than a cell (width 0.5)
-    snaps to the half-cell points, so it can sit in any quarter of a cell. Gridless and hex
-    grids (not modelled here): unchanged.
-    """
-    if grid.type != SQUARE:
-        return x, y
-    step_x = grid.size * (0.5 if width % 1 else 1)
-    step_y = grid.size * (0.5 if height % 1 else 1)
-    return _snap(x, step_x), _snap(y, step_y)
-
-
-def _snap(value: float, step: float) -> float:
-    snapped = math.floor(value / step + 0.5) * step  # half rounds up, like Math.round
-    return int(snapped) if float(snapped).is_integer() else snapped
 
 
 def diagonal_cost(diagonals: int, rule: int) -> float:

@@ -1,4 +1,4 @@
-"""Scene geometry rules: the scene rectangle, token snapping and grid distances."""
+"""Scene geometry rules: the scene rectangle and grid distances."""
 
 from __future__ import annotations
 
@@ -33,39 +33,6 @@ def test_scene_rect_excludes_the_padding_rounded_up_to_whole_cells() -> None:
     assert g.scene_rect({**SCENE, "padding": 0}).x == 0
 
 
-def test_rect_contains_whole_boxes_only() -> None:
-    rect = g.Rect(500, 400, 2000, 1400)
-    assert rect.contains(500, 400, 100, 100)
-    assert rect.contains(2400, 1700, 100, 100)
-    assert not rect.contains(2401, 1700, 100, 100)
-    assert not rect.contains(499, 400)
-    assert not rect.contains(600, 1900)
-
-
-@pytest.mark.parametrize(
-    ("point", "size", "expected"),
-    [
-        ((449, 451), (1, 1), (400, 500)),
-        ((450, 450), (1, 1), (500, 500)),  # half a cell rounds up, like Math.round
-        ((1234, 877), (2, 2), (1200, 900)),
-        ((1234, 877), (0.5, 0.5), (1250, 900)),
-        ((1224, 824), (0.5, 1), (1200, 800)),
-    ],
-    ids=["down", "half-up", "large", "tiny-half-cells", "mixed"],
-)
-def test_snap_token_to_vertices_or_half_cells(
-    point: tuple[int, int], size: tuple[float, float], expected: tuple[int, int]
-) -> None:
-    assert g.snap_token(SQUARE, *point, *size) == expected
-
-
-def test_snap_token_keeps_gridless_and_hex_positions() -> None:
-    gridless = g.Grid(g.GRIDLESS, 100, 5, "ft")
-    assert g.snap_token(gridless, 123.5, 77, 1, 1) == (123.5, 77)
-    hex_rows = g.Grid(2, 100, 5, "ft")
-    assert g.snap_token(hex_rows, 123.5, 77, 1, 1) == (123.5, 77)
-
-
 def test_measure_counts_each_diagonal_as_one_square_by_default() -> None:
     # the reference's capture: (0,0) -> (500,500) on a 100 px, 5 ft grid is 25 ft
     assert g.measure(SQUARE, (0, 0), (500, 500)) == 25
@@ -98,17 +65,6 @@ def test_measure_gridless_is_the_straight_line_in_units() -> None:
     gridless = g.Grid(g.GRIDLESS, 100, 5, "ft")
     assert g.measure(gridless, (0, 0), (300, 400)) == 25
     assert g.measure(gridless, (0, 0), (100, 100)) == 7.07
-
-
-def test_snapping_moves_a_token_at_most_half_a_step_onto_the_lattice() -> None:
-    rng = random.Random(5)
-    for _ in range(2000):
-        x, y = rng.uniform(-500, 5000), rng.uniform(-500, 5000)
-        width = rng.choice((0.5, 1, 2, 3))
-        sx, sy = g.snap_token(SQUARE, x, y, width, width)
-        step = 50 if width == 0.5 else 100
-        assert sx % step == 0 and sy % step == 0
-        assert abs(sx - x) <= step / 2 and abs(sy - y) <= step / 2
 
 
 def test_measure_is_symmetric_and_never_shorter_than_the_longer_axis() -> None:
