@@ -1,6 +1,7 @@
 """The dashboard as the relay's plug-in: every page of it mounted on the relay application
-(`views.setup`, then the password-account pages of `accounts.py`, which build on the `Dashboard`
-that views made), given the relay's services (`server.assemble` calls `install`)."""
+(`views.setup` makes the `Dashboard` every page builds on, then each module of `pages/` and the
+password-account pages of `accounts.py` add their routes), given the relay's services
+(`server.assemble` calls `install`)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,24 @@ from aiohttp import web
 from vttrelay.dashboard import accounts as account_pages
 from vttrelay.dashboard import views
 from vttrelay.dashboard.pages import activity as activity_page
+from vttrelay.dashboard.pages import assets, keys, requests, signin, tools, worlds
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
 
 # The route table's page handlers (`GET /pair/{code}`, `GET /approve/{code}`)
-PAGE_HANDLERS = views.PAGE_HANDLERS
+PAGE_HANDLERS = requests.PAGE_HANDLERS
 
 
 def install(app: web.Application, state: RelayState) -> views.Dashboard:
     """Add the dashboard's routes to the relay application."""
     dash = views.setup(app, state)
+    signin.setup(app, dash)  # sign-in link, sign-out, home
+    worlds.setup(app, dash)  # live and known worlds, pairing codes
+    requests.setup(app, dash)  # pair and key requests: approve or refuse
+    keys.setup(app, dash)  # API keys
+    tools.setup(app, dash)  # live events and the request console
+    assets.setup(app, dash)  # stylesheet, script, icon
     account_pages.setup(app, dash)  # password sign-in, password reset, invite codes
     activity_page.setup(app, dash)  # the API calls recorded, filtered, and usage per key
     return dash
