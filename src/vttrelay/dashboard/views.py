@@ -1,20 +1,9 @@
-"""The dashboard's pages and the changes they make, served by the relay (`setup(app, state)`).
-
-Pages (all under `<base>/dashboard/`, `<base>` being `RelayConfig.base_path`, the prefix a
-reverse proxy serves the relay under):
-
-- `signin` (GET: the form a sign-in link opens; POST: redeem the one-time token, rate-limited
-  per IP) and `signout`.
-- `worlds`: the viewer's live worlds (system, versions, since when, from where, requests per
-  minute, subscribers per channel; `?part=live` is the table alone, refreshed by the page),
-  disconnect, revoke a world's connection tokens, mint a pairing code, and (operator) the pair
-  and key requests waiting for a decision.
-- `keys`: list (usage, last use), create (scopes grouped and explained, allowed worlds, forced
-  user, expiry, rate; the secret shown once), revoke.
-- `events`: live events, read by the browser from the SSE routes themselves with an API key.
-- `console`: a request form per route of the route table; the browser calls the route itself.
-- `/pair/{code}` and `/approve/{code}` (route-table pages, `PAGE_HANDLERS`): who asks, approve or
-  refuse when signed in, a sign-in link and the CLI commands otherwise.
+"""The dashboard's core, which every page of `pages/` builds on: the `Dashboard` of one relay
+application (`request.app[DASHBOARD]`, made by `setup(app, state)`): templates, responses, who
+is looking (session and CSRF checks), the sign-in checks shared by the link and password forms,
+and the small helpers pages share. The pages themselves (all under `<base>/dashboard/`, `<base>`
+being `RelayConfig.base_path`, the prefix a reverse proxy serves the relay under) are one module
+each in `pages/`; `mount.install` adds them.
 
 Every change is a POST carrying the session's CSRF token (form field `csrf` or header
 `X-CSRF-Token`); a viewer acts only on its own account unless it is the operator. Sessions are
@@ -113,13 +102,13 @@ class Refused(Exception):
         self.message = message
 
 
-def _iso(ts: float | None) -> str:
+def iso_time(ts: float | None) -> str:
     if not ts:
         return ""
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _ago(ts: float | None, now: float | None = None) -> str:
+def ago(ts: float | None, now: float | None = None) -> str:
     """`5 s ago`, `3 min ago`, `2 h ago`, `4 d ago` (empty for no time)."""
     if not ts:
         return ""
@@ -188,8 +177,8 @@ class Dashboard:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        env.filters["iso"] = _iso
-        env.filters["ago"] = _ago
+        env.filters["iso"] = iso_time
+        env.filters["ago"] = ago
         env.filters["json"] = json_data
         env.filters["segment"] = path_segment
         env.tests["valid_id"] = protocol.valid_id

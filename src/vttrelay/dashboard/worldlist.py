@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from vttrelay import protocol
 from vttrelay.dashboard.sessions import Viewer
-from vttrelay.dashboard.views import _ago, _iso
+from vttrelay.dashboard.views import ago, iso_time
 from vttrelay.relay.link.connection import WorldConnection
 
 if TYPE_CHECKING:
@@ -59,8 +59,8 @@ async def world_rows(state: RelayState, viewer: Viewer) -> list[WorldRow]:
                 title=str(meta.get("worldTitle") or meta.get("worldId") or ""),
                 system=_system(meta),
                 foundry=str(meta.get("foundryVersion") or ""),
-                since=_iso(since),
-                since_ago=_ago(since),
+                since=iso_time(since),
+                since_ago=ago(since),
                 origin=str(meta.get("ipAddress") or getattr(world, "peer_host", "") or ""),
                 rpm=here.requests_per_minute() if here else 0,
                 subscribers={
@@ -83,8 +83,8 @@ async def world_rows(state: RelayState, viewer: Viewer) -> list[WorldRow]:
                 title=str(meta.get("worldTitle") or meta.get("worldId") or known.token_name),
                 system=_system(meta),
                 foundry=str(meta.get("foundryVersion") or ""),
-                since=_iso(known.last_seen),
-                since_ago=_ago(known.last_seen),
+                since=iso_time(known.last_seen),
+                since_ago=ago(known.last_seen),
                 origin=str(meta.get("ipAddress") or ""),
                 rpm=0,
                 subscribers={},

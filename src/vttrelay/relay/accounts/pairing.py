@@ -7,7 +7,7 @@ module's "Pair" and "Upgrade" buttons; `POST /auth/key-request`, its status and
 with CORS (by the app's middleware). Handlers here only check the body, apply the per-IP limits
 and shape the answer; the records and their rules live in `approvals.py`, which the
 CLI calls to approve or refuse. `GET /pair/{code}` and `GET /approve/{code}`, the pages the
-module and apps open, are the dashboard's (`vttrelay.dashboard.views`): they use the per-IP
+module and apps open, are the dashboard's (`vttrelay.dashboard.pages.requests`): they use the per-IP
 budget of unknown codes below (`check_misses`, `count_miss`).
 
 Two per-IP limits, both answered `429` with the reference's text:
