@@ -47,6 +47,12 @@ def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str, int]:
     )
     parser.add_argument("--redis", help="join the relay cluster on this Redis URL")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (needs --redis)")
+    parser.add_argument(
+        "--activity-days",
+        type=float,
+        default=RelayConfig.activity_days,
+        help="as `vttrelay serve --activity-days` (0: no activity log)",
+    )
     args = parser.parse_args(argv)
     if args.backlog:
         listen_backlog(args.backlog)
@@ -57,6 +63,7 @@ def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str, int]:
         max_streams_per_channel=args.max_streams,
         max_connections=BENCH_MAX_CONNECTIONS,  # serve() keeps it below the open-files limit
         redis_url=args.redis,
+        activity_days=args.activity_days,
     )
     return config, args.log_level, args.workers
 

@@ -12,6 +12,7 @@ budget, and forwarding headers from a peer the relay does not trust change nothi
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 from pathlib import Path
@@ -21,10 +22,12 @@ import aiohttp
 import orjson
 import pytest
 from bench.procs import free_port
+from tests.support.e2e import eventually
 from tests.support.proxies import Proxy, make_certificate, start_caddy, start_nginx
 from tests.support.relay import WorldDouble
 
-from vttrelay.relay.accounts import approvals
+from vttrelay.protocol import Close
+from vttrelay.relay.accounts import approvals, keys
 
 PROXY = "127.0.0.1"
 
@@ -186,3 +189,54 @@ async def test_forwarding_headers_from_an_untrusted_peer_change_nothing(
         ) as resp:
             statuses.append(resp.status)
     assert statuses == [404, 404, 429]  # one budget, whatever address it claims
+
+
+async def test_a_world_behind_the_proxy_is_known_by_its_own_address(
+    behind_proxy: tuple[Any, Proxy],
+    client_from: Callable[[str], aiohttp.ClientSession],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The world socket takes the client's address from the trusted proxy, as every HTTP route
+    does: the token's IP allow-list, the duplicate-host rule, `ipAddress` and the connection log
+    name the world's machine, not the proxy."""
+    relay, proxy = behind_proxy
+    caplog.set_level(logging.INFO, logger="vttrelay.relay")
+    relay_url = f"wss://127.0.0.1:{proxy.port}/vtt/relay"
+    token = relay.store.create_connection_token("default", "table", ip_allow="127.0.0.2")
+
+    # the proxy itself (127.0.0.1) is not on the allow-list: a world from elsewhere is refused
+    with pytest.raises(WorldDouble.Refused) as refused:
+        await WorldDouble(relay_url, "table", token, session=client_from("127.0.0.3")).connect()
+    assert refused.value.code == Close.AUTH_PROTOCOL
+
+    world = await WorldDouble(relay_url, "table", token, session=client_from("127.0.0.2")).connect()
+    try:
+        live = relay.state.registry.get("table")
+        assert live is not None and live.metadata["ipAddress"] == "127.0.0.2"
+        assert any(
+            r.getMessage().startswith("world connected: table ")
+            and "from 127.0.0.2 via 127.0.0.1:" in r.getMessage()
+            for r in caplog.records
+        ), [r.getMessage() for r in caplog.records]
+
+        def logged() -> list[str]:
+            return [
+                row["ip_address"] for row in keys.connection_logs(relay.store, "default", 9, 0)[1]
+            ]
+
+        await eventually(lambda: logged() == ["127.0.0.2"])
+
+        # the same id from another machine behind the same proxy: the duplicate-host rule
+        other = relay.store.create_connection_token("default", "table")
+        with pytest.raises(WorldDouble.Refused) as duplicate:
+            await WorldDouble(relay_url, "table", other, session=client_from("127.0.0.3")).connect()
+        assert duplicate.value.code == Close.DUPLICATE
+        assert not world.closed.is_set()
+        # from the world's own machine: a reconnect replaces the old socket
+        again = WorldDouble(relay_url, "table", token, session=client_from("127.0.0.2"))
+        await again.connect()
+        await world.wait_closed()  # (1000 from the relay; the proxy may end the TCP first)
+        assert "world table replaced by a reconnect from 127.0.0.2" in caplog.messages
+        await again.close()
+    finally:
+        await world.close()

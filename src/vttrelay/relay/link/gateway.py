@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from aiohttp import WSMessage, WSMsgType, web
 
@@ -44,15 +44,28 @@ log = logging.getLogger("vttrelay.relay")
 _ENDED = (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR)
 
 
-def _peer(request: web.Request) -> tuple[str, str]:
-    """(host, "host:port") of the TCP peer (never X-Forwarded-For)."""
-    peer = request.transport.get_extra_info("peername") if request.transport else None
-    if isinstance(peer, tuple) and len(peer) >= 2:
-        host = str(peer[0])
-        shown = f"[{host}]:{peer[1]}" if ":" in host else f"{host}:{peer[1]}"
-        return host, shown
+class Peer(NamedTuple):
+    """Where a world connects from: `host` is `request.remote` (behind a trusted proxy the
+    client's address the proxy names, `forwarded.py`; otherwise the TCP peer), for the token's
+    IP allow-list and the duplicate-host rule; `shown` is the metadata's `ipAddress` (the TCP
+    peer as `host:port`, or the forwarded address); `via` the proxy's `host:port` ("" direct),
+    for the connection log."""
+
+    host: str
+    shown: str
+    via: str
+
+
+def _peer(request: web.Request) -> Peer:
     host = request.remote or ""
-    return host, host
+    peer = request.transport.get_extra_info("peername") if request.transport else None
+    if not (isinstance(peer, tuple) and len(peer) >= 2):
+        return Peer(host, host, "")
+    tcp_host = str(peer[0])
+    tcp = f"[{tcp_host}]:{peer[1]}" if ":" in tcp_host else f"{tcp_host}:{peer[1]}"
+    if not host or host == tcp_host:
+        return Peer(tcp_host, tcp, "")
+    return Peer(host, host, tcp)
 
 
 def is_world_upgrade(request: web.Request) -> bool:
@@ -152,7 +165,7 @@ class WorldGateway:
             log.exception("world %s: token lookup failed", client_id)
             await refuse(handshake.TRY_AGAIN)
             return None
-        host, shown = _peer(request)
+        host, shown, via = _peer(request)
         refusal = handshake.check_token(record, client_id, self.config.reserved_client_ids, host)
         if refusal is not None or record is None:
             await refuse(refusal or handshake.AUTH_FAILED)
@@ -190,11 +203,12 @@ class WorldGateway:
         except (ConnectionError, RuntimeError):
             return world  # the loop will see the closed socket and clean up
         log.info(
-            "world connected: %s (account %s, system %s, from %s)",
+            "world connected: %s (account %s, system %s, from %s%s)",
             client_id,
             record.account,
             world.system_id or "?",
             shown,
+            f" via {via}" if via else "",
         )
         self.registry.notify("world_connected", world)
         try:
