@@ -19,7 +19,10 @@ The command's own process becomes a supervisor that serves nothing itself:
    exits on its own is restarted with a new instance id (after 1 s, doubling up to 30 s while it
    keeps failing within a minute of its start; the directory releases the dead instance's worlds
    when its heartbeat expires, and its worlds reconnect). SIGINT or SIGTERM stops every worker:
-   SIGTERM to each by pid, SIGKILL after `STOP_GRACE` seconds.
+   SIGTERM to each by pid, SIGKILL after `STOP_GRACE` seconds. SIGHUP (a renewed certificate,
+   `--tls-cert`) is sent on to every worker that listens, by pid, and each reloads its
+   certificate (`server._tls`); a worker ignores SIGHUP until it listens, and without
+   `--tls-cert` SIGHUP does nothing but say so.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ class WorkerSpec:
 
 def worker_main(spec: WorkerSpec, started: Queue[tuple[int, int, str]]) -> None:
     """A worker process: one relay on the shared port until SIGTERM (`server.run_instance`)."""
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # until run_instance reloads on it (with TLS)
     setup_logging(spec.log_level)
     config = spec.config
 
@@ -114,6 +118,7 @@ class _Worker:
     started_at: float
     failures: int = 0  # exits in a row, each within STABLE_AFTER of its start
     restart_at: float | None = None  # when a dead worker is started again
+    listening: bool = False  # it said so: a SIGHUP is sent on to it
 
 
 class Supervisor:
@@ -134,6 +139,7 @@ class Supervisor:
         self.started: Queue[tuple[int, int, str]] = self.context.Queue()
         self.workers: dict[int, _Worker] = {}
         self.stopping = False
+        self.hangups = 0  # SIGHUPs received and not yet sent on
 
     def _spec(self, index: int) -> WorkerSpec:
         metrics_port = self.config.metrics_port
@@ -160,11 +166,29 @@ class Supervisor:
     def _stop_signal(self, signum: int, frame: Any) -> None:
         self.stopping = True
 
+    def _hangup_signal(self, signum: int, frame: Any) -> None:
+        self.hangups += 1
+
+    def _forward_hangup(self) -> None:
+        """Send a received SIGHUP on to every listening worker (each reloads its certificate)."""
+        self.hangups = 0
+        if not self.config.tls_cert:
+            log.info("SIGHUP: nothing to reload (no --tls-cert)")
+            return
+        for index, worker in sorted(self.workers.items()):
+            pid = worker.process.pid
+            if not worker.listening or pid is None or not worker.process.is_alive():
+                continue
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGHUP)
+                log.info("SIGHUP: sent on to worker %d (pid %d)", index, pid)
+
     def run(self) -> int:
         """Run until SIGINT/SIGTERM; 0, or 1 when the workers could not start."""
         previous = {
             sig: signal.signal(sig, self._stop_signal) for sig in (signal.SIGINT, signal.SIGTERM)
         }
+        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, self._hangup_signal)
         try:
             return self._run()
         finally:
@@ -193,6 +217,8 @@ class Supervisor:
         )
         while not self.stopping:
             self._drain_started()
+            if self.hangups:
+                self._forward_hangup()
             self._watch()
             time.sleep(POLL)
         return 0
@@ -220,14 +246,19 @@ class Supervisor:
             except Empty:
                 continue
             listening.add(index)
-            log.info("worker %d listening (pid %d, instance %s)", index, pid, instance)
+            self._listening(index, pid, instance)
         return True
 
     def _drain_started(self) -> None:
         with contextlib.suppress(Empty):
             while True:
-                index, pid, instance = self.started.get_nowait()
-                log.info("worker %d listening (pid %d, instance %s)", index, pid, instance)
+                self._listening(*self.started.get_nowait())
+
+    def _listening(self, index: int, pid: int, instance: str) -> None:
+        worker = self.workers.get(index)
+        if worker is not None and worker.process.pid == pid:
+            worker.listening = True
+        log.info("worker %d listening (pid %d, instance %s)", index, pid, instance)
 
     def _watch(self) -> None:
         """Restart the workers that exited, after their delay."""

@@ -1,6 +1,7 @@
 """`vttrelay serve --tls-cert/--tls-key` as a real process with a certificate the test makes: the
 demo world and a module-like client connect over wss://, REST, SSE and /ws/api work over https://,
-a renewed certificate is taken on SIGHUP without a restart (the next handshake shows it), and a
+a renewed certificate is taken on SIGHUP without a restart (the next handshake shows it; with
+`--workers 2` SIGHUP to the command reaches every worker), and a
 malformed certificate (or a bad --trusted-proxy) is refused at start with one line naming the
 setting."""
 
@@ -19,8 +20,10 @@ import aiohttp
 import orjson
 from bench.procs import free_port
 from cryptography import x509
+from tests.support.e2e import eventually
 from tests.support.proxies import Certificate, make_certificate
 from tests.support.relay import WorldDouble, start_serve, stop_process
+from tests.support.servers import RedisServer
 
 from vttrelay.relay.store import RelayStore
 
@@ -144,3 +147,52 @@ def test_bad_trusted_proxy_refused_at_start(tmp_path: Path) -> None:
         "vttrelay serve: --trusted-proxy: not an address or network: '10.0.0.0/33'"
     ]
     assert not (tmp_path / "data" / "relay.db").exists()  # refused before anything started
+
+
+async def test_sighup_to_the_supervisor_reloads_the_certificate_in_every_worker(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """`serve --workers 2 --tls-cert ...`: SIGHUP to the command's process (what systemd's
+    `ExecReload` sends) is sent on to each worker, and every worker serves the renewed one."""
+    first = make_certificate(tmp_path / "first")
+    log_path = tmp_path / "serve.log"
+    with log_path.open("w") as log_file:
+        proc = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "vttrelay", "serve", "--workers", "2", "--port", "0"),
+            *("--redis", redis_server.url, "--data-dir", str(tmp_path / "data")),
+            *("--tls-cert", str(first.cert), "--tls-key", str(first.key)),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log_file,
+        )
+    try:
+        assert proc.stdout is not None
+        listening = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+        assert "(2 worker processes)" in listening, listening + log_path.read_text()
+        base = listening.split("listening on ")[1].split()[0]
+        assert base.startswith("https://127.0.0.1:")
+
+        async def instances(context: ssl.SSLContext) -> set[str]:
+            """The workers that answer 30 fresh connections trusting only `context`'s CA."""
+            connector = aiohttp.TCPConnector(ssl=context, force_close=True)
+            async with aiohttp.ClientSession(connector=connector) as http:
+                seen = set()
+                for _ in range(30):
+                    async with http.get(base + "/api/status") as resp:
+                        seen.add((await resp.json())["instanceId"])
+                return seen
+
+        assert len(await instances(first.client_context())) == 2  # both serve the first one
+
+        renewed = make_certificate(tmp_path / "renewed")
+        first.cert.write_bytes(renewed.cert.read_bytes())
+        first.key.write_bytes(renewed.key.read_bytes())
+        os.kill(proc.pid, signal.SIGHUP)
+        await eventually(lambda: log_path.read_text().count("certificate reloaded") == 2, 10)
+        # every new handshake, whichever worker takes it, shows the renewed certificate
+        assert len(await instances(renewed.client_context())) == 2
+        log = log_path.read_text()
+        assert log.count("SIGHUP: sent on to worker") == 2
+        assert proc.returncode is None and "exited with code" not in log  # nobody restarted
+    finally:
+        await stop_process(proc)
