@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from vttrelay.relay.accounts.expiry import parse_expiry
 from vttrelay.relay.config import DATA_DIR_ENV, DATABASE_ENV, RelayConfig, default_data_dir
 from vttrelay.relay.core import RelayError
-from vttrelay.relay.routes import ALL_SCOPES
+from vttrelay.relay.routes import ALL_SCOPES, SCOPE_PRESETS, ScopePreset, scope_preset
 from vttrelay.relay.store import RelayStore
 
 T = TypeVar("T")
@@ -65,6 +65,24 @@ def scope(text: str) -> str:
             f"unknown scope {text!r}; known scopes: {', '.join(ALL_SCOPES)}"
         )
     return text
+
+
+def preset(text: str) -> ScopePreset:
+    """`--preset`: one of the named scope sets (`routes.SCOPE_PRESETS`)."""
+    found = scope_preset(text)
+    if found is None:
+        known = "; ".join(f"{p.name} ({p.help})" for p in SCOPE_PRESETS)
+        raise argparse.ArgumentTypeError(f"unknown preset {text!r}; presets: {known}")
+    return found
+
+
+def chosen_scopes(
+    scopes: Sequence[str] | None, preset: ScopePreset | None, all_scopes: bool
+) -> tuple[str, ...]:
+    """The scopes of `--preset` and `--all-scopes`, then those of `--scope` in the order given,
+    each once (empty when none of them was given)."""
+    given = (*(preset.scopes if preset else ()), *(ALL_SCOPES * all_scopes), *(scopes or ()))
+    return tuple(dict.fromkeys(given))
 
 
 def data_dir(args: argparse.Namespace) -> Path:

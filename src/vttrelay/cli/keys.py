@@ -8,9 +8,19 @@ import time
 from contextlib import closing
 from typing import Any
 
-from vttrelay.cli.common import decided, err, expiry, iso, open_store, scope, table
+from vttrelay.cli.common import (
+    chosen_scopes,
+    decided,
+    err,
+    expiry,
+    iso,
+    open_store,
+    preset,
+    scope,
+    table,
+)
 from vttrelay.relay.accounts import approvals
-from vttrelay.relay.routes import DEFAULT_SCOPES
+from vttrelay.relay.routes import DEFAULT_SCOPES, SCOPE_PRESETS
 from vttrelay.relay.store import DEFAULT_ACCOUNT
 
 
@@ -80,7 +90,7 @@ def cmd_keys_refuse(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
-    scopes = tuple(args.scope) if args.scope else DEFAULT_SCOPES
+    scopes = chosen_scopes(args.scope, args.preset, args.all_scopes) or DEFAULT_SCOPES
     with closing(open_store(args)) as store:
         key_id, secret = store.create_key(
             args.account,
@@ -161,6 +171,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     key_commands = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
     p = key_commands.add_parser("create", parents=[common], help="create a key, print it once")
     p.add_argument("--scope", action="append", type=scope, help="a scope (repeatable)")
+    p.add_argument(
+        "--preset",
+        type=preset,
+        default=None,
+        help="a named set of scopes, added to any --scope: "
+        + "; ".join(f"{p.name}: {p.help}" for p in SCOPE_PRESETS),
+    )
+    p.add_argument("--all-scopes", action="store_true", help="every scope (as --preset all)")
     p.add_argument("--client", action="append", help="allowed world client id (repeatable)")
     p.add_argument("--user", default=None, help="userId forced on every call")
     p.add_argument("--expires", type=expiry, default=None, help="ISO date/time or 30d")

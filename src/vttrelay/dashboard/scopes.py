@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES, ROUTES
+from vttrelay.relay.routes import ALL_SCOPES, DEFAULT_SCOPES, ROUTES, SCOPE_PRESETS
 
 # (group title, what it is about, {scope: what holding it allows})
 GROUPS: tuple[tuple[str, str, dict[str, str]], ...] = (
@@ -81,6 +81,7 @@ class ScopeInfo:
     help: str
     routes: tuple[str, ...]  # "GET /actor" ...
     default: bool  # in the scopes a new key gets by default
+    presets: tuple[str, ...]  # the presets (`routes.SCOPE_PRESETS`) that hold it
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,11 @@ def routes_by_scope() -> dict[str, tuple[str, ...]]:
     return {scope: tuple(paths) for scope, paths in found.items()}
 
 
+def _info(scope: str, text: str, by_scope: dict[str, tuple[str, ...]]) -> ScopeInfo:
+    presets = tuple(p.name for p in SCOPE_PRESETS if scope in p.scopes)
+    return ScopeInfo(scope, text, by_scope.get(scope, ()), scope in DEFAULT_SCOPES, presets)
+
+
 def scope_groups() -> tuple[ScopeGroup, ...]:
     """The groups the key form shows: every scope of ALL_SCOPES that a route needs, once
     (unknown ones last); a scope with no route behind it is not offered."""
@@ -116,18 +122,14 @@ def scope_groups() -> tuple[ScopeGroup, ...]:
             title,
             help_,
             tuple(
-                ScopeInfo(s, text, by_scope.get(s, ()), s in DEFAULT_SCOPES)
+                _info(s, text, by_scope)
                 for s, text in scopes.items()
                 if s in ALL_SCOPES and s in by_scope
             ),
         )
         for title, help_, scopes in GROUPS
     ]
-    rest = tuple(
-        ScopeInfo(s, "", by_scope.get(s, ()), s in DEFAULT_SCOPES)
-        for s in ALL_SCOPES
-        if s not in listed and s in by_scope
-    )
+    rest = tuple(_info(s, "", by_scope) for s in ALL_SCOPES if s not in listed and s in by_scope)
     if rest:
         groups.append(ScopeGroup("Other", "", rest))
     return tuple(g for g in groups if g.scopes)

@@ -16,7 +16,7 @@ from vttrelay.dashboard.sessions import Viewer
 from vttrelay.dashboard.views import Dashboard, Refused
 from vttrelay.dashboard.worldlist import world_rows
 from vttrelay.relay.accounts.expiry import parse_expiry
-from vttrelay.relay.routes import ALL_SCOPES
+from vttrelay.relay.routes import ALL_SCOPES, SCOPE_PRESETS
 
 log = logging.getLogger("vttrelay.dashboard")
 
@@ -53,6 +53,7 @@ class KeysPage:
             hidden=0 if show_all else len(every) - len(live),
             show_all=show_all,
             groups=scope_info.scope_groups(),
+            presets=SCOPE_PRESETS,
             worlds=await world_rows(self.dash.state, viewer),
             default_rate=self.dash.state.config.rate_per_minute,
             now=now,

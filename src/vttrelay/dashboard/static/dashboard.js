@@ -60,7 +60,7 @@
     if (button.dataset.scopes) {
       const mode = button.dataset.scopes;
       for (const box of $$("input[name=scopes]", button.form)) {
-        box.checked = mode === "all" || (mode === "default" && box.dataset.default === "yes");
+        box.checked = box.dataset.presets.split(" ").includes(mode);
       }
     }
   });

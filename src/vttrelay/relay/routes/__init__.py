@@ -60,7 +60,14 @@ from vttrelay.relay.routes.model import (
     Sdk,
     Source,
 )
-from vttrelay.relay.routes.scopes import ALL_SCOPES, DEFAULT_SCOPES
+from vttrelay.relay.routes.scopes import (
+    ALL_SCOPES,
+    DEFAULT_SCOPES,
+    GM_SCOPES,
+    SCOPE_PRESETS,
+    ScopePreset,
+    scope_preset,
+)
 from vttrelay.relay.routes.structure import WS_ONLY_ROUTES
 from vttrelay.relay.routes.utility import SCRIPT_MAX
 
@@ -103,10 +110,12 @@ __all__ = [
     "DEFAULT_SCOPES",
     "DEFAULT_TIMEOUT",
     "FLAVOR_MAX",
+    "GM_SCOPES",
     "GROUPS",
     "MAX_SAFE_INTEGER",
     "MISSING",
     "ROUTES",
+    "SCOPE_PRESETS",
     "SCRIPT_MAX",
     "SCRIPT_TIMEOUT",
     "STREAM_ROUTES",
@@ -119,6 +128,8 @@ __all__ = [
     "Param",
     "ParamType",
     "Route",
+    "ScopePreset",
     "Sdk",
     "Source",
+    "scope_preset",
 ]
