@@ -22,9 +22,10 @@ def test_page_holds_the_file_verbatim(page: str, name: str) -> None:
     assert f"\n{block}```\n" in text, f"{page} does not hold docs/deploy/{name} as it is"
 
 
-def test_deploy_page_holds_the_systemd_unit() -> None:
-    unit = (ROOT / "docs" / "deploy" / "vttrelay.service").read_text(encoding="utf-8")
-    assert f"\n{unit}```\n" in (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize("name", ["vttrelay.service", "vttrelay.toml"])
+def test_deploy_page_holds_the_file_verbatim(name: str) -> None:
+    block = (ROOT / "docs" / "deploy" / name).read_text(encoding="utf-8")
+    assert f"\n{block}```\n" in (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
 
 
 def test_systemd_unit_verifies(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"vttrelay {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    serve.register(commands, common)
+    serve.register(commands)
     dashboard.register(commands, common)
     pair.register(commands, common, sub_common_options())
     keys.register(commands, common)
@@ -41,6 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    setup_logging(str(getattr(args, "log_level", "INFO")))
+    setup_logging(getattr(args, "log_level", None) or "INFO")
     result: int = args.func(args)
     return result

@@ -1,12 +1,10 @@
 """`vttrelay accounts create|list|invite|reset-link|verify`: password accounts in the relay's
-store, for the operator (sign-up is closed by default: accounts come from here), and the sign-up
-and mail options `vttrelay serve` takes (`add_serve_options`, `account_settings`)."""
+store, for the operator (sign-up is closed by default: accounts come from here)."""
 
 from __future__ import annotations
 
 import argparse
 import getpass
-import os
 import sys
 from contextlib import closing
 from typing import Any, Final
@@ -16,10 +14,8 @@ from vttrelay.relay.accounts import users
 from vttrelay.relay.accounts.mail import reset_link
 from vttrelay.relay.accounts.passwords import Passwords
 from vttrelay.relay.accounts.rules import bare_email, email_problem, password_problem
-from vttrelay.relay.accounts.settings import SIGNUP_POLICIES, AccountSettings, SmtpSettings
 from vttrelay.relay.store import RelayStore
 
-SMTP_PASSWORD_ENV: Final = "VTTRELAY_SMTP_PASSWORD"
 DAY: Final = 86400.0
 
 
@@ -152,64 +148,3 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = actions.add_parser("verify", parents=[common], help="mark an account's email verified")
     p.add_argument("who", help="the account's email or account name")
     p.set_defaults(func=cmd_verify)
-
-
-# `vttrelay serve`'s account options --------------------------------------------------------
-
-
-def add_serve_options(p: argparse.ArgumentParser) -> None:
-    """The sign-up, mail and per-IP limit options of `vttrelay serve`."""
-    p.add_argument(
-        "--signup",
-        choices=SIGNUP_POLICIES,
-        default="closed",
-        help="who may register over POST /auth/register: nobody (closed, the default: "
-        "`vttrelay accounts create`), holders of an invite code (invite), anyone (open)",
-    )
-    p.add_argument(
-        "--public-url",
-        default="",
-        help="the relay's public base URL for links in mails (default: as a request reached it)",
-    )
-    p.add_argument("--smtp-host", default="", help="send verification and reset mail here")
-    p.add_argument("--smtp-port", type=int, default=587)
-    p.add_argument("--smtp-user", default="", help=f"SMTP login (password: ${SMTP_PASSWORD_ENV})")
-    p.add_argument("--smtp-from", default="vttrelay <no-reply@localhost>")
-    p.add_argument("--smtp-tls", choices=("starttls", "tls", "none"), default="starttls")
-    p.add_argument(
-        "--auth-rate",
-        type=int,
-        default=None,
-        help="register/login/regenerate-key/resend per IP per 15 min (default 5)",
-    )
-    p.add_argument(
-        "--reset-rate",
-        type=int,
-        default=None,
-        help="forgot/reset-password per IP per hour (default 3)",
-    )
-    p.add_argument("--account-rate", type=int, default=None,
-                   help="change-password/export/delete per IP per hour (default 10)")  # fmt: skip
-
-
-def account_settings(args: argparse.Namespace) -> AccountSettings:
-    """The AccountSettings `vttrelay serve`'s options give."""
-    settings = AccountSettings(signup=args.signup, public_url=args.public_url.rstrip("/"))
-    if args.smtp_host:
-        settings.smtp = SmtpSettings(
-            host=args.smtp_host,
-            port=args.smtp_port,
-            username=args.smtp_user,
-            password=os.environ.get(SMTP_PASSWORD_ENV, ""),
-            sender=args.smtp_from,
-            tls=args.smtp_tls,
-        )
-    for flag, field_name in (
-        ("auth_rate", "auth_rate_limit"),
-        ("reset_rate", "reset_rate_limit"),
-        ("account_rate", "account_rate_limit"),
-    ):
-        value = getattr(args, flag)
-        if value is not None:
-            setattr(settings, field_name, value)
-    return settings

@@ -12,8 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from vttrelay.cli.serve_options import COMMON_OPTIONS
+from vttrelay.cli.serve_settings import add_arguments
 from vttrelay.relay.accounts.expiry import parse_expiry
-from vttrelay.relay.config import DATA_DIR_ENV, DATABASE_ENV, RelayConfig, default_data_dir
+from vttrelay.relay.config import DATABASE_ENV, RelayConfig, default_data_dir
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.routes import ALL_SCOPES, SCOPE_PRESETS, ScopePreset, scope_preset
 from vttrelay.relay.store import RelayStore
@@ -24,19 +26,7 @@ T = TypeVar("T")
 def common_options() -> argparse.ArgumentParser:
     """The options every command takes (a parent parser)."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--data-dir",
-        default=None,
-        help=f"where the relay keeps its database (default ${DATA_DIR_ENV}, else ./data)",
-    )
-    common.add_argument(
-        "--database",
-        default=None,
-        metavar="URL",
-        help="the relay's store: a postgresql://user:password@host:port/dbname URL that several "
-        f"relay instances share (default ${DATABASE_ENV}, else relay.db in the data dir)",
-    )
-    common.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING (default INFO)")
+    add_arguments(common, COMMON_OPTIONS)
     return common
 
 
