@@ -42,6 +42,7 @@ from vttrelay.relay.accounts import pairing
 from vttrelay.relay.accounts import requests_http as accounts_requests
 from vttrelay.relay.accounts import services as accounts_services
 from vttrelay.relay.accounts import settings_http as accounts_settings
+from vttrelay.relay.accounts import worlds_http as accounts_worlds
 from vttrelay.relay.accounts.key_cache import TOO_MANY_UNKNOWN_KEYS, KeyCache, UsageCounter
 from vttrelay.relay.activity import ActivityLog
 from vttrelay.relay.backends import Backends, Counters, WorldDirectory, backends_for
@@ -344,7 +345,8 @@ LOCAL_HANDLERS: dict[str, LocalHandler] = {
     **sessions_api.HANDLERS,  # the session routes (files-sheet-sessions §4)
     **pairing.HANDLERS,  # pair and key requests (endpoints-beyond-seed §12)
     **accounts_http.HANDLERS,  # accounts and sessions (/auth, accounts-auth.md)
-    **accounts_keys.HANDLERS,  # an account's keys, tokens and worlds (/auth)
+    **accounts_keys.HANDLERS,  # an account's keys and tokens (/auth)
+    **accounts_worlds.HANDLERS,  # an account's known worlds (/auth/known-clients)
     **accounts_settings.HANDLERS,  # stored credentials, notification settings (/auth)
     **accounts_requests.HANDLERS,  # key and pair requests decided with a session (/auth)
 }
@@ -543,7 +545,8 @@ def create_app(
         middlewares.insert(0, forwarded.forwarded_middleware(trusted))
     app = web.Application(middlewares=middlewares, client_max_size=config.max_body_bytes)
     app[STATE] = state
-    accounts_services.install(app, config, store)
+    accounts = accounts_services.install(app, config, store)
+    state.gateway.users_changed = accounts.world_users.changed
     state.streams = Streams(state.gate, backends.events, backends.counters)
     registry.add_listener(state.streams)
 

@@ -155,6 +155,10 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
             ("DELETE", "/auth/connection-tokens/{id}"),
             ("GET", "/auth/known-clients"),
             ("DELETE", "/auth/known-clients/{id}"),
+            ("PATCH", "/auth/known-clients/{id}"),
+            ("PATCH", "/auth/known-clients/{id}/credential"),
+            ("PATCH", "/auth/known-clients/{id}/auto-start"),
+            ("GET", "/auth/known-clients/{id}/users"),
             ("GET", "/auth/connection-logs"),
             *(
                 (method, f"/auth/{kind}/{{code}}{tail}")

@@ -25,6 +25,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from vttrelay.relay.accounts.settings import CREDENTIALS_KEY_ENV
+from vttrelay.relay.accounts.worlds import unlink_credential
 from vttrelay.relay.store import RelayStore
 from vttrelay.relay.store.database import Row
 
@@ -182,12 +183,14 @@ class Vault:
         return self.get(account, credential_id) if changed == 1 else None
 
     def delete(self, account: str, credential_id: str) -> bool:
-        return (
-            self.store.db.run(
+        """Delete a credential; the worlds it was linked to are unlinked (no dangling link, as
+        the reference leaves)."""
+        with self.store.transaction() as db:
+            gone = db.execute(
                 "DELETE FROM credentials WHERE id = ? AND account = ?", (credential_id, account)
-            )
-            == 1
-        )
+            ).rowcount
+            unlink_credential(db, account, credential_id)
+        return gone == 1
 
     def password(self, account: str, credential_id: str) -> str | None:
         """The decrypted password (for a headless session); None if unknown or not readable

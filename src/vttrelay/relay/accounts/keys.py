@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from vttrelay.relay.accounts import worlds
 from vttrelay.relay.store import (
     KeyRecord,
     KnownClient,
@@ -161,7 +162,8 @@ def account_world(store: RelayStore, account: str, client_id: str) -> KnownClien
 
 
 def forget_world(store: RelayStore, account: str, client_id: str) -> list[str] | None:
-    """Revoke every connection token of the account's world and forget the world; the revoked
+    """Revoke every connection token of the account's world and forget the world (its settings,
+    users, notification settings, and its place in its siblings' target lists); the revoked
     token ids (to close their sockets), or None if the world is not the account's."""
     now = time.time()
     with store.transaction() as db:
@@ -188,6 +190,7 @@ def forget_world(store: RelayStore, account: str, client_id: str) -> list[str] |
             "DELETE FROM notification_settings WHERE kind = 'world' AND owner = ? AND account = ?",
             (client_id, account),
         )
+        worlds.forget_target(db, account, client_id)
     return ids
 
 

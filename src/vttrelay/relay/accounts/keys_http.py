@@ -1,6 +1,6 @@
-"""Keys, connection tokens and worlds over REST (accounts-auth.md §6, §7): /auth/api-keys
+"""Keys and connection tokens over REST (accounts-auth.md §6, §7.1-7.4): /auth/api-keys
 (create, list, PATCH, delete, regenerate), /auth/connection-tokens (mint a pairing code, list,
-PATCH, revoke) and /auth/known-clients (list, forget).
+PATCH, revoke) and the connection log. The known worlds' routes: `worlds_http.py`.
 
 Every route takes a session (`SO`: verified, not disabled); an API key is refused (401), as in
 the reference. Every read and change is scoped to the caller's account: another account's id
@@ -26,7 +26,7 @@ from vttrelay.relay.accounts.key_fields import key_changes
 from vttrelay.relay.accounts.sessions import SO, signed_in
 from vttrelay.relay.core import error
 from vttrelay.relay.routes import Route
-from vttrelay.relay.store import PAIRING_TTL, KeyRecord, KnownClient, TokenRecord
+from vttrelay.relay.store import PAIRING_TTL, KeyRecord, TokenRecord
 
 if TYPE_CHECKING:
     from vttrelay.relay.app import RelayState
@@ -36,7 +36,7 @@ MAX_TOKEN_NAME: Final = 128
 MAX_IPS: Final = 64
 
 
-def _path_id(request: web.Request, invalid: str) -> str:
+def path_id(request: web.Request, invalid: str) -> str:
     value = request.match_info["id"]
     if not value or len(value) > MAX_ID or not valid_id(value):
         raise error(400, invalid)
@@ -99,7 +99,7 @@ async def h_list_keys(request: web.Request, route: Route, state: RelayState) -> 
 
 async def h_update_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
     signed = await signed_in(request, state, SO)
-    key_id = _path_id(request, "Invalid key ID")
+    key_id = path_id(request, "Invalid key ID")
     if await asyncio.to_thread(keys.account_key, state.store, signed.account, key_id) is None:
         raise error(404, "API key not found")
     changes = key_changes(await map_body(request, route), creating=False)
@@ -111,7 +111,7 @@ async def h_update_key(request: web.Request, route: Route, state: RelayState) ->
 
 
 async def h_delete_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    key_id = _path_id(request, "Invalid key ID")
+    key_id = path_id(request, "Invalid key ID")
     signed = await signed_in(request, state, SO)
     if not await asyncio.to_thread(keys.delete_key, state.store, signed.account, key_id):
         raise error(404, "API key not found")
@@ -121,7 +121,7 @@ async def h_delete_key(request: web.Request, route: Route, state: RelayState) ->
 
 async def h_regenerate_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
     signed = await signed_in(request, state, SO)
-    key_id = _path_id(request, "Invalid key ID")
+    key_id = path_id(request, "Invalid key ID")
     secret = await asyncio.to_thread(keys.regenerate_key, state.store, signed.account, key_id)
     if secret is None:
         raise error(404, "API key not found")
@@ -161,7 +161,7 @@ async def h_mint_code(request: web.Request, route: Route, state: RelayState) -> 
     return answer({"code": code, "expiresAt": expires, "expiresIn": int(PAIRING_TTL)}, 201)
 
 
-def _page(request: web.Request) -> tuple[int, int]:
+def page(request: web.Request) -> tuple[int, int]:
     """`limit` (1-200, else 50) and `offset` (>= 0, else 0) of a list."""
     try:
         limit = int(request.query.get("limit", "50"))
@@ -176,10 +176,10 @@ def _page(request: web.Request) -> tuple[int, int]:
 
 async def h_list_tokens(request: web.Request, route: Route, state: RelayState) -> web.Response:
     signed = await signed_in(request, state, SO)
-    limit, offset = _page(request)
+    limit, offset = page(request)
     tokens = await asyncio.to_thread(keys.live_tokens, state.store, signed.account)
-    page = tokens[offset : offset + limit]
-    return answer({"tokens": [token_view(t) for t in page], "total": len(tokens)})
+    shown = tokens[offset : offset + limit]
+    return answer({"tokens": [token_view(t) for t in shown], "total": len(tokens)})
 
 
 def _ip_list(value: str) -> str:
@@ -196,7 +196,7 @@ def _ip_list(value: str) -> str:
 
 async def h_update_token(request: web.Request, route: Route, state: RelayState) -> web.Response:
     signed = await signed_in(request, state, SO)
-    token_id = _path_id(request, "Invalid token ID")
+    token_id = path_id(request, "Invalid token ID")
     if await asyncio.to_thread(keys.account_token, state.store, signed.account, token_id) is None:
         raise error(404, "Token not found")
     body = await strict_body(request, route, "Invalid JSON body")
@@ -219,7 +219,7 @@ async def h_update_token(request: web.Request, route: Route, state: RelayState) 
 
 
 async def h_revoke_token(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    token_id = _path_id(request, "Invalid token ID")
+    token_id = path_id(request, "Invalid token ID")
     signed = await signed_in(request, state, SO)
     token = await asyncio.to_thread(keys.account_token, state.store, signed.account, token_id)
     if token is None or not await asyncio.to_thread(state.store.revoke_token_id, token_id):
@@ -232,55 +232,9 @@ async def h_revoke_token(request: web.Request, route: Route, state: RelayState) 
     )
 
 
-# Known worlds --------------------------------------------------------------------------------
-
-
-def world_view(world: KnownClient, online: bool, tokens: list[TokenRecord]) -> dict[str, Any]:
-    meta = world.metadata
-    texts = ("worldId", "worldTitle", "systemId", "systemTitle", "systemVersion", "foundryVersion")
-    return {
-        "id": world.client_id,
-        "clientId": world.client_id,
-        **{name: str(meta.get(name) or "") for name in texts},
-        "customName": str(meta.get("customName") or ""),
-        "lastSeenAt": stamp(world.last_seen),
-        "isOnline": online,
-        "autoStartOnRemoteRequest": False,
-        "credentialId": None,
-        "allowedTargetClients": None,
-        "remoteScopes": None,
-        "remoteRequestsPerHour": 0,
-        "createdAt": stamp(world.first_seen),
-        "updatedAt": stamp(world.last_seen),
-        "tokens": [token_view(t) for t in tokens if t.client_id == world.client_id],
-    }
-
-
-async def h_list_worlds(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    signed = await signed_in(request, state, SO)
-    worlds = await asyncio.to_thread(state.store.known_clients, signed.account)
-    tokens = await asyncio.to_thread(keys.live_tokens, state.store, signed.account)
-    live = {w.client_id for w in state.registry.for_account(signed.account)}
-    return answer({"clients": [world_view(w, w.client_id in live, tokens) for w in worlds]})
-
-
-async def h_forget_world(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    client_id = _path_id(request, "Invalid client ID")
-    signed = await signed_in(request, state, SO)
-    revoked = await asyncio.to_thread(keys.forget_world, state.store, signed.account, client_id)
-    if revoked is None:
-        raise error(404, "Known client not found")
-    closed = 0
-    for token_id in revoked:
-        closed += await state.registry.close_token(
-            token_id, Close.AUTH_PROTOCOL, "Client removed by owner"
-        )
-    return answer({"disconnected": closed > 0, "message": "Known client removed", "success": True})
-
-
 async def h_connection_logs(request: web.Request, route: Route, state: RelayState) -> web.Response:
     signed = await signed_in(request, state, SO)
-    limit, offset = _page(request)
+    limit, offset = page(request)
     total, rows = await asyncio.to_thread(
         keys.connection_logs, state.store, signed.account, limit, offset
     )
@@ -312,6 +266,4 @@ HANDLERS: Final = {
     "auth_list_tokens": h_list_tokens,
     "auth_update_token": h_update_token,
     "auth_revoke_token": h_revoke_token,
-    "auth_list_worlds": h_list_worlds,
-    "auth_forget_world": h_forget_world,
 }

@@ -1,6 +1,6 @@
-"""The account services one relay holds (settings, password hasher, credential vault, mails in
-flight), kept in the aiohttp application under `ACCOUNTS` (`install`), read by the /auth
-handlers with `services(request)`."""
+"""The account services one relay holds (settings, password hasher, credential vault, the
+worlds' user lists, mails in flight), kept in the aiohttp application under `ACCOUNTS`
+(`install`), read by the /auth handlers with `services(request)`."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from vttrelay.relay.accounts.passwords import Passwords
 from vttrelay.relay.accounts.rules import bare_email
 from vttrelay.relay.accounts.settings import AccountSettings
 from vttrelay.relay.accounts.users import User
+from vttrelay.relay.accounts.world_users import UsersRecorder
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.store import RelayStore
 
@@ -25,6 +26,7 @@ class AccountServices:
     settings: AccountSettings
     passwords: Passwords
     vault: Vault  # stored Foundry credentials
+    world_users: UsersRecorder  # the worlds' player lists, kept in the store
     base_path: str = ""  # RelayConfig.base_path: the prefix of the relay's links
     pending: set[asyncio.Task[None]] = field(default_factory=set)  # mails being sent
 
@@ -43,6 +45,7 @@ class AccountServices:
         for task in list(self.pending):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self.world_users.close()
 
 
 ACCOUNTS = web.AppKey("vttrelay_accounts", AccountServices)
@@ -59,6 +62,7 @@ def install(app: web.Application, config: RelayConfig, store: RelayStore) -> Acc
         settings=settings,
         passwords=Passwords(),
         vault=Vault(store, settings.credentials_key, config.data_dir),
+        world_users=UsersRecorder(store),
         base_path=config.base_path,
     )
     app[ACCOUNTS] = made

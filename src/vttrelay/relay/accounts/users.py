@@ -404,7 +404,9 @@ ACCOUNT_TABLES = (
     "credentials",
     "notification_settings",
     "known_clients",
+    "known_users",
     "connection_logs",
+    "remote_request_logs",
     "users",
 )
 

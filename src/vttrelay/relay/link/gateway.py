@@ -23,7 +23,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aiohttp import WSMessage, WSMsgType, web
 
@@ -80,6 +81,8 @@ class WorldGateway:
         self.config = config
         self.store = store
         self.registry = registry
+        # told each world's users when it sends a player-list (the account services keep them)
+        self.users_changed: Callable[[str, str, list[Any]], None] | None = None
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         query = request.query
@@ -261,6 +264,8 @@ class WorldGateway:
             self.registry.notify("world_event", world, received.frame)
         else:
             self.registry.updated(world)
+            if self.users_changed is not None:
+                self.users_changed(world.client_id, world.account, world.users)
 
     async def _keepalive(self, world: WorldConnection, keepalive: Keepalive) -> None:
         """Ping every `ping_interval`; drop the world `pong_timeout` after its last pong."""

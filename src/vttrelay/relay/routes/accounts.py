@@ -43,6 +43,7 @@ TOKEN_ID = Param("id", "string", P, required=True, description="The token's id."
 RULES = "8+ characters with an upper-case letter, a lower-case one and a digit."
 
 CODE_P = Param("code", "string", P, required=True, description="The request's code.")
+WORLD_ID = Param("id", "string", P, required=True, description="The world's clientId.")
 CREDENTIAL_ID = Param("id", "string", P, required=True, description="The credential's id.")
 
 
@@ -235,7 +236,41 @@ ROUTES: Final = (
         "/auth/known-clients/{id}",
         "auth_forget_world",
         f"Forget a world: its tokens are revoked and its socket closed (4002). {BEARER}",
-        Param("id", "string", P, required=True, description="The world's clientId."),
+        WORLD_ID,
+    ),
+    _account(
+        "PATCH",
+        "/auth/known-clients/{id}",
+        "auth_world_settings",
+        f"A world's cross-world settings (absent: kept; [] clears). {BEARER}",
+        WORLD_ID,
+        _b("allowedTargetClients", "Worlds of the account it may call ('*': all).", "array"),
+        _b("remoteScopes", "Scopes its cross-world calls may use.", "array"),
+        _b("remoteRequestsPerHour", "Cross-world calls per hour (0: no limit).", "integer"),
+    ),
+    _account(
+        "PATCH",
+        "/auth/known-clients/{id}/credential",
+        "auth_world_credential",
+        f"Link a stored credential to a world (null unlinks): its headless login. {BEARER}",
+        WORLD_ID,
+        _b("credentialId", "One of the account's credentials, or null.", None),
+    ),
+    _account(
+        "PATCH",
+        "/auth/known-clients/{id}/auto-start",
+        "auth_world_auto_start",
+        "Let the relay start the world headless for a call while it is offline (it also needs "
+        f"a linked credential). {BEARER}",
+        WORLD_ID,
+        _b("enabled", "On or off (absent: off).", "boolean"),
+    ),
+    _account(
+        "GET",
+        "/auth/known-clients/{id}/users",
+        "auth_world_users",
+        f"A world's users as it last listed them, by name (also while it is offline). {BEARER}",
+        WORLD_ID,
     ),
     _account(
         "POST",
@@ -275,7 +310,7 @@ ROUTES: Final = (
         "/auth/known-clients/{id}/notification-settings",
         "world",
         "one world",
-        Param("id", "string", P, required=True, description="The world's clientId."),
+        WORLD_ID,
     ),
     *(
         route

@@ -1,0 +1,241 @@
+"""Known worlds over /auth on SQLite and PostgreSQL: a world's cross-world settings, its linked
+credential and auto-start flag (PATCH), its users (GET .../users, kept while it is offline), the
+refusals in the reference's order (which change nothing), and that one account's session can
+never read or change another account's worlds."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from tests.support.accounts import Auth
+
+from vttrelay.relay.accounts import worlds
+
+CREDENTIAL = {
+    "name": "Home server",
+    "foundryUrl": "http://127.0.0.1:30000",
+    "foundryUsername": "gm",
+    "foundryPassword": "secret",
+}
+
+
+async def signed_up(auth: Auth, email: str) -> tuple[str, str]:
+    made = await auth.register(email)
+    return made["sessionToken"], made["id"]
+
+
+async def listed(auth: Auth, session: str) -> dict[str, dict[str, Any]]:
+    answer = await auth.call("GET", "/auth/known-clients", session=session)
+    assert answer.status == 200, answer.body
+    return {w["clientId"]: w for w in answer.json()["clients"]}
+
+
+async def patch(auth: Auth, session: str, path: str, body: Any) -> tuple[int, Any]:
+    answer = await auth.call("PATCH", path, session=session, json=body)
+    return answer.status, answer.json()
+
+
+async def test_cross_world_settings_are_stored_validated_and_listed(auth: Auth) -> None:
+    session, account = await signed_up(auth, "cross@example.com")
+    for client_id in ("cw-a", "cw-b", "cw-c"):
+        await (await auth.relay.world(client_id, account=account)).close()
+    fresh = (await listed(auth, session))["cw-a"]
+    assert (fresh["allowedTargetClients"], fresh["remoteScopes"]) == (None, None)
+    assert (fresh["remoteRequestsPerHour"], fresh["autoStartOnRemoteRequest"]) == (0, False)
+    assert fresh["credentialId"] is None
+    # the world itself is dropped from its targets silently
+    done = await patch(
+        auth,
+        session,
+        "/auth/known-clients/cw-a",
+        {
+            "allowedTargetClients": ["cw-b", "cw-a", "cw-c"],
+            "remoteScopes": ["entity:read", "roll:execute"],
+            "remoteRequestsPerHour": 120,
+        },
+    )
+    assert done == (200, {"success": True})
+    world = (await listed(auth, session))["cw-a"]
+    assert world["allowedTargetClients"] == ["cw-b", "cw-c"]
+    assert world["remoteScopes"] == ["entity:read", "roll:execute"]
+    assert world["remoteRequestsPerHour"] == 120
+    # absent fields are kept; [] clears
+    assert (await patch(auth, session, "/auth/known-clients/cw-a", {"remoteScopes": []}))[0] == 200
+    world = (await listed(auth, session))["cw-a"]
+    assert world["remoteScopes"] is None and world["allowedTargetClients"] == ["cw-b", "cw-c"]
+    # refusals, in order, change nothing
+    cases: list[tuple[str, Any, int, str]] = [
+        ("/auth/known-clients/" + "x" * 100, {}, 400, "Invalid client ID"),
+        ("/auth/known-clients/cw-nope", {}, 404, "Known client not found"),
+        ("/auth/known-clients/cw-a", None, 400, "Invalid JSON body"),
+        ("/auth/known-clients/cw-a", [1], 400, "Invalid JSON body"),
+        ("/auth/known-clients/cw-a", {"allowedTargetClients": "cw-b"}, 400, "Invalid JSON body"),
+        ("/auth/known-clients/cw-a", {"remoteScopes": [1]}, 400, "Invalid JSON body"),
+        ("/auth/known-clients/cw-a", {"remoteRequestsPerHour": "5"}, 400, "Invalid JSON body"),
+        ("/auth/known-clients/cw-a", {"remoteRequestsPerHour": -1}, 400,
+         "remoteRequestsPerHour must be between 0 and 1000000"),
+        ("/auth/known-clients/cw-a", {"allowedTargetClients": ["cw-b", "cw-zzz"]}, 400,
+         'allowedTargetClient "cw-zzz" not found in your known clients'),
+        ("/auth/known-clients/cw-a", {"remoteScopes": ["entity:read", "not-a-scope"]}, 400,
+         'unknown scope "not-a-scope"'),
+        ("/auth/known-clients/cw-a", {"allowedTargetClients": ["cw-b"] * 201}, 400,
+         "'allowedTargetClients' has at most 200 entries"),
+    ]  # fmt: skip
+    for path, body, status, text in cases:
+        if body is None:
+            answer = await auth.call("PATCH", path, session=session, data=b"{not json")
+        else:
+            answer = await auth.call("PATCH", path, session=session, json=body)
+        assert (answer.status, answer.json()) == (status, {"error": text}), (path, body)
+    assert (await listed(auth, session))["cw-a"] == world
+    # "*" is every world; forgetting a world takes it out of its siblings' lists, not of "*"
+    await patch(auth, session, "/auth/known-clients/cw-b", {"allowedTargetClients": ["*", "cw-c"]})
+    forgot = await auth.call("DELETE", "/auth/known-clients/cw-c", session=session)
+    assert forgot.status == 200
+    after = await listed(auth, session)
+    assert after["cw-a"]["allowedTargetClients"] == ["cw-b"]
+    assert after["cw-b"]["allowedTargetClients"] == ["*", "cw-c"]
+    # without a session
+    anonymous = await auth.call("PATCH", "/auth/known-clients/cw-a", json={})
+    assert (anonymous.status, anonymous.json()) == (
+        401,
+        {"error": "Invalid or expired session. Please log in again."},
+    )
+
+
+async def test_credential_link_and_auto_start(auth: Auth) -> None:
+    session, account = await signed_up(auth, "autostart@example.com")
+    await (await auth.relay.world("as-world", account=account)).close()
+    made = await auth.call("POST", "/auth/credentials", session=session, json=CREDENTIAL)
+    assert made.status == 201
+    credential_id = made.json()["id"]
+    path = "/auth/known-clients/as-world"
+    assert await patch(auth, session, path + "/credential", {"credentialId": credential_id}) == (
+        200,
+        {"success": True},
+    )
+    assert await patch(auth, session, path + "/auto-start", {"enabled": True}) == (
+        200,
+        {"success": True},
+    )
+    world = (await listed(auth, session))["as-world"]
+    assert (world["credentialId"], world["autoStartOnRemoteRequest"]) == (credential_id, True)
+    # what the headless auto-start reads
+    stored = worlds.world_settings(auth.relay.store, "as-world")
+    assert stored is not None and stored.can_auto_start and stored.account == account
+    assert [w.client_id for w in worlds.auto_start_worlds(auth.relay.store, account)] == [
+        "as-world"
+    ]
+    # refusals change nothing
+    cases: list[tuple[str, Any, int, str]] = [
+        (path + "/credential", {"credentialId": "cred_nope"}, 404, "Credential not found"),
+        (path + "/credential", {"credentialId": 12}, 404, "Credential not found"),
+        (path + "/credential", {"credentialId": True}, 400, "Invalid JSON body"),
+        (path + "/credential", {"credentialId": "x" * 65}, 404, "Credential not found"),
+        (path + "/auto-start", {"enabled": "yes"}, 400, "Invalid JSON body"),
+        ("/auth/known-clients/nope/auto-start", {"enabled": True}, 404, "Known client not found"),
+        ("/auth/known-clients/nope/credential", {"credentialId": None}, 404,
+         "Known client not found"),
+        ("/auth/known-clients/" + "x" * 100 + "/credential", {}, 400, "Invalid client ID"),
+    ]  # fmt: skip
+    for where, body, status, text in cases:
+        assert await patch(auth, session, where, body) == (status, {"error": text}), body
+    empty = await auth.call("PATCH", path + "/auto-start", session=session, data=b"")
+    assert (empty.status, empty.json()) == (400, {"error": "Invalid JSON body"})
+    assert (await listed(auth, session))["as-world"] == world
+    # `enabled` absent means off; a deleted credential is unlinked
+    assert (await patch(auth, session, path + "/auto-start", {}))[0] == 200
+    deleted = await auth.call("DELETE", f"/auth/credentials/{credential_id}", session=session)
+    assert deleted.status == 200
+    world = (await listed(auth, session))["as-world"]
+    assert (world["credentialId"], world["autoStartOnRemoteRequest"]) == (None, False)
+    assert worlds.auto_start_worlds(auth.relay.store) == []
+    # null unlinks (nothing linked: still 200)
+    assert await patch(auth, session, path + "/credential", {"credentialId": None}) == (
+        200,
+        {"success": True},
+    )
+
+
+async def test_a_worlds_users_are_kept_while_it_is_offline(auth: Auth) -> None:
+    session, account = await signed_up(auth, "users@example.com")
+    world = await auth.relay.world("users-world", account=account)
+    users = [
+        {"id": "u-gm", "name": "Zed the GM", "role": 4, "active": True},
+        {"id": "u-p1", "name": "Anna", "role": 1, "active": False},
+        {"id": 5, "name": "not a user"},
+        "junk",
+    ]
+    await world.emit({"type": "player-list", "users": users})
+    path = "/auth/known-clients/users-world/users"
+    for _ in range(100):
+        got = (await auth.call("GET", path, session=session)).json()["users"]
+        if len(got) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert [(u["userId"], u["name"], u["role"], u["knownClientId"]) for u in got] == [
+        ("u-p1", "Anna", 1, "users-world"),
+        ("u-gm", "Zed the GM", 4, "users-world"),
+    ]
+    assert all(u["createdAt"] and u["updatedAt"] for u in got)
+    await world.close()
+    # offline: still listed
+    assert len((await auth.call("GET", path, session=session)).json()["users"]) == 2
+    # a new list replaces the old one
+    again = await auth.relay.world("users-world", account=account)
+    await again.emit({"type": "player-list", "users": users[:1]})
+    for _ in range(100):
+        got = (await auth.call("GET", path, session=session)).json()["users"]
+        if len(got) == 1:
+            break
+        await asyncio.sleep(0.05)
+    assert [u["userId"] for u in got] == ["u-gm"]
+    unknown = await auth.call("GET", "/auth/known-clients/nope/users", session=session)
+    assert (unknown.status, unknown.json()) == (404, {"error": "Known client not found"})
+    # a world that never sent a list has none
+    await (await auth.relay.world("quiet-world", account=account)).close()
+    quiet = await auth.call("GET", "/auth/known-clients/quiet-world/users", session=session)
+    assert quiet.json() == {"users": []}
+    # forgetting the world forgets its users
+    await auth.call("DELETE", "/auth/known-clients/users-world", session=session)
+    assert (
+        auth.relay.store.db.all("SELECT * FROM known_users WHERE client_id = 'users-world'") == []
+    )
+
+
+async def test_one_account_never_reaches_anothers_world_settings_or_users(auth: Auth) -> None:
+    alice, alice_account = await signed_up(auth, "alice-w@example.com")
+    bob, bob_account = await signed_up(auth, "bob-w@example.com")
+    world = await auth.relay.world("alice-only", account=alice_account)
+    await world.emit({"type": "player-list", "users": [{"id": "u1", "name": "A", "role": 4}]})
+    await (await auth.relay.world("bob-world", account=bob_account)).close()
+    mine = await auth.call("POST", "/auth/credentials", session=alice, json=CREDENTIAL)
+    alice_credential = mine.json()["id"]
+    theirs = await auth.call("POST", "/auth/credentials", session=bob, json=CREDENTIAL)
+    bob_credential = theirs.json()["id"]
+    before = (await listed(auth, alice))["alice-only"]
+    attempts: list[tuple[str, str, Any]] = [
+        ("PATCH", "/auth/known-clients/alice-only", {"remoteScopes": ["entity:read"]}),
+        ("PATCH", "/auth/known-clients/alice-only/credential", {"credentialId": bob_credential}),
+        ("PATCH", "/auth/known-clients/alice-only/auto-start", {"enabled": True}),
+        ("GET", "/auth/known-clients/alice-only/users", None),
+    ]
+    for method, path, body in attempts:
+        answer = await auth.call(method, path, session=bob, json=body)
+        assert (answer.status, answer.json()) == (404, {"error": "Known client not found"}), path
+    # bob can neither link alice's credential to his world nor name her world as a target
+    stolen = await patch(
+        auth, bob, "/auth/known-clients/bob-world/credential", {"credentialId": alice_credential}
+    )
+    assert stolen == (404, {"error": "Credential not found"})
+    target = await patch(
+        auth, bob, "/auth/known-clients/bob-world", {"allowedTargetClients": ["alice-only"]}
+    )
+    assert target == (
+        400,
+        {"error": 'allowedTargetClient "alice-only" not found in your known clients'},
+    )
+    assert (await listed(auth, alice))["alice-only"] == before
+    bob_world = (await listed(auth, bob))["bob-world"]
+    assert bob_world["credentialId"] is None and bob_world["allowedTargetClients"] is None
