@@ -9,8 +9,24 @@ from pathlib import Path
 from vttrelay.relay.accounts.credentials import Vault, VaultUnavailable
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError
-from vttrelay.relay.store import RelayStore
-from vttrelay.sessions.manager import RelayHooks, SessionConfig, SessionManager, StoredLogin
+from vttrelay.relay.store import KnownClient, RelayStore
+from vttrelay.sessions.manager import (
+    PairedWorld,
+    RelayHooks,
+    SessionConfig,
+    SessionManager,
+    StoredLogin,
+)
+
+
+def paired_world(known: KnownClient) -> PairedWorld:
+    """A known client as the sessions package sees it (the world id and title it last sent)."""
+    world_id, title = known.metadata.get("worldId"), known.metadata.get("worldTitle")
+    return PairedWorld(
+        known.client_id,
+        world_id if isinstance(world_id, str) else "",
+        title if isinstance(title, str) else "",
+    )
 
 
 def session_manager(config: RelayConfig, store: RelayStore) -> SessionManager | None:
@@ -26,16 +42,13 @@ def session_manager(config: RelayConfig, store: RelayStore) -> SessionManager | 
     async def revoke(secret: str) -> None:
         await asyncio.to_thread(store.revoke_token, secret)
 
-    async def find_client(account: str, world: str) -> str | None:
+    async def find_client(account: str, world: str) -> PairedWorld | None:
         wanted = world.casefold()
         for known in await asyncio.to_thread(store.known_clients, account):
-            names = (
-                known.client_id,
-                known.metadata.get("worldId"),
-                known.metadata.get("worldTitle"),
-            )
-            if any(isinstance(n, str) and n.casefold() == wanted for n in names):
-                return known.client_id
+            paired = paired_world(known)
+            names = (paired.client_id, paired.world_id, paired.world_title)
+            if any(n and n.casefold() == wanted for n in names):
+                return paired
         return None
 
     vault = Vault(store, config.accounts.credentials_key, Path(config.data_dir))

@@ -5,18 +5,23 @@ Each session has its own chromium, started by `ProcessRegistry.spawn` (its own p
 a pid file, reaped at the next start if the relay is killed), with a throwaway profile and a
 DevTools port Playwright connects to over CDP. The steps and texts are the reference's: before
 any page script the module's connection token is seeded into local storage
-(`foundry-rest-api.connectionToken`); the Foundry URL opens (`navigate to Foundry: ...`); the
-join form's user is found by name (`configured Foundry user not found on this server (check
-credential settings)`, `... already logged in ...`); the join is posted as JSON to `/join`
-(`login rejected by Foundry: ...`), every failure wrapped as `login failed: <text>`; the game
-UI must appear (`game canvas did not load: ...`); then the world's module must connect to the
-relay with the seeded token (`client connection timed out after <n>s`).
+(`foundry-rest-api.connectionToken`); the Foundry URL opens (`navigate to Foundry: ...`); when
+Foundry shows its world list instead of a join page (no world is running), the named world is
+launched from it (`choose_world`, the reference's step 10: its failures are only logged, and the
+login step then says that it found no form); the join form's user is found by name
+(`configured Foundry user not found on this server (check credential settings)`, `... already
+logged in ...`); the join is posted as JSON to `/join` (`login rejected by Foundry: ...`), every
+failure wrapped as `login failed: <text>`; the game UI must appear (`game canvas did not load:
+...`), running the world expected (`wrong world loaded: server is running "<id>", expected
+"<id>"`); then the world's module must connect to the relay with the seeded token (`client
+connection timed out after <n>s`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import shutil
 import tempfile
@@ -29,12 +34,37 @@ import orjson
 
 from vttrelay.sessions.processes import Child, ProcessRegistry
 
+log = logging.getLogger(__name__)
+
 CHROMIUM: Final = "/usr/bin/chromium"
 TOKEN_KEY: Final = "foundry-rest-api.connectionToken"
 NAVIGATION_TIMEOUT: Final = 180.0
 LOGIN_TIMEOUT: Final = 30.0
 GAME_TIMEOUT: Final = 30.0
 GAME_SELECTOR: Final = "#ui-left, #sidebar, #game, .vtt"
+# The world-list step (reference step 10): what the page is, polled every 0.3 s for 15 s; the
+# list's entries visible within 10 s; 2 s after the click for the world to launch.
+DETECT_TIMEOUT: Final = 15.0
+DETECT_INTERVAL: Final = 0.3
+WORLD_LIST_TIMEOUT: Final = 10.0
+LAUNCH_WAIT: Final = 2.0
+WORLD_ENTRY: Final = "li.package.world"
+PLAY_CONTROL: Final = "a.control.play, button.control.play"
+DETECT_SCRIPT: Final = """() => {
+  if (document.querySelector('input[name="password"]')) return 'login';
+  if (document.querySelector('li.package.world')) return 'worldList';
+  if (document.querySelector('#ui-left, #sidebar, #game')) return 'game';
+  return '';
+}"""
+# The first entry whose trimmed title or package id is one of the names (lower-cased): its index
+ENTRY_SCRIPT: Final = """(names) => [...document.querySelectorAll('li.package.world')].findIndex(
+  (li) => {
+    const title = (li.querySelector('.package-title')?.textContent || '').trim().toLowerCase();
+    const id = (li.dataset.packageId || '').toLowerCase();
+    return names.includes(title) || names.includes(id);
+  })"""
+WORLD_ID_SCRIPT: Final = "() => globalThis.game?.world?.id ?? null"
+WORLD_ID_TIMEOUT: Final = 5.0  # for the game page to say which world it runs
 FLAGS: Final = (
     "--headless=new",
     "--no-first-run",
@@ -125,8 +155,75 @@ async def open_browser(registry: ProcessRegistry, session_id: str, log_path: Pat
     return Browser(child, profile, playwright, browser)
 
 
-async def log_in(browser: Browser, url: str, username: str, password: str, token: str) -> None:
-    """Open Foundry at `url` with the token seeded, join as `username`, wait for the game UI."""
+@dataclass(frozen=True)
+class WorldChoice:
+    """The world a session is for: the names to find it by in Foundry's world list (its title
+    or package id, any case) and, when known from its last connection, the world id its game
+    page must run."""
+
+    names: tuple[str, ...]
+    world_id: str = ""
+
+
+async def _page_kind(page: Any) -> str:
+    """`login`, `worldList` or `game` once the page is one of them (polled every 0.3 s for up
+    to 15 s); '' if it is none by then."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DETECT_TIMEOUT
+    while True:
+        with contextlib.suppress(Exception):  # the page may be navigating
+            kind = await page.evaluate(DETECT_SCRIPT)
+            if kind:
+                return str(kind)
+        if loop.time() >= deadline:
+            return ""
+        await asyncio.sleep(DETECT_INTERVAL)
+
+
+async def choose_world(page: Any, world: WorldChoice) -> None:
+    """Foundry's world list (no world running): launch the named world with its play control
+    (reference step 10). Only logged when it fails: the login step after it then finds no form
+    and says so."""
+    names = [n.casefold() for n in world.names if n]
+    if not names:
+        return
+    try:
+        kind = await _page_kind(page)
+        if kind != "worldList":
+            return
+        await page.wait_for_selector(
+            WORLD_ENTRY, state="visible", timeout=WORLD_LIST_TIMEOUT * 1000
+        )
+        index = await page.evaluate(ENTRY_SCRIPT, names)
+        if not isinstance(index, int) or index < 0:
+            raise LaunchError(f"no world named {world.names[0]!r} in Foundry's world list")
+        play = page.locator(WORLD_ENTRY).nth(index).locator(PLAY_CONTROL).first
+        await play.click(timeout=WORLD_LIST_TIMEOUT * 1000)
+        log.info("launched world %r from Foundry's world list", world.names[0])
+        await asyncio.sleep(LAUNCH_WAIT)
+    except Exception as exc:
+        log.warning("World selection failed, continuing: %s", exc)
+
+
+async def _running_world(page: Any) -> str:
+    """The id of the world the game page runs (`game.world.id`), '' if it does not say."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WORLD_ID_TIMEOUT
+    while True:
+        with contextlib.suppress(Exception):
+            found = await page.evaluate(WORLD_ID_SCRIPT)
+            if isinstance(found, str) and found:
+                return found
+        if loop.time() >= deadline:
+            return ""
+        await asyncio.sleep(DETECT_INTERVAL)
+
+
+async def log_in(
+    browser: Browser, url: str, username: str, password: str, token: str, world: WorldChoice
+) -> None:
+    """Open Foundry at `url` with the token seeded, launch the world from Foundry's world list
+    if it shows one, join as `username`, wait for the game UI of the expected world."""
     context = browser.browser.contexts[0] if browser.browser.contexts else None
     context = context or await browser.browser.new_context()
     # the module's client setting holds the token as a JSON string
@@ -138,6 +235,7 @@ async def log_in(browser: Browser, url: str, username: str, password: str, token
         await page.goto(url, timeout=NAVIGATION_TIMEOUT * 1000)
     except Exception as exc:
         raise LaunchError(f"navigate to Foundry: {exc}") from None
+    await choose_world(page, world)
     try:
         await page.wait_for_selector('input[name="password"]', timeout=LOGIN_TIMEOUT * 1000)
     except Exception as exc:
@@ -174,3 +272,9 @@ async def log_in(browser: Browser, url: str, username: str, password: str, token
         await page.wait_for_selector(GAME_SELECTOR, state="attached", timeout=GAME_TIMEOUT * 1000)
     except Exception as exc:
         raise LaunchError(f"game canvas did not load: {exc}") from None
+    if world.world_id:
+        running = await _running_world(page)
+        if running and running != world.world_id:
+            raise LaunchError(
+                f'wrong world loaded: server is running "{running}", expected "{world.world_id}"'
+            )

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from vttrelay.sessions.catalog import NAME_PATTERN, CatalogError, WorldCatalog, account_key
 from vttrelay.sessions.handshake import HandshakeError, Handshakes, decrypt_password
-from vttrelay.sessions.headless import Browser, LaunchError, log_in, open_browser
+from vttrelay.sessions.headless import Browser, LaunchError, WorldChoice, log_in, open_browser
 from vttrelay.sessions.processes import Child, ProcessRegistry
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,16 @@ class StoredLogin:
     world: str
 
 
+@dataclass(frozen=True)
+class PairedWorld:
+    """A Foundry world the account has paired with this relay (a known client): its client id
+    and the world id and title it sent when it last connected ('' when it never has)."""
+
+    client_id: str
+    world_id: str = ""
+    world_title: str = ""
+
+
 @dataclass
 class RelayHooks:
     """What the relay lends the manager (given by the composition root)."""
@@ -79,8 +89,8 @@ class RelayHooks:
     revoke_token: Callable[[str], Awaitable[None]]  # secret
     is_live: Callable[[str, str], bool]  # client id, account
     relay_url: str = ""  # the /relay URL a started world connects to (set once listening)
-    # the client id of the account's paired world with this id, world id or title, if any
-    find_client: Callable[[str, str], Awaitable[str | None]] | None = None
+    # the account's paired world with this client id, world id or title, if any
+    find_client: Callable[[str, str], Awaitable[PairedWorld | None]] | None = None
     # the account's stored credential with this id, decrypted: None if unknown, a text if it
     # cannot be decrypted
     stored_login: Callable[[str, str], Awaitable[StoredLogin | str | None]] | None = None
@@ -210,12 +220,14 @@ class SessionManager:
         this relay once: its client id is the token's)."""
         world = login.world
         found = self.hooks.find_client
-        client_id = await found(account, world) if found is not None and world else None
-        if client_id is None:
+        paired = await found(account, world) if found is not None and world else None
+        if paired is None:
             return 400, {
                 "error": f"No world of this account named '{world}' has been paired with this "
                 "relay: pair it once from a GM's browser, then name it in x-world-name"
             }
+        client_id = paired.client_id
+        choice = WorldChoice((world, paired.world_id, paired.world_title), paired.world_id)
         if self.hooks.is_live(client_id, account) or client_id in self._starting:
             return 408, {"error": "the world is already connected", "message": LAUNCH_FAILED}
         full = self._full(account)
@@ -241,7 +253,14 @@ class SessionManager:
                 self.processes, session_id, self.logs / f"{session_id}.log"
             )
             session.child = session.browser.child
-            await log_in(session.browser, login.foundry_url, login.username, login.password, secret)
+            await log_in(
+                session.browser,
+                login.foundry_url,
+                login.username,
+                login.password,
+                secret,
+                choice,
+            )
             deadline = time.monotonic() + self.config.start_timeout
             while not self.hooks.is_live(client_id, account):
                 if time.monotonic() > deadline:

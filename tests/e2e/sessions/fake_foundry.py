@@ -1,15 +1,20 @@
 """A small fake Foundry server for the browser-session tests: the join page with the
 reference's form fields (`select[name=userid]`, `input[name=password]`), `POST /join` taking
-`{action: "join", userid, password}` as Foundry does, and a game page (`#ui-left`) whose script
-connects to the relay's `/relay` as the module does: the world's client id (its world setting,
-set when the world was paired) and the connection token from local storage
+`{action: "join", userid, password}` as Foundry does, and a game page (`#ui-left`, `game.world.id`)
+whose script connects to the relay's `/relay` as the module does: the world's client id (its
+world setting, set when the world was paired) and the connection token from local storage
 (`foundry-rest-api.connectionToken`, a JSON string), the auth frame first, then it answers every
-request with `{type: <type>-result, requestId, data: {answeredBy: "fake-foundry"}}`."""
+request with `{type: <type>-result, requestId, data: {answeredBy: "fake-foundry"}}`.
+
+With no world running (`running=None`) it shows Foundry's setup page instead, as Foundry does:
+`/` and `/join` lead to `/setup`, whose world list (`li.package.world` with `data-package-id`, a
+`.package-title` and an `a.control.play`, shown a moment after the page loads) launches a world
+with `POST /setup {action: "launchWorld", world}` and then goes to `/join`."""
 
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, Final
 
 from aiohttp import web
 
@@ -19,13 +24,36 @@ USERS = (
     ("bz000001", "Busy", True),
 )
 PASSWORD = "hunter2"
+# package id -> (title, the client id its module connects with)
+WORLDS: Final = {
+    "fake-world": ("Fake World", "fake-world"),
+    "other-world": ("Other World", "other-world"),
+}
+LAUNCHED: Final = web.AppKey("launched", list)  # the worlds launched from the setup page
 JOIN_PAGE = """<!doctype html><title>Join Game Session</title>
 <form id="join"><select name="userid">{options}</select>
 <input type="password" name="password"><button>Join</button></form>"""
-GAME_PAGE = """<!doctype html><title>Fake World</title><div id="ui-left"></div><script>
+SETUP_PAGE = """<!doctype html><title>Foundry Virtual Tabletop</title>
+<section id="setup-packages-worlds"><ul id="worlds-list" style="display: none">{entries}</ul>
+</section><script>
+setTimeout(() => document.getElementById("worlds-list").style.display = "block", 400);
+for (const play of document.querySelectorAll("a.control.play")) {{
+  play.addEventListener("click", async () => {{
+    const world = play.closest("li").dataset.packageId;
+    await fetch("/setup", {{method: "POST", headers: {{"Content-Type": "application/json"}},
+      body: JSON.stringify({{action: "launchWorld", world}})}});
+    location.href = "/join";
+  }});
+}}
+</script>"""
+WORLD_ENTRY = """<li class="package world" data-package-id="{id}">
+<h3 class="package-title"> {title} </h3><a class="control play" data-action="worldLaunch">
+<i class="fas fa-play">Launch World</i></a></li>"""
+GAME_PAGE = """<!doctype html><title>{title}</title><div id="ui-left"></div><script>
+globalThis.game = {{world: {{id: "{world_id}", title: "{title}"}}}};
 const token = JSON.parse(localStorage.getItem("foundry-rest-api.connectionToken"));
-const query = new URLSearchParams({{id: "{client_id}", worldId: "fake-world",
-  worldTitle: "Fake World", foundryVersion: "14.363", systemId: "dnd5e",
+const query = new URLSearchParams({{id: "{client_id}", worldId: "{world_id}",
+  worldTitle: "{title}", foundryVersion: "14.363", systemId: "dnd5e",
   systemTitle: "Dungeons & Dragons Fifth Edition", systemVersion: "5.0.4"}});
 const ws = new WebSocket("{relay}?" + query);
 ws.onopen = () => ws.send(JSON.stringify({{type: "auth", token}}));
@@ -37,15 +65,33 @@ ws.onmessage = (message) => {{
 </script>"""
 
 
-def fake_foundry(relay_ws_url: str, client_id: str) -> web.Application:
+def fake_foundry(relay_ws_url: str, running: str | None = "fake-world") -> web.Application:
+    """A Foundry server running world `running` (a key of `WORLDS`), or none (its setup page)."""
     sessions: set[str] = set()
+    world: dict[str, str | None] = {"running": running}
 
     async def join_page(request: web.Request) -> web.Response:
+        if world["running"] is None:
+            raise web.HTTPFound("/setup")
         options = "".join(
             f'<option value="{uid}"{" disabled" if busy else ""}>{name}</option>'
             for uid, name, busy in USERS
         )
         return web.Response(text=JOIN_PAGE.format(options=options), content_type="text/html")
+
+    async def setup_page(request: web.Request) -> web.Response:
+        if world["running"] is not None:
+            raise web.HTTPFound("/join")
+        entries = "".join(WORLD_ENTRY.format(id=i, title=t) for i, (t, _) in WORLDS.items())
+        return web.Response(text=SETUP_PAGE.format(entries=entries), content_type="text/html")
+
+    async def launch(request: web.Request) -> web.Response:
+        body: Any = await request.json()
+        if body.get("action") != "launchWorld" or body.get("world") not in WORLDS:
+            return web.json_response({"error": "No such world"}, status=400)
+        world["running"] = body["world"]
+        request.app[LAUNCHED].append(body["world"])
+        return web.json_response({"status": "success"})
 
     async def join(request: web.Request) -> web.Response:
         body: Any = await request.json()
@@ -62,14 +108,21 @@ def fake_foundry(relay_ws_url: str, client_id: str) -> web.Application:
         return answer
 
     async def game(request: web.Request) -> web.Response:
-        if request.cookies.get("session") not in sessions:
+        running_now = world["running"]
+        if request.cookies.get("session") not in sessions or running_now is None:
             raise web.HTTPFound("/join")
-        page = GAME_PAGE.format(client_id=client_id, relay=relay_ws_url)
+        title, client_id = WORLDS[running_now]
+        page = GAME_PAGE.format(
+            world_id=running_now, title=title, client_id=client_id, relay=relay_ws_url
+        )
         return web.Response(text=page, content_type="text/html")
 
     app = web.Application()
+    app[LAUNCHED] = []
     app.router.add_get("/", join_page)
     app.router.add_get("/join", join_page)
     app.router.add_post("/join", join)
+    app.router.add_get("/setup", setup_page)
+    app.router.add_post("/setup", launch)
     app.router.add_get("/game", game)
     return app

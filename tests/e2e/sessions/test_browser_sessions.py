@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,38 +30,36 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-async def foundry_port() -> AsyncIterator[int]:
-    """A port for the fake Foundry server (it needs the relay's URL: started by `foundry`)."""
-    from bench.procs import free_port
-
-    yield free_port()
-
-
-async def start_foundry(relay: Relay, port: int) -> web.AppRunner:
+async def start_foundry(relay: Relay, port: int, running: str | None = CLIENT_ID) -> web.AppRunner:
+    """The fake Foundry server running world `running` (None: its setup page's world list)."""
     ws_url = relay.url.replace("http://", "ws://") + "/relay"
-    runner = web.AppRunner(fake_foundry(ws_url, CLIENT_ID))
+    runner = web.AppRunner(fake_foundry(ws_url, running))
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     return runner
 
 
-def paired(relay: Relay) -> None:
-    """The world was paired with this relay once (its client id is known to the account)."""
+def paired(relay: Relay, client_id: str = CLIENT_ID, world_id: str = "", title: str = "") -> None:
+    """The world was paired with this relay once (its client id is known to the account, with
+    the world id and title it sent when it connected, if given)."""
     from vttrelay.relay.store import RelayStore
 
     store = RelayStore(relay.data_dir / "relay.db")
     try:
-        store.create_connection_token("default", CLIENT_ID, name="paired from the GM's browser")
+        store.create_connection_token("default", client_id, name="paired from the GM's browser")
+        if world_id:
+            store.remember_client(client_id, "default", {"worldId": world_id, "worldTitle": title})
     finally:
         store.close()
 
 
-async def start_session(relay: Relay, key: str, port: int, user: str, password: str) -> Any:
+async def start_session(
+    relay: Relay, key: str, port: int, user: str, password: str, world: str = CLIENT_ID
+) -> Any:
     headers = {
         "x-foundry-url": f"http://127.0.0.1:{port}/",
         "x-username": user,
-        "x-world-name": CLIENT_ID,
+        "x-world-name": world,
     }
     status, shake = await relay.call("POST", "/session-handshake", key, headers=headers)
     assert status == 200, shake

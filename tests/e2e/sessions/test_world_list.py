@@ -1,0 +1,88 @@
+"""Foundry's world list in browser sessions, end to end in real Chromium (files-sheet-sessions
+§4.6 step 10): when the Foundry server runs no world it shows its setup page instead of a join
+page; the relay's browser launches the named world from that list (found by its title or id,
+any case), then logs in and the world connects. A world missing from the list ends in the
+login step's refusal after its 30 s; a server running another world than the paired one is
+refused as the reference's auto-start refuses it."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from .fake_foundry import LAUNCHED, PASSWORD
+from .test_browser_sessions import (
+    CLIENT_ID,
+    paired,
+    serving_session,
+    start_foundry,
+    start_session,
+)
+from .test_sessions import serve, session_pids, stop_process
+
+pytestmark = pytest.mark.skipif(
+    not Path("/usr/bin/chromium").exists(), reason="needs Debian's chromium"
+)
+
+
+def no_browser_left(data_dir: Path) -> None:
+    from bench.procs import alive
+
+    for leftover in [p for p in session_pids(data_dir) if alive(p)]:
+        os.killpg(leftover, signal.SIGKILL)
+
+
+async def test_the_named_world_is_launched_from_foundrys_world_list(
+    tmp_path: Path, foundry_port: int
+) -> None:
+    relay = await serve(tmp_path, "--headless-allow", f"127.0.0.1:{foundry_port}")
+    foundry = await start_foundry(relay, foundry_port, running=None)
+    try:
+        paired(relay, CLIENT_ID, "fake-world", "Fake World")
+        paired(relay, "lost-world", "lost-world", "Lost World")
+        key = relay.key()
+
+        # a paired world the server does not have: nothing is launched, no login form appears
+        status, body = await start_session(
+            relay, key, foundry_port, "Gamemaster", PASSWORD, "Lost World"
+        )
+        assert status == 408, body
+        assert body["error"].startswith("login form not found: "), body
+        assert foundry.app[LAUNCHED] == []
+        assert session_pids(tmp_path) == []
+
+        # named by its title in another case: launched from the list, then the usual login
+        answer = await start_session(relay, key, foundry_port, "Gamemaster", PASSWORD, "fake WORLD")
+        started, entry = await serving_session(relay, key, answer)
+        assert foundry.app[LAUNCHED] == ["fake-world"]
+        assert entry["worldName"] == "fake WORLD" and entry["worldId"] == "fake-world"
+        status, _ = await relay.call("DELETE", "/end-session", key, sessionId=started["sessionId"])
+        assert status == 200
+    finally:
+        await stop_process(relay.proc)
+        await foundry.cleanup()
+        no_browser_left(tmp_path)
+    assert session_pids(tmp_path) == []
+
+
+async def test_a_server_running_another_world_is_refused(tmp_path: Path, foundry_port: int) -> None:
+    relay = await serve(tmp_path, "--headless-allow", f"127.0.0.1:{foundry_port}")
+    foundry = await start_foundry(relay, foundry_port, running="other-world")
+    try:
+        paired(relay, CLIENT_ID, "fake-world", "Fake World")
+        key = relay.key()
+        status, body = await start_session(relay, key, foundry_port, "Gamemaster", PASSWORD)
+        assert status == 408, body
+        assert body["error"] == (
+            'wrong world loaded: server is running "other-world", expected "fake-world"'
+        )
+        assert session_pids(tmp_path) == []  # its browser is gone
+        status, listed = await relay.call("GET", "/session", key)
+        assert listed == {"activeSessions": []}
+    finally:
+        await stop_process(relay.proc)
+        await foundry.cleanup()
+        no_browser_left(tmp_path)
