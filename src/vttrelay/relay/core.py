@@ -12,9 +12,11 @@ budgets, the world directory, the relay's limits) and nothing else of the relay:
    for usage), the scope (403 `API key lacks required scope: <scope>`). Returns the key.
 2. Parameters: `params.extract` with the route's declarations (400 `'x' is required`, ...). The
    adapter gives it the sources: REST the query, body and path; /ws/api the frame's top level.
-3. `gate.resolve_world(key, client_id)`: the key's allowed worlds (403 `API key is not
+3. `gate.target_world(key, client_id)`: the key's allowed worlds (403 `API key is not
    authorized for this client`), then the target world (§4.3: named, the key's only world, the
-   account's only live world; 404 / 400).
+   account's only live world; 404 / 400). An offline world the gate's `WorldStarter` may start
+   (`serve --auto-start-worlds`, a paired Foundry world armed for auto-start) is started first,
+   in `_start_offline`, the one place for every transport.
 4. Requests: `gate.forward(key, route, params)` checks the route's guards for this key
    (`params.check_guards`: a parameter value that needs another scope or a script check), runs
    step 3 with `params["clientId"]`, checks the world's game system (400), builds the frame with
@@ -62,6 +64,7 @@ WORLD_GONE: Final = "World disconnected before replying"
 RATE_LIMITED: Final = "Too many API requests, please slow down"
 MONTHLY_LIMITED: Final = "Scoped key monthly request limit exceeded"
 SUBSCRIBE_SCOPE: Final = "events:subscribe"
+AUTO_START_TIMEOUT: Final = 60.0  # an offline world started for a call has this long to connect
 
 
 class RelayError(Exception):
@@ -199,10 +202,6 @@ class Gate:
         """Why an open stream's API key no longer works (revoked, expired...), or None."""
         return key_problem(self.keys.lookup(secret))
 
-    def resolve_world(self, key: KeyRecord, client_id: str | None) -> WorldHandle:
-        """Step 3: the target world of a call (`resolve_world` over this relay's directory)."""
-        return resolve_world(key, client_id, self.worlds)
-
     async def forward(self, key: KeyRecord, route: Route, params: Mapping[str, Any]) -> Reply:
         """Steps 3-4 of a request: the route's guards for this key, target world, system check,
         frame, the world's reply."""
@@ -214,7 +213,7 @@ class Gate:
         try:
             world = resolve_world(key, params.get("clientId"), self.worlds)
         except RelayError as exc:
-            world = await self._start_offline(key, exc, timeout)
+            world = await self._start_offline(key, exc)
         check_system(route, world)
         frame = build_frame(route, params, key, world.client_id)
         try:
@@ -224,18 +223,25 @@ class Gate:
         except WorldGone:
             raise error(503, WORLD_GONE) from None
 
-    async def _start_offline(
-        self, key: KeyRecord, refused: RelayError, timeout: float
-    ) -> WorldHandle:
+    async def target_world(self, key: KeyRecord, client_id: str | None) -> WorldHandle:
+        """Step 3 for the calls that are not forwarded requests (SSE streams, a /ws/api socket,
+        uploads): the target world, an offline one started first as `forward` starts it."""
+        try:
+            return resolve_world(key, client_id, self.worlds)
+        except RelayError as exc:
+            return await self._start_offline(key, exc)
+
+    async def _start_offline(self, key: KeyRecord, refused: RelayError) -> WorldHandle:
         """The world of a call refused as offline (`refused`, the 404 naming its client id), once
-        the starter has started it within the route's `timeout`; else `refused` is raised."""
+        the starter has started it (within `AUTO_START_TIMEOUT`); else `refused` is raised. The
+        one place every transport starts an offline world."""
         client_id = refused.body.get("clientId")
         starter = self.starter
         if refused.status != 404 or starter is None or not isinstance(client_id, str):
             raise refused
         if not starter.may_start(key.account, client_id):
             raise refused
-        if not await starter.start(key.account, client_id, timeout):
+        if not await starter.start(key.account, client_id, AUTO_START_TIMEOUT):
             raise refused
         return resolve_world(key, client_id, self.worlds)
 

@@ -82,7 +82,7 @@ async def h_upload(request: web.Request, route: Route, state: RelayState) -> web
         filename = _text(fields.get("filename")) or query.get("filename", "")
         if not path or not filename:
             raise error(400, PATH_AND_NAME)
-        world = core.resolve_world(key, query.get("clientId"), state.registry)
+        world = await state.gate.target_world(key, query.get("clientId"))
         options = fields if json_mode else query
         frame: dict[str, Any] = {
             "type": route.action,

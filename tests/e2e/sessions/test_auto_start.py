@@ -3,20 +3,22 @@
 embedded world of the caller's account starts it (a real world process connecting back over the
 relay's WebSocket) and is answered once it has connected; the world is then a session like any
 other, ended when idle. Another account's world and unknown ids keep the usual offline answer,
-and so does everything with auto-start off (the default)."""
+and so does everything with auto-start off (the default). Not only REST calls: an SSE stream,
+a /ws/api socket and the file routes (upload, download, listing) start it too."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
+import aiohttp
 from bench.procs import alive
 from tests.support.e2e import eventually
 from tests.support.relay import stop_process
 
 from vttrelay.relay.store import RelayStore
 
-from .test_sessions import serve, session_pids
+from .test_sessions import Relay, serve, session_pids
 
 
 def bound_key(data_dir: Path, client_id: str) -> str:
@@ -85,3 +87,101 @@ async def test_with_auto_start_off_an_offline_world_stays_offline(tmp_path: Path
         assert session_pids(tmp_path) == []
     finally:
         await stop_process(relay.proc)
+
+
+EVERY_KIND = (
+    "session:manage",
+    "world:info",
+    "clients:read",
+    "events:subscribe",
+    "file:read",
+    "file:write",
+)
+
+
+async def offline(relay: Relay, key: str, client_id: str) -> None:
+    """End the world's session and wait until the relay no longer has it."""
+    status, listed = await relay.call("GET", "/session", key)
+    (entry,) = listed["activeSessions"]
+    status, _ = await relay.call("DELETE", "/end-session", key, sessionId=entry["sessionId"])
+    assert status == 200
+    for _ in range(500):
+        status, clients = await relay.call("GET", "/clients", key)
+        live = [c for c in clients["clients"] if c["isOnline"]]
+        if not live:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{client_id} still connected")
+
+
+async def test_streams_sockets_and_file_routes_start_an_offline_stored_world(
+    tmp_path: Path,
+) -> None:
+    relay = await serve(tmp_path, "--auto-start-worlds")
+    try:
+        key = relay.key(EVERY_KIND)
+        status, made = await relay.call("POST", "/session/worlds", key, {"name": "sleepy"})
+        assert status == 201, made
+        cid = made["clientId"]
+        headers = {"x-api-key": key}
+
+        async with aiohttp.ClientSession() as http:
+            # an SSE stream: answered `connected` once the world has started
+            url = f"{relay.url}/chat/subscribe"
+            async with http.get(url, params={"clientId": cid}, headers=headers) as stream:
+                assert stream.status == 200
+                first = await asyncio.wait_for(stream.content.readuntil(b"\n\n"), 60)
+                assert b"\nevent: connected\n" in first, first
+                assert f'data: {{"clientId":"{cid}"}}'.encode() in first
+                assert len(session_pids(tmp_path)) == 1
+            await offline(relay, key, cid)
+
+            # a /ws/api socket naming it: `connected`, then the world answers through it
+            async with http.ws_connect(relay.url.replace("http", "ws") + "/ws/api") as ws:
+                await ws.send_json({"type": "auth", "token": key, "clientId": cid})
+                hello = await asyncio.wait_for(ws.receive_json(), 60)
+                assert (hello["type"], hello["clientId"]) == ("connected", cid), hello
+                await ws.send_json({"type": "world-info", "requestId": "r1"})
+                reply = await asyncio.wait_for(ws.receive_json(), 30)
+                assert (reply["type"], reply["requestId"]) == ("world-info-result", "r1"), reply
+            await offline(relay, key, cid)
+
+            # an upload, then a download and a listing, each to the offline world
+            body = {
+                "path": "notes",
+                "filename": "hello.txt",
+                "fileData": "data:text/plain;base64,aGVsbG8=",
+                "mimeType": "text/plain",
+            }
+            status, uploaded = await relay.call("POST", "/upload", key, body, clientId=cid)
+            assert status == 200 and uploaded["success"] is True, uploaded
+            await offline(relay, key, cid)
+            async with http.get(
+                f"{relay.url}/download",
+                params={"clientId": cid, "path": "notes/hello.txt"},
+                headers=headers,
+            ) as answer:
+                assert answer.status == 200
+                assert await answer.read() == b"hello"
+            await offline(relay, key, cid)
+            status, listing = await relay.call("GET", "/file-system", key, clientId=cid)
+            assert status == 200, listing
+            assert {"name": "notes", "path": "notes", "type": "directory"} in listing["results"]
+
+            # another account's stored world is not started by any of them
+            stranger = relay.key(EVERY_KIND, account="someone-else")
+            await offline(relay, key, cid)
+            async with http.get(
+                url, params={"clientId": cid}, headers={"x-api-key": stranger}
+            ) as stream:
+                assert stream.status == 404
+            async with http.ws_connect(relay.url.replace("http", "ws") + "/ws/api") as ws:
+                await ws.send_json({"type": "auth", "token": stranger, "clientId": cid})
+                refused = await ws.receive_json()
+                assert refused["type"] == "error", refused
+            status, body = await relay.call("POST", "/upload", stranger, body, clientId=cid)
+            assert (status, body) == (404, {"error": "Invalid client ID"})
+            assert session_pids(tmp_path) == []
+    finally:
+        await stop_process(relay.proc)
+    assert session_pids(tmp_path) == []

@@ -61,7 +61,7 @@ async def serve_sse(streams: Streams, request: web.Request, route: Route) -> web
     gate = streams.gate
     key = await core.admitted(admit_request(request, route, gate))
     params = await read_params(request, route)
-    world = gate.resolve_world(key, params.get("clientId"))
+    world = await gate.target_world(key, params.get("clientId"))  # an offline one started
     channel = route.channel or ""
     event_filter = core.build_filter(channel, params, key.forced_user(world.client_id), world.users)
     if event_filter == EVERYTHING:

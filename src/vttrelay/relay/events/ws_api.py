@@ -170,7 +170,7 @@ class ClientSocket:
             return await self._refuse(AUTH_REFUSED, TOO_MANY_UNKNOWN_KEYS)
         try:
             key = await core.admitted(self.gate.admit(token, None, wanted))
-            world = self.gate.resolve_world(key, wanted)
+            world = await self.gate.target_world(key, wanted)  # an offline one started
         except RelayError as exc:
             return await self._refuse(AUTH_REFUSED, AUTH_TEXTS.get(exc.message, exc.message))
         self.secret = token
