@@ -252,4 +252,4 @@ async def balancer() -> AsyncIterator[Callable[[list[Any]], Awaitable[Balancer]]
 
 
 # The /ws/api client and SSE reader of the stream tests, for the same calls on other instances.
-from ..streams.conftest import api_ws, sse  # noqa: E402, F401
+from tests.support.streams import api_ws, sse  # noqa: E402, F401

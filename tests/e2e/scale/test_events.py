@@ -15,10 +15,9 @@ import time
 from typing import Any
 
 from tests.support.e2e import eventually
+from tests.support.streams import counts
 
 from vttrelay import protocol
-
-from ..streams.conftest import counts
 
 CHAT = protocol.CHAT_CHANNEL
 

@@ -1,6 +1,6 @@
 """Fixtures for the end-to-end tests of the rolls, structure, effects and macro routes (the
 connected demo world is the `world` fixture of tests/e2e/conftest.py; `sse` and `api_ws` are the
-stream readers of tests/e2e/streams/conftest.py).
+stream readers of tests/support/streams.py).
 
 - `api` -> `async call(method, path, json=None, **query) -> (status, body)` with a key holding
   every scope (query values that are not strings are sent as JSON text).
@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 from tests.support.e2e import api_for
+from tests.support.streams import api_ws, sse
 
 from vttrelay.relay.routes import ALL_SCOPES
-
-from ..streams.conftest import api_ws, sse
 
 __all__ = ["api_ws", "sse"]
 

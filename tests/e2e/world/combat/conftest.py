@@ -1,6 +1,6 @@
 """Fixtures for the end-to-end tests of the encounter and scene routes (the connected demo world
 is the `world` fixture of tests/e2e/conftest.py; `sse` is the stream reader of
-tests/e2e/streams/conftest.py).
+tests/support/streams.py).
 
 - `api` -> `async call(method, path, json=None, **query) -> (status, body)` with a key holding
   every scope (query values that are not strings are sent as JSON text).
@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 from tests.support.e2e import api_for
+from tests.support.streams import sse
 
 from vttrelay.relay.routes import ALL_SCOPES
-
-from ..streams.conftest import sse
 
 __all__ = ["sse"]
 

@@ -14,11 +14,10 @@ from typing import Any
 
 import pytest
 from tests.support.e2e import CLIENT_ID, Api, api_for, eventually
+from tests.support.streams import SSEStream
+from tests.support.streams import sse as sse  # noqa: F401  (the SSE reader fixture, used here)
 
 from vttrelay.relay.routes import ALL_SCOPES
-
-from ..streams.conftest import SSEStream
-from ..streams.conftest import sse as sse  # noqa: F401  (the SSE reader fixture, used here)
 
 
 @pytest.fixture
