@@ -34,10 +34,10 @@ import orjson
 from aiohttp import web
 
 from vttrelay.protocol import Close
-from vttrelay.relay.app import STATE, RelayState
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.listener import RelaySite, make_runner
 from vttrelay.relay.routes import DEFAULT_SCOPES
+from vttrelay.relay.state import STATE, RelayState
 from vttrelay.relay.store import RelayStore
 from vttrelay.server.assemble import build_app
 

@@ -15,7 +15,7 @@ from vttrelay.dashboard.pages import activity as activity_page
 from vttrelay.dashboard.pages import assets, keys, requests, signin, tools, worlds
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 # The route table's page handlers (`GET /pair/{code}`, `GET /approve/{code}`)
 PAGE_HANDLERS = requests.PAGE_HANDLERS

@@ -44,7 +44,7 @@ from vttrelay.relay.core import RelayError
 if TYPE_CHECKING:
     import jinja2
 
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 log = logging.getLogger("vttrelay.dashboard")
 

@@ -44,7 +44,7 @@ from vttrelay.relay.routes import Route
 from vttrelay.relay.upload_body import NO_DATA, BodyError, Spooled, spool
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 INLINE_BYTES: Final = 4 * 1024 * 1024  # larger uploads are streamed to the world in chunks
 CHUNK_BYTES: Final = 1024 * 1024

@@ -133,6 +133,10 @@ def image_response(reply: Reply) -> web.Response:
     return web.Response(body=body, content_type=str(mime), headers=headers)
 
 
+def json_response(body: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
+
+
 def sorted_json_response(body: Any, status: int = 200) -> web.Response:
     """A JSON body the relay writes itself where the reference's Go encoder did: keys sorted
     (the file and sheet routes' answers)."""

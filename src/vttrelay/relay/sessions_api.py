@@ -24,7 +24,7 @@ from vttrelay.relay.forward import admit_request, sorted_json_response
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 Answer = tuple[int, dict[str, Any]]
 LastRequest = Callable[[str], float | None]

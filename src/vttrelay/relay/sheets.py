@@ -25,7 +25,7 @@ from vttrelay.relay.forward import (
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 
 def _number(value: Any, default: float) -> float:

@@ -30,11 +30,11 @@ from aiohttp import web
 
 from vttrelay.relay import tls
 from vttrelay.relay.accesslog import BufferedAccessLog
-from vttrelay.relay.app import STATE
 from vttrelay.relay.backends import BackendUnavailable
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.listener import RelaySite, connection_limit, make_runner, raise_fd_limit
 from vttrelay.relay.metrics import metrics_app
+from vttrelay.relay.state import STATE
 from vttrelay.relay.store import RelayStore
 from vttrelay.server.assemble import build_app
 from vttrelay.server.embedded import demo_world

@@ -12,10 +12,11 @@ from vttrelay.dashboard import mount as dashboard
 from vttrelay.mcp import lazy as mcp_http
 from vttrelay.mcp.limits import SessionLimits
 from vttrelay.relay.accesslog import AccessLog
-from vttrelay.relay.app import Plugin, RelayState, create_app
+from vttrelay.relay.app import Plugin, create_app
 from vttrelay.relay.backends import Backends
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.sessions_api import SessionService
+from vttrelay.relay.state import RelayState
 from vttrelay.relay.store import RelayStore
 
 

@@ -15,8 +15,8 @@ import pytest
 from bench.procs import free_port
 from tests.support.relay import start_serve, stop_process
 
-from vttrelay.relay.app import BODY_TIMEOUT
 from vttrelay.relay.listener import TOO_MANY_CONNECTIONS, connection_limit
+from vttrelay.relay.middleware import BODY_TIMEOUT
 
 HEALTH = b"GET /api/health HTTP/1.1\r\nHost: relay\r\n\r\n"
 

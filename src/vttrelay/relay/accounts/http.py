@@ -40,7 +40,7 @@ from vttrelay.relay.forward import API_KEY_HEADER
 from vttrelay.relay.routes import ALL_SCOPES, Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 log = logging.getLogger("vttrelay.relay")
 

@@ -29,7 +29,7 @@ from vttrelay.relay.routes import Route
 from vttrelay.relay.store import PAIRING_TTL, KeyRecord, TokenRecord
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 MAX_ID: Final = 64
 MAX_TOKEN_NAME: Final = 128

@@ -47,7 +47,7 @@ from vttrelay.relay.forward import read_body
 from vttrelay.relay.routes import ALL_SCOPES, Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
     from vttrelay.relay.store import RelayStore
 
 log = logging.getLogger("vttrelay.relay")

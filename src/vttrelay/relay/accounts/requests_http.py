@@ -21,7 +21,7 @@ from vttrelay.relay.core import error
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 MAX_CODE: Final = 16
 

@@ -24,7 +24,7 @@ from vttrelay.relay.accounts.users import Session, User
 from vttrelay.relay.core import error
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 INVALID_SESSION: Final = "Invalid or expired session. Please log in again."
 NOT_VERIFIED: Final = "Please verify your email address before using the API."

@@ -26,7 +26,7 @@ from vttrelay.relay.core import error
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 REQUIRED: Final = "name, foundryUrl, foundryUsername, and foundryPassword are all required"
 LIMITS: Final = {
