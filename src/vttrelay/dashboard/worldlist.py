@@ -14,7 +14,7 @@ from vttrelay.dashboard.views import ago, iso_time
 from vttrelay.relay.link.connection import WorldConnection
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from vttrelay.relay.core import RelayError
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
     from vttrelay.relay.store import RelayStore
 
 log = logging.getLogger("vttrelay.dashboard")

@@ -28,7 +28,7 @@ from vttrelay.relay.routes import ALL_SCOPES, Route
 from vttrelay.relay.store import KnownClient, TokenRecord
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 BAD_BODY: Final = "Invalid JSON body"
 NOT_FOUND: Final = "Known client not found"
