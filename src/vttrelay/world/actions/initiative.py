@@ -1,28 +1,81 @@
 """Initiative of a running encounter (vttrelay's own actions, beyond the module): roll-initiative
 rolls the dnd5e initiative of the combatants that have none, or of the tokens and actors named,
 and set-initiative sets one combatant's. The current combatant keeps its turn as the order
-changes, as the tabletop's tracker does; each answers the encounter in its new turn order."""
+changes, as the tabletop's tracker does; each answers the encounter in its new turn order.
+`roll_initiative` is also how start-encounter and add-to-encounter roll."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
-from vttrelay.world.actions.encounters import (
+from vttrelay.world.actions.combatants import (
     MAX_UUIDS,
+    Lookup,
+    actor_of,
     combatant_views,
     combatants_of,
-    roll_initiative,
     save_combat,
     summary,
     target_combat,
+    token_of,
 )
 from vttrelay.world.errors import ActionError
+from vttrelay.world.model import documents
 from vttrelay.world.rules import combat as rules
+from vttrelay.world.rules import effects as effect_rules
 from vttrelay.world.rules.permissions import assert_gm
 from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
-MAX_INITIATIVE = 1_000  # |initiative| a call may set
+MAX_INITIATIVE: Final = 1_000  # |initiative| a call may set
+SETTING_TIEBREAKER: Final = "dnd5e.initiativeDexTiebreaker"
+
+
+def roll_initiative(
+    ctx: ActionContext,
+    combat: dict[str, Any],
+    which: Callable[[dict[str, Any]], bool],
+    *,
+    keep_current: bool,
+) -> None:
+    """Roll dnd5e initiative for the combatants `which` picks, each roll posted to chat as the
+    tabletop does (whispered to the GMs for a hidden combatant); the current combatant stays
+    current when `keep_current`."""
+    current = rules.current_combatant(combat) if keep_current else None
+    tiebreaker = bool(ctx.setting(SETTING_TIEBREAKER, False))
+    gms = [u["_id"] for u in ctx.tx.all("User") if documents.is_gm(u)]
+    lookup = Lookup(ctx)  # rolling writes chat and the combat, no scene
+    for combatant in combat.get("combatants") or []:  # the order they joined, as rollAll does
+        if not which(combatant):
+            continue
+        actor = actor_of(ctx, combatant, lookup) or {}
+        formula = rules.initiative_formula(
+            effect_rules.apply_changes(actor), dex_tiebreaker=tiebreaker
+        )
+        roll = ctx.roll(formula)
+        combatant["initiative"] = roll.total
+        found = token_of(ctx, combatant, lookup)
+        name = combatant.get("name") or actor.get("name", "")
+        ctx.create_chat_message(
+            content=str(roll.total),
+            speaker={
+                "scene": found[0]["_id"] if found else None,
+                "actor": actor.get("_id"),
+                "token": found[1]["_id"] if found else None,
+                "alias": name,
+            },
+            flavor=f"{name} rolls for Initiative!",
+            rolls=[roll.to_chat()],
+            whisper=gms if combatant.get("hidden") else (),
+            flags={"core": {"initiativeRoll": True}},
+        )
+    if current is not None:
+        combat["turn"] = rules.turn_keeping(combat, current["_id"], combat["combatants"])
+
+
+def without_initiative(combatant: dict[str, Any]) -> bool:
+    return combatant.get("initiative") is None
 
 
 def _answer(ctx: ActionContext, combat: dict[str, Any], **facts: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from vttrelay.world.actions import (
     files,
     initiative,
     macros,
+    membership,
     playlists,
     rolls,
     scenes,
@@ -24,6 +25,7 @@ from vttrelay.world.actions import (
     sheets,
     structure,
     transfers,
+    turns,
     users,
     utility,
 )
@@ -39,6 +41,7 @@ CORE: tuple[ModuleType, ...] = (
     files,
     initiative,
     macros,
+    membership,
     playlists,
     rolls,
     scenes,
@@ -47,6 +50,7 @@ CORE: tuple[ModuleType, ...] = (
     sheets,
     structure,
     transfers,
+    turns,
     users,
     utility,
 )

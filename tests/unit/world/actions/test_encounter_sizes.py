@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.support.world import call
 
-from vttrelay.world.actions.encounters import MAX_UUIDS
+from vttrelay.world.actions.combatants import MAX_UUIDS
 from vttrelay.world.model import documents
 from vttrelay.world.runtime.world import World
 
