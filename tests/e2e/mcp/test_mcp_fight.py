@@ -26,6 +26,7 @@ ORDER = {
     "Pip Tealeaf": 14,
 }
 AC = {"Goblin 1": 15, "Goblin 2": 15, "Bandit": 12, "Brann Stoneheart": 19}
+CRITICAL_FROM = {"Brann Stoneheart": 19}  # a Champion's Improved Critical; others crit on 20
 MAX_HP = {"Goblin 1": 7, "Goblin 2": 7, "Bandit": 11, "Brann Stoneheart": 34, "Pip Tealeaf": 24}
 
 
@@ -57,7 +58,8 @@ def check_attack(answer: dict[str, Any], actor: str, weapon: str, target: str) -
     assert summary.startswith(f"{actor} attacks {target} with {weapon}, rolling "), summary
     assert attack["ac"] == AC[target]
     natural = attack["natural"]
-    assert attack["critical"] == (natural == 20) and attack["fumble"] == (natural == 1)
+    assert attack["critical"] == (natural >= CRITICAL_FROM.get(actor, 20))
+    assert attack["fumble"] == (natural == 1)
     hit = attack["critical"] or (not attack["fumble"] and attack["total"] >= AC[target])
     assert attack["hit"] is hit
     verdict = "critical hit" if attack["critical"] else "hit" if hit else "miss"
