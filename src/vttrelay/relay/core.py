@@ -5,7 +5,8 @@ this order (wire-protocol §4.1 stages 3, 4, 7, 8-13). The adapters reach them t
 `Gate`, which holds the few services a call needs (the key cache, the usage counter, the rate
 budgets, the world directory, the relay's limits) and nothing else of the relay:
 
-1. `gate.admit(secret, scope, client_id)`: the API key (401 `API key is required`, `Invalid API
+1. `gate.admit(secret, scope, client_id)` (`gate.admit_key(key, ...)` for a key already at hand,
+   a dashboard session's): the API key (401 `API key is required`, `Invalid API
    key`, `API key is disabled`, `API key has expired`), the world the caller named (404 `Invalid
    client ID` when it is not connected, 401 `Invalid API key for this client ID` when it belongs
    to another account), the key's rate limit (429 with `Retry-After`; the call is then counted
@@ -163,6 +164,12 @@ class Gate:
         key = self.keys.lookup(secret)
         if key is None or not key.enabled or key.expired():
             raise error(401, key_problem(key) or "Invalid API key")
+        return self.admit_key(key, scope, client_id)
+
+    def admit_key(self, key: KeyRecord, scope: str | None, client_id: str | None) -> Admission:
+        """`admit` for a key the caller already holds (a signed-in dashboard session's, which
+        acts as its account's own key: `dashboard/calls.py`): the named world, rate limit,
+        monthly limit, usage count and scope, the same steps as for a key sent in a header."""
         if client_id:
             world = self.worlds.get(client_id)
             if world is None:
