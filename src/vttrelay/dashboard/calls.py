@@ -1,0 +1,164 @@
+"""A signed-in dashboard session's API calls and event streams, through the relay's request core.
+
+A session needs no API key: it acts as its account's own key (`session_key`: every scope, every
+world of the account, no forced user), so the same steps run as for a key sent in a header
+(`core.Gate.admit_key`: the named world, the rate limit, the scope; then `Gate.forward`: the
+account's worlds only, the system check, the world's reply) and the call is recorded in the
+activity log like any API call (`RequestRecord`, key name `SESSION_KEY_NAME`). The operator,
+who sees every account, acts as the account of the world it names.
+
+`RouteFinder` matches a method and path to the route table (its `{name}` and `{name:regex}`
+path parameters). Only forward routes and the picture routes that are forwards too
+(`/scene/image`) are offered: the local routes read a key from the request themselves.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from aiohttp import web
+
+from vttrelay.relay.accesslog import RequestRecord
+from vttrelay.relay.core import RelayError, admitted, error
+from vttrelay.relay.forward import image_response, read_body, reply_response
+from vttrelay.relay.params import ParamError, extract, parse_body
+from vttrelay.relay.routes import ALL_SCOPES, Route
+from vttrelay.relay.store import KeyRecord
+
+if TYPE_CHECKING:
+    from vttrelay.relay.activity import ActivityLog
+    from vttrelay.relay.backends.ports import WorldDirectory
+    from vttrelay.relay.core import Gate
+
+SESSION_KEY_NAME: Final = "dashboard (signed in)"
+# local routes that are forwards answered with a picture (`forward.image_response`)
+IMAGE_HANDLERS: Final = frozenset({"scene_image"})
+NOT_OFFERED: Final = (
+    "This route is not offered to a dashboard session (it reads an API key itself): "
+    "call it with an API key"
+)
+_PARAM = re.compile(r"\{(\w+)(?::([^{}]+))?\}")
+
+
+def session_key(account: str) -> KeyRecord:
+    """The key a signed-in session of `account` acts as: the account's own (every scope, every
+    world of the account, no forced user, the relay's default rate). Its id names the account,
+    so the rate budget and the stream slots are the account's sessions' together."""
+    return KeyRecord(
+        id=f"dashboard:{account}",
+        account=account,
+        name=SESSION_KEY_NAME,
+        scopes=ALL_SCOPES,
+        client_ids=(),
+        user_id=None,
+        expires_at=None,
+        enabled=True,
+        rate_per_minute=None,
+        created_at=0.0,
+        last_used_at=None,
+        request_count=0,
+    )
+
+
+def _pattern(path: str) -> re.Pattern[str]:
+    """A route-table path (`/chat/{messageId}`, `/contents/{path:.*}`) as a full-match regex."""
+    out, at = [], 0
+    for found in _PARAM.finditer(path):
+        out.append(re.escape(path[at : found.start()]))
+        out.append(f"(?P<{found.group(1)}>{found.group(2) or '[^/]+'})")
+        at = found.end()
+    out.append(re.escape(path[at:]))
+    return re.compile("".join(out))
+
+
+class RouteFinder:
+    """The route of a method and path, among the routes a session may call."""
+
+    def __init__(self, routes: Iterable[Route]) -> None:
+        self.routes = [
+            (r, _pattern(r.path))
+            for r in routes
+            if r.mode == "forward" or (r.mode == "local" and r.handler in IMAGE_HANDLERS)
+        ]
+
+    def find(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
+        """The route and its path parameters, or None."""
+        if len(path) > 1024:
+            return None
+        for route, pattern in self.routes:
+            if route.method == method and (found := pattern.fullmatch(path)):
+                return route, found.groupdict()
+        return None
+
+
+async def read_call(
+    request: web.Request, route: Route, path_params: Mapping[str, str]
+) -> dict[str, Any]:
+    """The route's parameters from the session's request (query, JSON body, path), bounded as
+    any API call's body is (`forward.read_body`); RelayError 400/413."""
+    raw = await read_body(request, route) if request.method != "GET" else b""
+    try:
+        return extract(route, request.query, parse_body(request.method, raw), path_params)
+    except ParamError as exc:
+        raise error(exc.status, exc.message, **exc.extra) from None
+
+
+class SessionCalls:
+    """The request core as a session uses it: `call` runs one route for an account."""
+
+    def __init__(self, gate: Gate, worlds: WorldDirectory, activity: ActivityLog) -> None:
+        self.gate = gate
+        self.worlds = worlds
+        self.activity = activity
+
+    def account_of(self, viewer_account: str | None, client_id: str | None) -> str:
+        """The account a viewer's call acts as: its own; the operator's, the named world's
+        (RelayError 400 when it names none, 404 when that world is not connected)."""
+        if viewer_account is not None:
+            return viewer_account
+        if not client_id:
+            raise error(400, "Choose a world (clientId): the operator acts as its account")
+        world = self.worlds.get(client_id)
+        if world is None:
+            raise error(404, "Invalid client ID", clientId=client_id)
+        return world.account
+
+    async def call(
+        self, request: web.Request, account: str, route: Route, params: Mapping[str, Any]
+    ) -> web.Response:
+        """`route` with `params` as `account`'s own key through the request core, recorded in
+        the activity log as an API call; a refusal raises RelayError (recorded too)."""
+        started = time.perf_counter()
+        key = session_key(account)
+        client_id = params.get("clientId")
+        status = 500
+        try:
+            key = await admitted(self.gate.admit_key(key, route.scope, client_id))
+            reply = await self.gate.forward(key, route, params)
+            response = (
+                image_response(reply) if route.handler in IMAGE_HANDLERS else reply_response(reply)
+            )
+            status = response.status
+            return response
+        except RelayError as exc:
+            status = exc.status
+            raise
+        finally:
+            if self.activity.enabled:
+                self.activity.add(
+                    RequestRecord(
+                        time.time(),
+                        account,
+                        key.id,
+                        key.name,
+                        str(client_id or ""),
+                        route.method,
+                        route.path,
+                        status,
+                        (time.perf_counter() - started) * 1000,
+                        request.remote or "",
+                    )
+                )
