@@ -12,7 +12,16 @@ from aiohttp import web
 from vttrelay.dashboard import accounts as account_pages
 from vttrelay.dashboard import views
 from vttrelay.dashboard.pages import activity as activity_page
-from vttrelay.dashboard.pages import assets, keys, requests, signin, tools, worlds
+from vttrelay.dashboard.pages import (
+    assets,
+    keys,
+    requests,
+    session_api,
+    signin,
+    tools,
+    world,
+    worlds,
+)
 
 if TYPE_CHECKING:
     from vttrelay.relay.state import RelayState
@@ -26,6 +35,8 @@ def install(app: web.Application, state: RelayState) -> views.Dashboard:
     dash = views.setup(app, state)
     signin.setup(app, dash)  # sign-in link, sign-out, home
     worlds.setup(app, dash)  # live and known worlds, pairing codes
+    api = session_api.setup(app, dash)  # the session's API calls and streams, no key pasted
+    world.setup(app, dash, api)  # one world's table: actors, combat, scene, chat and rolls
     requests.setup(app, dash)  # pair and key requests: approve or refuse
     keys.setup(app, dash)  # API keys
     tools.setup(app, dash)  # live events and the request console

@@ -1,0 +1,326 @@
+/* vttrelay dashboard: the world page (templates/world.html), filled and kept live in the browser.
+ *
+ * Every read and change is an API call of the signed-in session (`/dashboard/api/<route>`: the
+ * relay's request core, as the account's own key, recorded in the activity log; changes carry
+ * the session's CSRF token). One session stream (`/dashboard/streams/<world>`) brings the chat,
+ * actor, combat and scene events: a chat message becomes a feed line (the relay sends its
+ * readable form), an actor event re-reads that actor, a combat event the tracker, a scene event
+ * the scene and its picture.
+ */
+(() => {
+  "use strict";
+  const app = document.getElementById("world-app");
+  if (!app) return;
+  const base = document.body.dataset.base || "";
+  const csrf = document.body.dataset.csrf || "";
+  const world = app.dataset.world;
+  const system = app.dataset.system;
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, props = {}, ...children) => {
+    const node = Object.assign(document.createElement(tag), props);
+    for (const child of children) if (child !== null && child !== undefined) node.append(child);
+    return node;
+  };
+  const MAX_FEED = 200;
+  const HP = "system.attributes.hp.value";
+  const state = { actors: new Map(), encounter: null, effects: [], timers: new Map() };
+
+  function problem(err) {
+    $("w-error").textContent = err ? String(err.message || err) : "";
+  }
+
+  async function api(method, path, { query = {}, body = null } = {}) {
+    const q = new URLSearchParams({ clientId: world });
+    for (const [k, v] of Object.entries(query)) q.set(k, typeof v === "string" ? v : JSON.stringify(v));
+    const headers = { "X-CSRF-Token": csrf, Accept: "application/json" };
+    if (body !== null) headers["content-type"] = "application/json";
+    const reply = await fetch(`${base}/dashboard/api${path}?${q}`, {
+      method, headers, body: body === null ? null : JSON.stringify(body),
+      credentials: "same-origin", cache: "no-store",
+    });
+    const data = await reply.json().catch(() => ({}));
+    if (!reply.ok) throw new Error(`${method} ${path}: ${data.error || reply.status}`);
+    return data;
+  }
+
+  const later = (key, run) => {  // one re-read per burst of events
+    clearTimeout(state.timers.get(key));
+    state.timers.set(key, setTimeout(() => { state.timers.delete(key); run().catch(problem); }, 150));
+  };
+
+  // Actors --------------------------------------------------------------------------------------
+
+  async function loadActor(uuid) {
+    let actor;
+    if (system === "dnd5e") {
+      const r = await api("GET", "/dnd5e/get-actor-details", {
+        query: { actorUuid: uuid, details: ["stats", "conditions"] },
+      });
+      const s = r.data.stats;
+      actor = {
+        uuid, name: s.name, img: s.img, hp: s.hp, ac: s.ac, level: s.level,
+        conditions: r.data.conditions || [], concentration: r.data.concentration || { active: false },
+      };
+    } else {
+      const r = await api("GET", "/get", { query: { uuid } });
+      const d = r.data || {};
+      const attrs = (d.system || {}).attributes || {};
+      actor = {
+        uuid, name: d.name, img: d.img, hp: attrs.hp || null,
+        ac: attrs.ac && typeof attrs.ac.value === "number" ? attrs.ac.value : null, level: null,
+        conditions: (d.statuses || []).map((id) => ({ id, name: id })), concentration: { active: false },
+      };
+    }
+    state.actors.set(uuid, actor);
+    renderActor(actor);
+  }
+
+  function addActor(uuid) {
+    if (state.actors.has(uuid)) return;
+    state.actors.set(uuid, null);  // its card comes with its details
+    loadActor(uuid).catch(problem);
+  }
+
+  const initials = (name) => (name || "?").split(/\s+/).map((w) => w[0]).join("").slice(0, 2).toUpperCase();
+
+  function portrait(actor) {
+    // the world's own picture paths are files of the tabletop server, not of this relay:
+    // a portrait is shown when the world sends it inline, else the actor's initials
+    if (typeof actor.img === "string" && actor.img.startsWith("data:image/")) {
+      return el("img", { className: "portrait", src: actor.img, alt: "" });
+    }
+    return el("span", { className: "portrait initials", textContent: initials(actor.name), ariaHidden: "true" });
+  }
+
+  function hpBar(hp) {
+    if (!hp || typeof hp.value !== "number") return el("span", { className: "muted", textContent: "no HP" });
+    const max = Math.max(1, hp.max || 1);
+    const share = Math.max(0, Math.min(1, hp.value / max));
+    const fill = el("span", { className: "fill" });
+    fill.style.width = `${Math.round(share * 100)}%`;
+    const bar = el("span", { className: `hpbar ${share <= 0.25 ? "low" : share <= 0.5 ? "mid" : ""}` }, fill);
+    bar.setAttribute("role", "meter");
+    bar.setAttribute("aria-valuemin", "0");
+    bar.setAttribute("aria-valuemax", String(max));
+    bar.setAttribute("aria-valuenow", String(hp.value));
+    bar.setAttribute("aria-label", "Hit points");
+    const temp = hp.temp ? ` (+${hp.temp} temp)` : "";
+    return el("span", { className: "hp" }, bar, el("span", { className: "hp-text", textContent: `${hp.value} / ${hp.max} HP${temp}` }));
+  }
+
+  function renderActor(actor) {
+    const list = $("w-actors");
+    let li = list.querySelector(`li[data-uuid="${CSS.escape(actor.uuid)}"]`);
+    if (!li) {  // characters (they have a level) first, then by name
+      li = el("li", { className: "actor" });
+      li.dataset.uuid = actor.uuid;
+      li.dataset.order = `${actor.level ? 0 : 1} ${(actor.name || "").toLowerCase()}`;
+      const next = Array.from(list.children).find((other) => other.dataset.order > li.dataset.order);
+      list.insertBefore(li, next || null);
+    }
+    const facts = [actor.level ? `Level ${actor.level}` : "", actor.ac !== null && actor.ac !== undefined ? `AC ${actor.ac}` : ""]
+      .filter(Boolean).join(" · ");
+    const chips = el("span", { className: "conditions" });
+    for (const c of actor.conditions) {
+      const chip = el("button", { className: "chip", type: "button", textContent: `${c.name} ×`, title: `Remove ${c.name}` });
+      chip.dataset.remove = c.id;
+      chips.append(chip);
+    }
+    if (actor.concentration && actor.concentration.active) {
+      chips.append(el("span", { className: "chip conc", textContent: `Concentrating${actor.concentration.name ? `: ${actor.concentration.name}` : ""}` }));
+    }
+    const add = el("select", { className: "add-condition", ariaLabel: `Add a condition to ${actor.name}` },
+      el("option", { value: "", textContent: "Add condition…" }),
+      ...state.effects.filter((e) => !actor.conditions.some((c) => c.id === e.id))
+        .map((e) => el("option", { value: e.id, textContent: e.name })));
+    const amount = el("input", { className: "amount", type: "number", min: 1, max: 9999, value: "", placeholder: "HP", ariaLabel: `Amount for ${actor.name}` });
+    li.replaceChildren(
+      portrait(actor),
+      el("div", { className: "actor-main" },
+        el("div", { className: "name-line" }, el("strong", { className: "name", textContent: actor.name }),
+          el("span", { className: "muted facts", textContent: facts })),
+        hpBar(actor.hp), chips),
+      el("div", { className: "gm" }, amount,
+        el("button", { type: "button", className: "damage", textContent: "Damage" }),
+        el("button", { type: "button", className: "heal", textContent: "Heal" }), add),
+    );
+  }
+
+  async function changeHp(actor, amount, heal) {
+    const hp = actor.hp;
+    if (!hp || !(amount > 0)) return;
+    const room = heal ? Math.max(0, (hp.max || 0) - hp.value) : Math.max(0, hp.value);
+    const n = Math.min(amount, room);  // HP stays between 0 and its maximum
+    if (n <= 0) return;
+    await api("POST", heal ? "/increase" : "/decrease", { query: { uuid: actor.uuid }, body: { attribute: HP, amount: n } });
+    await loadActor(actor.uuid);
+  }
+
+  $("w-actors").addEventListener("click", (event) => {
+    const button = event.target.closest("button");
+    const li = event.target.closest("li.actor");
+    if (!button || !li) return;
+    const actor = state.actors.get(li.dataset.uuid);
+    if (!actor) return;
+    problem(null);
+    if (button.dataset.remove) {
+      api("DELETE", "/effects", { query: { uuid: actor.uuid, statusId: button.dataset.remove } })
+        .then(() => loadActor(actor.uuid)).catch(problem);
+    } else if (button.classList.contains("damage") || button.classList.contains("heal")) {
+      const amount = Number(li.querySelector("input.amount").value);
+      changeHp(actor, amount, button.classList.contains("heal")).catch(problem);
+    }
+  });
+
+  $("w-actors").addEventListener("change", (event) => {
+    const select = event.target.closest("select.add-condition");
+    const li = event.target.closest("li.actor");
+    if (!select || !li || !select.value) return;
+    problem(null);
+    api("POST", "/effects", { body: { uuid: li.dataset.uuid, statusId: select.value } })
+      .then(() => loadActor(li.dataset.uuid)).catch(problem);
+  });
+
+  // Combat --------------------------------------------------------------------------------------
+
+  async function loadCombat() {
+    const r = await api("GET", "/encounters");
+    const all = r.encounters || [];
+    state.encounter = all.find((e) => e.current) || all[0] || null;
+    renderCombat();
+    for (const c of (state.encounter && state.encounter.combatants) || []) {
+      if (c.actorUuid) addActor(c.actorUuid);
+    }
+  }
+
+  function renderCombat() {
+    const enc = state.encounter;
+    const list = $("w-tracker");
+    $("w-next").disabled = !enc;
+    if (!enc) {
+      $("w-round").textContent = "No encounter.";
+      list.replaceChildren();
+      return;
+    }
+    const current = enc.combatants[enc.turn] || null;
+    $("w-round").textContent = `${enc.name || "Encounter"} · Round ${enc.round}${current ? ` · ${current.name}'s turn` : ""}`;
+    list.replaceChildren(...enc.combatants.map((c, i) => {
+      const li = el("li", { className: i === enc.turn ? "current" : "" },
+        el("span", { className: "init", textContent: c.initiative === null || c.initiative === undefined ? "–" : String(c.initiative) }),
+        el("span", { className: "cname", textContent: c.name }),
+        c.defeated ? el("span", { className: "chip", textContent: "defeated" }) : null);
+      if (i === enc.turn) li.setAttribute("aria-current", "true");
+      return li;
+    }));
+  }
+
+  $("w-next").addEventListener("click", () => {
+    const enc = state.encounter;
+    if (!enc) return;
+    problem(null);
+    $("w-next").disabled = true;
+    api("POST", "/next-turn", { body: { encounterId: enc.id } })
+      .then(loadCombat).catch(problem).finally(() => { $("w-next").disabled = !state.encounter; });
+  });
+
+  // Scene ---------------------------------------------------------------------------------------
+
+  async function loadScene() {
+    const r = await api("GET", "/scene", { query: { active: true } });
+    const scene = r.data || {};
+    $("w-scene-name").textContent = scene.name || "";
+    for (const token of scene.tokens || []) {
+      if (token.actorId && !token.hidden) addActor(`Actor.${token.actorId}`);
+    }
+    const img = $("w-scene-img");
+    const q = new URLSearchParams({ clientId: world, active: "true", format: "jpeg", quality: "0.85", t: String(Date.now()) });
+    img.onload = () => { img.hidden = false; };
+    img.onerror = () => { img.hidden = true; };
+    img.src = `${base}/dashboard/api/scene/image?${q}`;
+  }
+
+  // Feed ----------------------------------------------------------------------------------------
+
+  function feedLine(line, when) {
+    const li = el("li", { className: `line ${line.kind}` });
+    const time = when ? new Date(when) : new Date();
+    li.append(el("time", { className: "muted", textContent: time.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) }));
+    if (line.speaker) li.append(el("strong", { className: "speaker", textContent: line.speaker }), " — ");
+    li.append(el("span", { className: "text", textContent: line.text }));
+    if (line.total) {
+      li.append(" ", el("span", { className: "total", textContent: line.total }));
+      if (line.formula) li.append(el("span", { className: "formula muted", textContent: ` (${line.formula})` }));
+    }
+    for (const note of line.notes || []) {
+      const kind = /\bmiss/.test(note) ? "miss" : /\bhit|\bcrit/.test(note) ? "hit" : "";
+      li.append(el("span", { className: `note-line ${kind}`, textContent: note }));
+    }
+    return li;
+  }
+
+  function addLine(line, when) {
+    const feed = $("w-feed");
+    feed.append(feedLine(line, when));
+    while (feed.children.length > MAX_FEED) feed.firstChild.remove();
+    feed.scrollTop = feed.scrollHeight;
+  }
+
+  async function loadFeed() {
+    const reply = await fetch(`${base}/dashboard/worlds/${encodeURIComponent(world)}/feed`, { credentials: "same-origin", cache: "no-store" });
+    const data = await reply.json();
+    if (!reply.ok) throw new Error(`feed: ${data.error || reply.status}`);
+    $("w-feed").replaceChildren();
+    for (const item of data.lines) addLine(item.line, item.data && item.data.timestamp);
+  }
+
+  $("w-chat").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = $("w-chat-text");
+    const content = input.value.trim();
+    if (!content) return;
+    problem(null);
+    api("POST", "/chat", { body: { content } }).then(() => { input.value = ""; }).catch(problem);
+  });
+
+  // Live ----------------------------------------------------------------------------------------
+
+  function handle(event) {
+    const data = event.data || {};
+    if (event.channel === "chat-events" && event.event === "chat-create") addLine(event.line, data.timestamp);
+    else if (event.channel === "actor-events" && data.actorUuid && state.actors.has(data.actorUuid)) {
+      later(`actor:${data.actorUuid}`, () => loadActor(data.actorUuid));
+    } else if (event.channel === "combat-events") later("combat", loadCombat);
+    else if (event.channel === "scene-events") later("scene", loadScene);
+  }
+
+  async function loadAll() {
+    const effects = await api("GET", "/effects/list").catch(() => ({ data: { effects: [] } }));
+    state.effects = (effects.data && effects.data.effects) || [];
+    await Promise.all([loadScene(), loadCombat(), loadFeed()]);
+  }
+
+  function connect() {
+    const q = new URLSearchParams();
+    for (const channel of app.dataset.channels.split(",")) q.append("channel", channel);
+    const source = new EventSource(`${base}/dashboard/streams/${encodeURIComponent(world)}?${q}`);
+    let opened = false;
+    source.addEventListener("connected", () => {
+      $("w-live").textContent = "live";
+      $("w-live").className = "live-state on";
+      if (opened) loadAll().catch(problem);  // back after a break: events may have been missed
+      opened = true;
+    });
+    source.addEventListener("message", (m) => handle(JSON.parse(m.data)));
+    source.addEventListener("error", (e) => {
+      $("w-live").className = "live-state";
+      if (e.data) {  // the relay ended the stream with a reason
+        source.close();
+        $("w-live").textContent = `stopped: ${JSON.parse(e.data).error}`;
+      } else {
+        $("w-live").textContent = source.readyState === EventSource.CLOSED ? "stopped (reload the page)" : "reconnecting…";
+      }
+    });
+  }
+
+  loadAll().catch(problem).finally(connect);
+})();

@@ -1,0 +1,140 @@
+"""The world page in Debian's chromium, against a real relay and the real embedded demo world over
+real sockets: a game master signs in (no API key anywhere), opens the world page, sees Elara's
+HP change when a client damages her over REST, reads rolls and hit/miss lines in the feed,
+advances the combat turn from the page and finds it in `GET /encounters`, damages, heals,
+toggles a condition and posts to chat from the page (each checked over REST), then filters the
+activity log to failures and finds a 403 made a moment before, beside the page's own calls.
+
+Set VTTRELAY_SCREENSHOTS=docs to write the README's world-page screenshots into docs/.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from tests.support.e2e import CLIENT_ID, api_for
+
+from .conftest import sign_in_page
+
+ELARA = "Actor.elaraWizard00001"
+BRANN = "Actor.brannFighter0001"
+PIP = "Actor.pipMonk000000001"
+GOBLIN = "Actor.goblinNpc0000001"
+HP = "system.attributes.hp.value"
+DESKTOP = {"width": 1366, "height": 900}
+PHONE = {"width": 390, "height": 844}
+SCOPES = (
+    "entity:read",
+    "entity:write",
+    "encounter:read",
+    "encounter:manage",
+    "chat:read",
+    "effects:read",
+    "dnd5e",
+)
+
+
+def actor_row(page: Any, name: str) -> Any:
+    return page.locator("li.actor", has=page.locator("strong.name", has_text=name))
+
+
+async def test_a_gm_runs_the_table_from_the_world_page(
+    relay: Any, world: Any, browser: Any
+) -> None:
+    api = api_for(relay, SCOPES)  # a client of the same account, over REST
+    status, started = await api("POST", "/start-encounter", {"startWithPlayers": True})
+    assert status == 200, started
+
+    page = await browser.new_page()
+    await page.set_viewport_size(DESKTOP)
+    await sign_in_page(page, relay, "default")
+    await page.click(f"a.world-link[href$='/worlds/{CLIENT_ID}']")
+    await page.wait_for_url(f"**/dashboard/worlds/{CLIENT_ID}")
+    assert await page.locator("#w-live").text_content() != "not connected"
+    elara = actor_row(page, "Elara Quill")
+    await elara.locator(".hp-text", has_text="20 / 20 HP").wait_for()
+    assert "AC" in await elara.locator(".facts").inner_text()
+    await page.locator("#w-live", has_text="live").wait_for()
+
+    # a client damages Elara over REST: the page follows the actor stream
+    status, _ = await api("POST", "/decrease", {"attribute": HP, "amount": 7}, uuid=ELARA)
+    assert status == 200
+    await elara.locator(".hp-text", has_text="13 / 20 HP").wait_for()
+    width = await elara.locator(".hpbar .fill").evaluate("n => n.style.width")
+    assert width == "65%"
+
+    # rolls and an attack card, as readable lines
+    status, check = await api("POST", "/dnd5e/skill-check", {"actorUuid": PIP, "skill": "ste"})
+    assert status == 200
+    total = str(check["data"]["total"])
+    pip_line = page.locator("#w-feed li", has_text="Pip Tealeaf")
+    await pip_line.filter(has_text="Stealth").last.wait_for()
+    assert total in await pip_line.last.locator(".total").inner_text()
+    attack = {"actorUuid": BRANN, "abilityName": "Longsword", "targetUuid": GOBLIN}
+    status, _ = await api("POST", "/dnd5e/use-ability", attack)
+    assert status == 200
+    outcome = page.locator("#w-feed .note-line", has_text="Goblin (AC 15)")
+    await outcome.wait_for()
+    assert (await outcome.inner_text()).startswith("Brann Stoneheart ")
+
+    # the GM advances the turn from the page: GET /encounters says so
+    tracker = page.locator("#w-tracker li.current")
+    before = await tracker.inner_text()
+    await page.click("#w-next")
+    await page.wait_for_function(
+        "b => document.querySelector('#w-tracker li.current')?.innerText !== b", arg=before
+    )
+    status, encounters = await api("GET", "/encounters")
+    assert status == 200 and encounters["encounters"][0]["turn"] == 1
+    current = encounters["encounters"][0]["combatants"][1]["name"]
+    assert current in await tracker.inner_text()
+
+    # damage, heal (never past the maximum), a condition on and off, a chat message
+    brann = actor_row(page, "Brann Stoneheart")
+    await brann.locator("input.amount").fill("5")
+    await brann.locator("button.damage").click()
+    await brann.locator(".hp-text", has_text="29 / 34 HP").wait_for()
+    status, got = await api("GET", "/get", uuid=BRANN)
+    assert got["data"]["system"]["attributes"]["hp"]["value"] == 29
+    await brann.locator("input.amount").fill("50")
+    await brann.locator("button.heal").click()
+    await brann.locator(".hp-text", has_text="34 / 34 HP").wait_for()
+    await brann.locator("select.add-condition").select_option("prone")
+    await brann.locator("button.chip", has_text="Prone").wait_for()
+    status, effects = await api("GET", "/effects", uuid=BRANN)
+    assert [e["name"] for e in effects["data"]["effects"]] == ["Prone"], effects
+    await brann.locator("button.chip", has_text="Prone").click()
+    await brann.locator("button.chip", has_text="Prone").wait_for(state="detached")
+    await page.fill("#w-chat-text", "Roll for initiative, everyone")
+    await page.click("#w-chat button")
+    await page.locator("#w-feed li", has_text="Roll for initiative, everyone").wait_for()
+    status, chat = await api("GET", "/chat", limit=1)
+    assert chat["data"]["messages"][0]["content"] == "Roll for initiative, everyone"
+    assert await page.locator("#w-error").inner_text() == ""
+
+    shots = Path(os.environ.get("VTTRELAY_SCREENSHOTS") or relay.config.data_dir)
+    shots.mkdir(parents=True, exist_ok=True)
+    await page.locator("#w-scene-img").wait_for()
+    await page.screenshot(path=str(shots / "world-desktop.png"), full_page=True)
+    await page.set_viewport_size(PHONE)
+    assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    await page.screenshot(path=str(shots / "world-phone.png"), full_page=True)
+    await page.set_viewport_size(DESKTOP)
+
+    # a 403 a moment ago, found among the failures; the page's calls are recorded as the
+    # session's ("dashboard (signed in)"), like any API call
+    limited = api_for(relay, ("world:info",))
+    status, _ = await limited("GET", "/chat", clientId=CLIENT_ID)
+    assert status == 403
+    await page.click("nav >> text=Activity")
+    rows = page.locator("table.activity tbody tr")
+    assert await rows.filter(has_text="POST /next-turn").count() == 1
+    assert "dashboard (signed in)" in await rows.filter(has_text="POST /next-turn").inner_text()
+    await page.check("#failures-only")
+    await page.click("#apply-filter")
+    await page.wait_for_url("**failures=1**")
+    failed = rows.filter(has_text="GET /chat")
+    assert await failed.count() == 1
+    assert await failed.get_attribute("data-status") == "403"
