@@ -127,17 +127,29 @@ class SessionCalls:
         return world.account
 
     async def call(
-        self, request: web.Request, account: str, route: Route, params: Mapping[str, Any]
+        self,
+        request: web.Request,
+        viewer_account: str | None,
+        route: Route,
+        params: Mapping[str, Any] | Mapping[str, str],
+        read: bool = False,
     ) -> web.Response:
-        """`route` with `params` as `account`'s own key through the request core, recorded in
-        the activity log as an API call; a refusal raises RelayError (recorded too)."""
+        """`route` for a viewer (`viewer_account`; None: the operator) as its account's own key
+        through the request core, recorded in the activity log as an API call, its refusals
+        too (RelayError, raised). With `read`, `params` are the route's path parameters and the
+        rest is read from the request (`read_call`); else `params` are the call's parameters."""
         started = time.perf_counter()
-        key = session_key(account)
-        client_id = params.get("clientId")
+        account = viewer_account or ""
+        client_id: Any = request.query.get("clientId", "") if read else params.get("clientId")
+        key: KeyRecord | None = None
         status = 500
         try:
+            values = await read_call(request, route, params) if read else params
+            client_id = values.get("clientId")
+            account = self.account_of(viewer_account, client_id)
+            key = session_key(account)
             key = await admitted(self.gate.admit_key(key, route.scope, client_id))
-            reply = await self.gate.forward(key, route, params)
+            reply = await self.gate.forward(key, route, values)
             response = (
                 image_response(reply) if route.handler in IMAGE_HANDLERS else reply_response(reply)
             )
@@ -152,8 +164,8 @@ class SessionCalls:
                     RequestRecord(
                         time.time(),
                         account,
-                        key.id,
-                        key.name,
+                        key.id if key else "",
+                        key.name if key else SESSION_KEY_NAME,
                         str(client_id or ""),
                         route.method,
                         route.path,

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 MAX_TEXT: Final = 500  # characters of a message's text in a line
 MAX_NOTES: Final = 8  # outcome lines of one card
-CHECK_WORDS: Final = (" Skill Check", " Ability Check", " Saving Throw", " Check")
+CHECK_WORDS: Final = (" Skill Check", " Ability Check", " Saving Throw")
 
 
 @dataclass(frozen=True)

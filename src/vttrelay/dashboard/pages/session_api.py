@@ -25,7 +25,7 @@ import orjson
 from aiohttp import web
 
 from vttrelay import protocol
-from vttrelay.dashboard.calls import RouteFinder, SessionCalls, read_call, session_key
+from vttrelay.dashboard.calls import RouteFinder, SessionCalls, session_key
 from vttrelay.dashboard.feed import describe
 from vttrelay.dashboard.sessions import Viewer, session_viewer
 from vttrelay.dashboard.views import COOKIE, Dashboard, same_origin
@@ -110,9 +110,7 @@ class SessionApi:
             if found is None:
                 raise error(404, f"No route {request.method} {path} for a dashboard session")
             route, path_params = found
-            params = await read_call(request, route, path_params)
-            account = self.calls.account_of(viewer.account, params.get("clientId"))
-            return await self.calls.call(request, account, route, params)
+            return await self.calls.call(request, viewer.account, route, path_params, read=True)
         except RelayError as exc:
             return error_response(exc)
 

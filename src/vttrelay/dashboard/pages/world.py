@@ -66,12 +66,11 @@ class WorldPage:
         try:
             viewer = await self.api.viewer(request, change=False)
             client_id = request.match_info["client_id"]
-            account = self.api.calls.account_of(viewer.account, client_id)
             found = self.api.finder.find("GET", "/chat")
             assert found is not None, "GET /chat is in the route table"
             query = {"clientId": client_id, "limit": str(FEED_SIZE)}
             params = extract(found[0], query, {}, {})
-            reply = await self.api.calls.call(request, account, found[0], params)
+            reply = await self.api.calls.call(request, viewer.account, found[0], params)
         except RelayError as exc:
             return error_response(exc)
         if reply.status != 200 or not isinstance(reply.body, bytes):
