@@ -233,3 +233,15 @@ def usage(db: Database, account: str | None, now: float) -> list[KeyUsage]:
             d[DAYS_SHOWN - 1 - (day_now - hour // 24)] += 1
     ordered = sorted(days, key=lambda k: -sum(days[k]))[:MAX_KEYS_CHARTED]
     return [KeyUsage(k, names[k], tuple(hours[k]), tuple(days[k])) for k in ordered]
+
+
+def recent(db: Database, account: str, limit: int, since: float | None = None) -> list[Activity]:
+    """The account's newest stored calls, at most `limit` of them (decoded batch by batch and
+    no further: the work is bounded by `limit` plus one batch), newest first."""
+    found: list[Activity] = []
+    for call in _calls(db, account, since):
+        found.append(call)
+        if len(found) >= limit:
+            break
+    found.sort(key=lambda a: -a.at)
+    return found

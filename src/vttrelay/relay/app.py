@@ -128,6 +128,7 @@ def create_app(
     accounts = accounts_services.install(app, config, store)
     state.gateway.users_changed = accounts.world_users.changed
     state.streams = Streams(state.gate, backends.events, backends.counters)
+    state.streams.remote_requests = accounts.remote_requests.record
     registry.add_listener(state.streams)
 
     app.router.add_get("/relay", state.gateway.handle)

@@ -18,6 +18,7 @@ from vttrelay import __version__, protocol
 from vttrelay.protocol import Close
 from vttrelay.relay import files, openapi, peer_limits, sessions_api, sheets
 from vttrelay.relay.accesslog import escape
+from vttrelay.relay.accounts import activity_http as accounts_activity
 from vttrelay.relay.accounts import http as accounts_http
 from vttrelay.relay.accounts import keys_http as accounts_keys
 from vttrelay.relay.accounts import pairing
@@ -264,6 +265,7 @@ LOCAL_HANDLERS: dict[str, LocalHandler] = {
     **accounts_http.HANDLERS,  # accounts and sessions (/auth, accounts-auth.md)
     **accounts_keys.HANDLERS,  # an account's keys and tokens (/auth)
     **accounts_worlds.HANDLERS,  # an account's known worlds (/auth/known-clients)
+    **accounts_activity.HANDLERS,  # an account's audit logs and activity feed (/auth)
     **accounts_settings.HANDLERS,  # stored credentials, notification settings (/auth)
     **accounts_requests.HANDLERS,  # key and pair requests decided with a session (/auth)
 }

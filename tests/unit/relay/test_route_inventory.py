@@ -160,6 +160,8 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
             ("PATCH", "/auth/known-clients/{id}/auto-start"),
             ("GET", "/auth/known-clients/{id}/users"),
             ("GET", "/auth/connection-logs"),
+            ("GET", "/auth/remote-request-logs"),
+            ("GET", "/auth/activity"),
             *(
                 (method, f"/auth/{kind}/{{code}}{tail}")
                 for kind in ("key-request", "pair-request")

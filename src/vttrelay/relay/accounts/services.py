@@ -1,6 +1,6 @@
 """The account services one relay holds (settings, password hasher, credential vault, the
-worlds' user lists, mails in flight), kept in the aiohttp application under `ACCOUNTS`
-(`install`), read by the /auth handlers with `services(request)`."""
+worlds' user lists, the cross-world request log, mails in flight), kept in the aiohttp
+application under `ACCOUNTS` (`install`), read by the /auth handlers with `services(request)`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from aiohttp import web
 from vttrelay.relay.accounts import users
 from vttrelay.relay.accounts.credentials import Vault
 from vttrelay.relay.accounts.passwords import Passwords
+from vttrelay.relay.accounts.remote_logs import RemoteRequestLog
 from vttrelay.relay.accounts.rules import bare_email
 from vttrelay.relay.accounts.settings import AccountSettings
 from vttrelay.relay.accounts.users import User
@@ -27,6 +28,7 @@ class AccountServices:
     passwords: Passwords
     vault: Vault  # stored Foundry credentials
     world_users: UsersRecorder  # the worlds' player lists, kept in the store
+    remote_requests: RemoteRequestLog  # the log of cross-world requests
     base_path: str = ""  # RelayConfig.base_path: the prefix of the relay's links
     pending: set[asyncio.Task[None]] = field(default_factory=set)  # mails being sent
 
@@ -46,6 +48,7 @@ class AccountServices:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.world_users.close()
+        await self.remote_requests.close()
 
 
 ACCOUNTS = web.AppKey("vttrelay_accounts", AccountServices)
@@ -63,6 +66,7 @@ def install(app: web.Application, config: RelayConfig, store: RelayStore) -> Acc
         passwords=Passwords(),
         vault=Vault(store, settings.credentials_key, config.data_dir),
         world_users=UsersRecorder(store),
+        remote_requests=RemoteRequestLog(store),
         base_path=config.base_path,
     )
     app[ACCOUNTS] = made

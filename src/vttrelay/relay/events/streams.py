@@ -9,7 +9,8 @@ world directory's listener (it hands worlds and their events to the hub), serves
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -20,6 +21,9 @@ from vttrelay.relay.events.settings import settings_from
 from vttrelay.relay.events.sse import serve_sse
 from vttrelay.relay.events.ws_api import ClientSocket
 from vttrelay.relay.routes import Route
+
+if TYPE_CHECKING:
+    from vttrelay.relay.accounts.remote_logs import RemoteRequest
 
 
 class Streams:
@@ -35,6 +39,8 @@ class Streams:
             gate.worlds, self.settings, events, counters, key_problem=gate.key_problem
         )
         self.sockets: set[ClientSocket] = set()  # open /ws/api connections
+        # told each cross-world `remote-request` (the account services log them)
+        self.remote_requests: Callable[[RemoteRequest], None] | None = None
 
     # WorldListener: the hub does the work
     def world_connected(self, world: Any) -> None:

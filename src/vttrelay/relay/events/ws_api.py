@@ -56,6 +56,7 @@ from vttrelay import protocol
 from vttrelay.relay import core
 from vttrelay.relay.accounts.key_cache import TOO_MANY_UNKNOWN_KEYS
 from vttrelay.relay.accounts.preauth import PreAuthBudget
+from vttrelay.relay.accounts.remote_logs import RemoteRequest
 from vttrelay.relay.core import SUBSCRIBE_SCOPE, RelayError, error
 from vttrelay.relay.events import ws_frames
 from vttrelay.relay.events.mailbox import Mailbox
@@ -317,12 +318,15 @@ class ClientSocket:
                 raise error(400, "'payload' must be an object")
             reply = await self._forward(route, payload or {}, target or self.client_id)
         except RelayError as exc:
+            self._log_remote(target, action, exc.body.get("error"))
             await self._send(ws_frames.remote_failure(request_id, exc))
             return
         except Exception as exc:  # never silence: the caller gets an error frame
             log.warning("/ws/api remote-request %s failed: %r", action, exc)
+            self._log_remote(target, action, INTERNAL_ERROR)
             await self._send(ws_frames.remote_failure(request_id, error(500, INTERNAL_ERROR)))
             return
+        self._log_remote(target, action, reply.get("error"))
         reply.pop("requestId", None)
         answer: dict[str, Any] = {
             "data": reply,
@@ -333,6 +337,26 @@ class ClientSocket:
         if not answer["success"]:
             answer["error"] = reply["error"]
         await self._send(answer)
+
+    def _log_remote(self, target: Any, action: Any, failure: Any) -> None:
+        """Tell the account's cross-world log about one remote-request (`failure`: its error
+        text, None when it succeeded); only requests of a known key are logged."""
+        recorder = self.streams.remote_requests
+        key = self.gate.keys.cached(self.secret)
+        if recorder is None or key is None:
+            return
+        recorder(
+            RemoteRequest(
+                account=key.account,
+                source_client_id=self.client_id,
+                source_token_id=key.id,
+                target_client_id=target if isinstance(target, str) else self.client_id,
+                action=action if isinstance(action, str) else "",
+                success=not isinstance(failure, str),
+                error_message=failure if isinstance(failure, str) else "",
+                source_ip=self.request.remote or "",
+            )
+        )
 
     # Subscriptions ------------------------------------------------------------------------------
 

@@ -43,6 +43,10 @@ TOKEN_ID = Param("id", "string", P, required=True, description="The token's id."
 RULES = "8+ characters with an upper-case letter, a lower-case one and a digit."
 
 CODE_P = Param("code", "string", P, required=True, description="The request's code.")
+PAGE = (
+    Param("limit", "number", Q, description="At most this many (1-200, default 50)."),
+    Param("offset", "number", Q, description="Skip this many."),
+)
 WORLD_ID = Param("id", "string", P, required=True, description="The world's clientId.")
 CREDENTIAL_ID = Param("id", "string", P, required=True, description="The credential's id.")
 
@@ -198,8 +202,7 @@ ROUTES: Final = (
         "/auth/connection-tokens",
         "auth_list_tokens",
         f"The account's live connection tokens (never the secret). {BEARER}",
-        Param("limit", "number", Q, description="At most this many (1-200, default 50)."),
-        Param("offset", "number", Q, description="Skip this many."),
+        *PAGE,
     ),
     _account(
         "PATCH",
@@ -228,8 +231,34 @@ ROUTES: Final = (
         "/auth/connection-logs",
         "auth_connection_logs",
         f"The account's world connections, newest first (90 days, 1,000 at most). {BEARER}",
-        Param("limit", "number", Q, description="At most this many (1-200, default 50)."),
-        Param("offset", "number", Q, description="Skip this many."),
+        *PAGE,
+    ),
+    _account(
+        "GET",
+        "/auth/remote-request-logs",
+        "auth_remote_request_logs",
+        "The account's cross-world requests (a /ws/api socket of one world calling another), "
+        f"newest first (30 days, 1,000 at most). {BEARER}",
+        *PAGE,
+    ),
+    _account(
+        "GET",
+        "/auth/activity",
+        "auth_activity",
+        "One feed of the account's world connections, cross-world requests and API calls, "
+        f"newest first. {BEARER}",
+        Param(
+            "type",
+            "string",
+            Q,
+            description="connection, remote_request, module_event or api_request (none: all).",
+        ),
+        Param("world", "string", Q, description="Only events of this clientId."),
+        Param("action", "string", Q, description="Only this cross-world action or API route."),
+        Param("success", "string", Q, description="true or false (not for connections)."),
+        Param("since", "string", Q, description="From this time (RFC 3339)."),
+        Param("until", "string", Q, description="Up to this time (RFC 3339)."),
+        *PAGE,
     ),
     _account(
         "DELETE",
