@@ -34,7 +34,7 @@ from vttrelay.relay.routes import Route
 from vttrelay.relay.store import CONNECTION_LOG_ROWS, RelayStore
 
 if TYPE_CHECKING:
-    from vttrelay.relay.app import RelayState
+    from vttrelay.relay.state import RelayState
 
 TYPES: Final = ("connection", "remote_request", "module_event", "api_request")
 MAX_CALLS: Final = 20_000  # API calls one /auth/activity reads at most (the newest)
