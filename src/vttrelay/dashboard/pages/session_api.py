@@ -142,7 +142,7 @@ class SessionApi:
                     params = extract(route, request.query, {}, {})
                 except ParamError as exc:
                     raise error(exc.status, exc.message) from None
-                world = gate.resolve_world(key, client_id)
+                world = await gate.target_world(key, client_id)
                 wanted = core.build_filter(channel, params, None, world.users)
                 sub = Subscriber(
                     client_id, channel, wanted, "sse", mailbox, key.id, transport=request.transport
