@@ -10,6 +10,9 @@
 - `await start_serve(data_dir, port, *serve_args, **subprocess_options)` -> `(process, lines)`:
   `vttrelay serve` as a real process, once it printed its `Try: ` line; `await stop_process(proc)`
   stops any subprocess a test started (SIGTERM, then SIGKILL).
+- `await start_serve_ready(data_dir, *serve_args, env=None)` -> `(process, ready)`: `vttrelay
+  serve --port 0 --ready-file` as a real process, once its ready file is written (`ready`: the
+  file's JSON: url, port, pid, version, clientId, apiKey, seed).
 - `await assert_duplicate_from_other_host(relay, client_id)`: a second world with a held id,
   from another host, gets 4004 before auth-success.
 
@@ -360,6 +363,45 @@ async def start_serve(
         await stop_process(proc)
         raise
     return proc, lines
+
+
+async def start_serve_ready(
+    data_dir: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[asyncio.subprocess.Process, dict[str, Any]]:
+    """Run `vttrelay serve --port 0 --data-dir DATA_DIR --ready-file ... *ARGS` (environment
+    plus `env`) and wait for its ready file (the one naming its pid); the process and the file's
+    JSON. The caller stops
+    it with `stop_process`; if it exits first, the test fails."""
+    ready = Path(data_dir).with_name(Path(data_dir).name + ".ready")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "vttrelay",
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        str(data_dir),
+        "--ready-file",
+        str(ready),
+        *args,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        for _ in range(600):
+            if ready.exists():  # and not a file an earlier run left (another pid)
+                info: dict[str, Any] = orjson.loads(ready.read_bytes())
+                if info.get("pid") == proc.pid:
+                    return proc, info
+            if proc.returncode is not None:
+                raise AssertionError(f"serve exited early with {proc.returncode}")
+            await asyncio.sleep(0.05)
+        raise AssertionError("serve wrote no ready file in 30 s")
+    except BaseException:
+        await stop_process(proc)
+        raise
 
 
 async def start_relay(data_dir: Path, **overrides: Any) -> RelayServer:

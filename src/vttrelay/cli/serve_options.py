@@ -14,6 +14,7 @@ of `FROM_FIELD` is the default of the `RelayConfig` (or `AccountSettings`, `Smtp
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,16 @@ def _base_path(value: Value) -> Value:
 
 def _strip_slash(value: Value) -> Value:
     return str(value).rstrip("/")
+
+
+SEED_MAX: Final = 2**63 - 1
+
+
+def _ready_path(value: Value) -> Value:
+    path = str(value)
+    if path and path != "-" and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise ValueError(f"no directory for the ready file {path!r}")
+    return path
 
 
 def _hosts(value: Value) -> Value:
@@ -185,6 +196,28 @@ SERVE_OPTIONS: Final = (
         maximum=65535,
     ),
     _o("no-world", "flag", "run the relay alone (no embedded demo world)", default=False),
+    _o(
+        "seed",
+        "int",
+        "make the embedded world reproducible: the same requests get the same replies (dice, "
+        "ids, timestamps; and the request ids in one process)",
+        field="seed",
+        metavar="N",
+        minimum=0,
+        maximum=SEED_MAX,
+        default_text="none: random",
+    ),
+    _o(
+        "ready-file",
+        "str",
+        "once listening (the world connected), write JSON with url, port, pid, version, "
+        "clientId, apiKey and seed to PATH atomically, removed at a clean stop ('-': one JSON "
+        "line on stdout)",
+        field="ready_file",
+        metavar="PATH",
+        check=_ready_path,
+        default_text="none",
+    ),
     _o(
         "no-sessions",
         "flag",

@@ -145,6 +145,12 @@ class RelayConfig:
     max_sessions: int = 3
     session_idle_timeout: float = 600.0
     session_sweep_interval: float = 30.0
+    # `vttrelay serve` itself: the embedded world's seed (`--seed`: its rolls, ids and clock
+    # reproducible, and the relay's request ids too; None: random) and the file it writes once
+    # it listens (`--ready-file`: JSON with url, port, pid, version, clientId, apiKey; "-" is
+    # one JSON line on stdout; "": none)
+    seed: int | None = None
+    ready_file: str = ""
     # Identity
     instance_id: str = field(default_factory=new_instance_id)
 

@@ -308,6 +308,16 @@ def _new_process_id() -> None:
     _process = secrets.token_hex(4)
 
 
+def seed_request_ids(seed: int) -> None:
+    """Make this process's request ids reproducible (`vttrelay serve --seed`, one process): the
+    counter starts again at 1 and the process part is the seed's (`s<seed>`), so the same
+    requests get the same ids, and the embedded world's replies, which echo them, the same
+    bytes. Not for several processes serving the same worlds: their ids would collide."""
+    global _counter, _process
+    _counter = itertools.count(1)
+    _process = f"s{seed}"
+
+
 os.register_at_fork(after_in_child=_new_process_id)
 
 

@@ -32,6 +32,7 @@ from vttrelay.relay import tls
 from vttrelay.relay.accesslog import BufferedAccessLog
 from vttrelay.relay.backends import BackendUnavailable
 from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.core import seed_request_ids
 from vttrelay.relay.listener import RelaySite, connection_limit, make_runner, raise_fd_limit
 from vttrelay.relay.metrics import metrics_app
 from vttrelay.relay.state import STATE
@@ -39,6 +40,7 @@ from vttrelay.relay.store import RelayStore
 from vttrelay.server.assemble import build_app
 from vttrelay.server.embedded import demo_world
 from vttrelay.server.prepare import Prepared, announce_listening, prepare
+from vttrelay.server.ready import clear_ready
 from vttrelay.server.sessions import AutoStarter, session_manager
 
 log = logging.getLogger("vttrelay")
@@ -75,7 +77,12 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
     """Run the relay (and the embedded world) until SIGINT/SIGTERM."""
     store = RelayStore(config.store_target)
     prepared = prepare(store, config, with_world)
-    await run_instance(config, store, prepared, ready=ready.set if ready is not None else None)
+    if config.seed is not None:  # one process: its request ids may be reproducible too
+        seed_request_ids(config.seed)
+    try:
+        await run_instance(config, store, prepared, ready=ready.set if ready is not None else None)
+    finally:
+        clear_ready(config.ready_file)
 
 
 async def serve_metrics(app: web.Application, config: RelayConfig) -> web.AppRunner:
@@ -176,7 +183,7 @@ async def run_instance(
 
     metrics_runner = await serve_metrics(app, config) if config.metrics_port is not None else None
     try:
-        async with demo_world(base, prepared.world_token, config.data_dir) as world:
+        async with demo_world(base, prepared.world_token, config.data_dir, config.seed) as world:
             if announce:
                 announce_listening(base, prepared, config, with_world=world is not None)
             log.info("docs at %s/docs; data in %s", base, config.data_dir)

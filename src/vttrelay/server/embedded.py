@@ -17,17 +17,17 @@ from vttrelay.world.runtime.thread import LoopThread
 
 @contextlib.asynccontextmanager
 async def demo_world(
-    relay_base: str, token: str | None, data_dir: Path
+    relay_base: str, token: str | None, data_dir: Path, seed: int | None = None
 ) -> AsyncIterator[LoopThread[EmbeddedWorld] | None]:
     """The demo world of `data_dir` connected to the relay at `relay_base` (`http(s)://host:port`)
-    while the block runs; None (no world) when `token` is None. A failure to stop it is not
-    raised: the relay is shutting down anyway."""
+    while the block runs (`seed`: its rolls, ids and clock reproducible); None (no world) when
+    `token` is None. A failure to stop it is not raised: the relay is shutting down anyway."""
     if token is None:
         yield None
         return
     ws_base = "ws" + relay_base.removeprefix("http")
     options = {"ssl_context": loopback_client_context()} if relay_base.startswith("https:") else {}
-    world = await start_in_thread(f"{ws_base}/relay", token, data_dir, **options)
+    world = await start_in_thread(f"{ws_base}/relay", token, data_dir, seed=seed, **options)
     try:
         yield world
     finally:

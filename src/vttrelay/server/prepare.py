@@ -1,20 +1,23 @@
 """What `vttrelay serve` does once before any relay process listens, and what it prints then.
 
 `prepare` mints the key `serve` prints, reserves the embedded world's client id for a fresh
-connection token and issues the operator's one-time dashboard sign-in token; `announce_listening`
-prints the "listening" lines (where, the key, a ready `curl` line, the sign-in link).
+connection token and issues the operator's one-time dashboard sign-in token (and removes a ready
+file left by an earlier run); `announce_listening` prints the "listening" lines (where, the key,
+a ready `curl` line, the sign-in link) and writes the ready file (`ready.py`).
 """
 
 from __future__ import annotations
 
 import socket
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from vttrelay import __version__
 from vttrelay.dashboard.sessions import issue_signin_token
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.routes import DEFAULT_SCOPES
 from vttrelay.relay.store import DEFAULT_ACCOUNT, RelayStore
+from vttrelay.server.ready import clear_ready, ready_info, write_ready
 
 SERVE_KEY_SETTING = "serve.key_id"
 EMBEDDED_TOKEN_NAME = "embedded world"
@@ -79,6 +82,7 @@ def prepare(store: RelayStore, config: RelayConfig, with_world: bool) -> Prepare
     id for a fresh token, before the relay listens: no other token can take the id, not even
     while the world (re)connects. Sets `config.reserved_client_ids` (`vttrelay serve --workers`
     passes it to every worker)."""
+    clear_ready(config.ready_file)  # a file left by an earlier run: not this relay's
     token = reserve_embedded_id(store, config) if with_world else None
     if token is None:
         config.reserved_client_ids[EMBEDDED_CLIENT_ID] = None
@@ -102,7 +106,7 @@ def announce_listening(
     base: str, prepared: Prepared, config: RelayConfig, *, with_world: bool, workers: int = 1
 ) -> None:
     """The lines `vttrelay serve` prints once it listens: where, the key, a ready curl line and
-    the operator's one-time dashboard sign-in link."""
+    the operator's one-time dashboard sign-in link; then the ready file (`--ready-file`)."""
     path = "/world-info" if with_world else "/clients"
     processes = f" ({workers} worker processes)" if workers > 1 else ""
     key = prepared.api_key
@@ -114,3 +118,8 @@ def announce_listening(
         print(f"Dashboard (through your proxy's origin): {link}", flush=True)
     else:
         print(f"Dashboard: {signin_url(base, prepared.signin_token)}", flush=True)
+    if config.ready_file:
+        client_id = EMBEDDED_CLIENT_ID if with_world else None
+        port = urlsplit(base).port or config.port
+        info = ready_info(base, port, client_id, prepared.api_key, config.seed)
+        write_ready(config.ready_file, info)

@@ -48,6 +48,7 @@ from vttrelay.relay.config import RelayConfig, new_instance_id
 from vttrelay.relay.store import RelayStore
 from vttrelay.server import loop_factory, run_instance
 from vttrelay.server.prepare import Prepared, announce_listening, prepare
+from vttrelay.server.ready import clear_ready
 
 log = logging.getLogger("vttrelay.workers")
 
@@ -193,6 +194,7 @@ class Supervisor:
             return self._run()
         finally:
             self._stop_all()
+            clear_ready(self.config.ready_file)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 

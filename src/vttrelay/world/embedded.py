@@ -41,13 +41,15 @@ async def start(
     *,
     wait_connected: float = 10.0,
     actions: ActionTable | None = None,
+    seed: int | None = None,
     **agent_options: Any,
 ) -> EmbeddedWorld:
     """Open `<data-dir>/world/world.db` (seeding the demo world if new) and connect it to
     `relay_url` with the connection `token`. Waits up to `wait_connected` seconds for the relay
     to accept it, so that the first API call finds the world online. The world answers the
-    actions of `actions` (default: `standard_table()`)."""
-    world = World.open(Path(data_dir), actions=actions or standard_table())
+    actions of `actions` (default: `standard_table()`); `seed`: its rolls, ids and clock are
+    reproducible (`runtime.chance`)."""
+    world = World.open(Path(data_dir), actions=actions or standard_table(), seed=seed)
     agent = Agent(world, AgentConfig(relay_url=relay_url, token=token, **agent_options))
     agent.start()
     if wait_connected > 0 and not await agent.wait_connected(wait_connected):

@@ -72,7 +72,7 @@ def roll(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
         raise ActionError(f"Failed to roll formula: {exc}") from None
     now = ctx.now_ms()
     data = rules.roll_data(result, text, now)
-    roll_id = rules.manual_roll_id(now)
+    roll_id = rules.manual_roll_id(now, ctx.random)
     flavor = frame.get("flavor")
     flavor = "" if flavor is None else flavor
     chat = frame.get("createChatMessage") is True

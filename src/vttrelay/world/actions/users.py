@@ -14,7 +14,6 @@ user (not in the User document, so no route or script ever sees it).
 from __future__ import annotations
 
 import hashlib
-import random
 import re
 import secrets
 from typing import Any, Final
@@ -151,7 +150,7 @@ def create_user(ctx: ActionContext, params: dict[str, Any]) -> dict[str, Any]:
         "role": 1,
         "avatar": DEFAULT_AVATAR,
         "character": None,
-        "color": f"#{random.randrange(0x1000000):06x}",
+        "color": f"#{ctx.random.randrange(0x1000000):06x}",
         "pronouns": "",
         "hotbar": {},
         "permissions": {},

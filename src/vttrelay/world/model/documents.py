@@ -19,6 +19,7 @@ actor), and `save` does the same for anything resolved inside a token's actor.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -421,8 +422,8 @@ def get_setting(tx: Documents, key: str, default: Any = None) -> Any:
     return default if doc is None else doc.get("value", default)
 
 
-def set_setting(tx: Documents, key: str, value: Any) -> None:
-    """Create or change a world setting."""
+def set_setting(tx: Documents, key: str, value: Any, new_id: Callable[[], str] = new_id) -> None:
+    """Create or change a world setting (a new one's id from `new_id`)."""
     doc = setting_doc(tx, key) or {"_id": new_id(), "key": key}
     doc["value"] = value
     tx.put("Setting", doc)

@@ -18,12 +18,12 @@ if TYPE_CHECKING:
 
 MAX_ROLLS_STORED: Final = 20  # the module's MAX_ROLLS_STORED
 _BASE36: Final = string.digits + string.ascii_lowercase
-_rng = random.SystemRandom()
 
 
-def manual_roll_id(now_ms: int) -> str:
-    """`manual_<unixMillis>_<random base36>`, as the module names a /roll roll."""
-    suffix = "".join(_rng.choice(_BASE36) for _ in range(11))
+def manual_roll_id(now_ms: int, rng: random.Random) -> str:
+    """`manual_<unixMillis>_<random base36>`, as the module names a /roll roll (`rng`: the
+    world's generator)."""
+    suffix = "".join(rng.choices(_BASE36, k=11))
     return f"manual_{now_ms}_{suffix}"
 
 

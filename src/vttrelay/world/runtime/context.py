@@ -10,26 +10,27 @@ while someone subscribes to rolls.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from vttrelay import protocol
 from vttrelay.world.errors import ActionError, DiceError
 from vttrelay.world.model import documents
-from vttrelay.world.model.ids import new_id
 from vttrelay.world.rules import rolls as rolls_rules
 from vttrelay.world.store.sqlite import Tx
 
 if TYPE_CHECKING:
     from vttrelay.world.files.store import FileStore
     from vttrelay.world.rules.dice import Dice, Roll
+    from vttrelay.world.runtime.chance import Chance
     from vttrelay.world.runtime.heavy import HeavyWork
 
 T = TypeVar("T")
 
 
 class WorldState(Protocol):
-    """What a context reads of the world it runs in (`World` is one): its dice, clock, users
+    """What a context reads of the world it runs in (`World` is one): its dice, chance, clock, users
     online, subscriptions, recent rolls, token selection, heavy-work threads and file store."""
 
     selection: list[str]
@@ -42,6 +43,11 @@ class WorldState(Protocol):
     def dice(self) -> Dice: ...
 
     def now_ms(self) -> int: ...
+
+    def new_id(self) -> str: ...
+
+    @property
+    def chance(self) -> Chance: ...
 
     def gm_user_id(self, tx: Tx) -> str | None: ...
 
@@ -150,7 +156,14 @@ class ActionContext:
         return self._world.now_ms()
 
     def new_id(self) -> str:
-        return new_id()
+        """A new document id (the world's: reproducible when the world is seeded)."""
+        return self._world.new_id()
+
+    @property
+    def random(self) -> random.Random:
+        """The world's one generator (`runtime.chance`): every draw an action makes besides
+        dice and ids (which use it too)."""
+        return self._world.chance.random
 
     @property
     def acting_user_id(self) -> str | None:
@@ -210,7 +223,7 @@ class ActionContext:
         )
         all_flags["vttrelay"] = vtt
         doc: dict[str, Any] = {
-            "_id": new_id(),
+            "_id": self.new_id(),
             "type": msg_type,
             "system": {},
             "content": content,

@@ -40,6 +40,7 @@ from vttrelay.world.files.store import FileStore
 from vttrelay.world.model import documents
 from vttrelay.world.rules import bounds
 from vttrelay.world.rules import rolls as rolls_rules
+from vttrelay.world.runtime.chance import SEEDED_EPOCH_MS, Chance
 from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.events import collect_document_events
 from vttrelay.world.runtime.heavy import HeavyWork
@@ -84,12 +85,15 @@ class World:
         monotonic: Callable[[], float] = time.monotonic,
         time_limit: float = ACTION_TIME_LIMIT,
         files: FileStore | None = None,
+        seed: int | None = None,
     ) -> None:
         self.store = store
         self.actions = actions
         self.files = files  # the file store (`data` and `public`), None: no files
         self._dice = dice
-        self._clock = clock or (lambda: int(time.time() * 1000))
+        # the world's one generator and its clock (`runtime.chance`; `seed`: reproducible)
+        self.chance = Chance(seed, floor_ms=store.latest_chat_time() if seed is not None else 0)
+        self._clock = clock or self.chance.wall_ms
         self._monotonic = monotonic  # what time limits are measured with (seconds)
         self.time_limit = time_limit
         self._last_ms = 0
@@ -103,12 +107,17 @@ class World:
     @classmethod
     def open(cls, data_dir: Path, *, actions: ActionTable, **kwargs: Any) -> World:
         """Open `<data-dir>/world/world.db`, seeding the demo world into a fresh file, and its
-        file store `<data-dir>/world/files/`; it answers the actions of `actions`."""
+        file store `<data-dir>/world/files/`; it answers the actions of `actions`. `seed`
+        (among `kwargs`): the world's rolls, ids and clock are reproducible (`runtime.chance`)."""
         from vttrelay.world.store.seed import seed
 
         store = WorldStore(world_db_path(data_dir))
         if store.is_empty():
-            seed(store)
+            given = kwargs.get("seed")
+            if given is None:
+                seed(store)
+            else:  # the same demo world each time: its timestamps and the ids it lacks
+                seed(store, now=SEEDED_EPOCH_MS, new_id=Chance(given).new_id)
         kwargs.setdefault("files", FileStore(world_dir(data_dir) / FILES_DIR))
         return cls(store, actions=actions, **kwargs)
 
@@ -125,8 +134,12 @@ class World:
         if self._dice is None:
             from vttrelay.world.rules.dice import Dice
 
-            self._dice = Dice()
+            self._dice = Dice(self.chance.random)
         return self._dice
+
+    def new_id(self) -> str:
+        """A new document id (from the world's generator when it is seeded)."""
+        return self.chance.new_id()
 
     def now_ms(self) -> int:
         """Milliseconds since the epoch, strictly increasing (chat is ordered by timestamp)."""

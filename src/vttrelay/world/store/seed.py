@@ -11,6 +11,7 @@ Documents get Foundry-like defaults where the content leaves them out (`_stats`,
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -92,14 +93,20 @@ def prepare_actor(actor: dict[str, Any], now: int) -> dict[str, Any]:
     return actor
 
 
-def seed_into(tx: Tx, content_dir: Path = CONTENT_DIR, now: int | None = None) -> None:
-    """Write the demo world's documents into an open transaction."""
+def seed_into(
+    tx: Tx,
+    content_dir: Path = CONTENT_DIR,
+    now: int | None = None,
+    new_id: Callable[[], str] = new_id,
+) -> None:
+    """Write the demo world's documents into an open transaction (created at `now`, default
+    the present; the ids the content lacks from `new_id`)."""
     now = int(time.time() * 1000) if now is None else now
     content = load_world_content(content_dir)
     meta = {k: content[k] for k in ("world", "system", "foundryVersion", "modules") if k in content}
-    documents.set_setting(tx, documents.SETTING_WORLD, meta)
+    documents.set_setting(tx, documents.SETTING_WORLD, meta, new_id)
     for key, value in (content.get("settings") or {}).items():
-        documents.set_setting(tx, key, value)
+        documents.set_setting(tx, key, value, new_id)
     for user in content.get("users") or ():
         tx.put("User", _base(dict(user), now, 0))
     for scene in content.get("scenes") or ():
@@ -113,10 +120,16 @@ def seed_into(tx: Tx, content_dir: Path = CONTENT_DIR, now: int | None = None) -
         tx.put("Playlist", _base(playlist, now, 0))
 
 
-def seed(store: WorldStore, content_dir: Path = CONTENT_DIR) -> None:
-    """Seed the demo world into a store (in one transaction)."""
+def seed(
+    store: WorldStore,
+    content_dir: Path = CONTENT_DIR,
+    now: int | None = None,
+    new_id: Callable[[], str] = new_id,
+) -> None:
+    """Seed the demo world into a store (in one transaction; `now` and `new_id` as
+    `seed_into`)."""
     with store.transaction() as tx:
-        seed_into(tx, content_dir)
+        seed_into(tx, content_dir, now, new_id)
 
 
 def reset(store: WorldStore, content_dir: Path = CONTENT_DIR) -> None:

@@ -487,5 +487,10 @@ class WorldStore:
         """True if the store holds no document at all (a fresh file)."""
         return self._conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None
 
+    def latest_chat_time(self) -> int:
+        """The time of the newest chat message (milliseconds since the epoch; 0: none)."""
+        row = self._conn.execute("SELECT max(time) FROM chat_index").fetchone()
+        return int(row[0] or 0)
+
     def close(self) -> None:
         self._conn.close()

@@ -3,6 +3,7 @@ roll rules: the module's critical/fumble test, list entries, the 20-entry list, 
 
 from __future__ import annotations
 
+import random
 import re
 
 from tests.support.world import call, chat
@@ -64,7 +65,9 @@ def test_list_limit_is_the_modules_slice() -> None:
 
 
 def test_manual_roll_id() -> None:
-    assert re.fullmatch(r"manual_1782956918692_[0-9a-z]{11}", rules.manual_roll_id(1782956918692))
+    assert re.fullmatch(
+        r"manual_1782956918692_[0-9a-z]{11}", rules.manual_roll_id(1782956918692, random.Random())
+    )
 
 
 async def test_roll_reply_without_chat(world: World, faces: ScriptedRandom) -> None:
