@@ -2,7 +2,7 @@
 `start_world` fixture (tests/e2e/conftest.py) uses, polling and API calls.
 
 - `CLIENT_ID`: the embedded world's id, as `vttrelay serve` names it; `FAST`: small reconnect
-  delays so that tests stay fast.
+  delays so that tests stay fast; `WORLD_SCOPES`: every scope the world endpoints' tests need.
 - `call_api(relay, key, method, path, json=None, **query) -> (status, body)`: one API call;
   query values that are not strings are sent as JSON text. `api_for(relay, scopes, **key_options)`
   -> `async call(method, path, json=None, **query)`: the same with a new key of those scopes.
@@ -18,11 +18,14 @@ from typing import Any
 
 import orjson
 
+from vttrelay.relay.routes import DEFAULT_SCOPES
+
 # What the `api` fixtures of the files and tabletop tests give: `async call(method, path, json=None,
 # **query) -> (status, body)`.
 Api = Callable[..., Awaitable[tuple[int, Any]]]
 
 CLIENT_ID = "vttrelay-demo"  # the embedded world's id, as `vttrelay serve` names it
+WORLD_SCOPES = (*DEFAULT_SCOPES, "chat:write")
 FAST: dict[str, Any] = {
     "base_delay": 0.05,
     "max_delay": 0.2,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tests.e2e.dashboard.conftest import CHROMIUM  # noqa: F401 - the browser fixture's binary
+from tests.support.dashboard import CHROMIUM  # noqa: F401 - the browser fixture's binary
 
 from vttrelay.relay.accounts import users
 from vttrelay.relay.accounts.settings import AccountSettings

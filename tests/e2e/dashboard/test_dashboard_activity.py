@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from tests.support.dashboard import sign_in_page
 
 from vttrelay.relay import activity
-
-from .conftest import sign_in_page
 
 PHONE = {"width": 390, "height": 844}
 

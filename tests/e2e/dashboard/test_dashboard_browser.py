@@ -17,11 +17,10 @@ from typing import Any
 
 import httpx
 from tests.compat.test_module_double import ModuleDouble
+from tests.support.dashboard import sign_in_page
 
 from vttrelay import protocol
 from vttrelay.dashboard.sessions import issue_signin_token
-
-from .conftest import sign_in_page
 
 PHONE = {"width": 390, "height": 844}
 

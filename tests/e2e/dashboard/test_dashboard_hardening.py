@@ -10,13 +10,12 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from tests.support.dashboard import Visitor, csrf_of, signin_csrf_of
 from yarl import URL
 
 from vttrelay.dashboard.sessions import issue_signin_token, redeem_signin_token
 from vttrelay.relay.accounts import approvals
 from vttrelay.relay.accounts.approvals import KeyAsk
-
-from .conftest import Visitor, csrf_of, signin_csrf_of
 
 TRAVERSAL = "z/../../keys/{key}/revoke?"
 

@@ -9,14 +9,13 @@ import time
 from typing import Any
 
 import aiohttp
+from tests.support.dashboard import signin_csrf_of
 
 from vttrelay import cli
 from vttrelay.dashboard.sessions import issue_signin_token
 from vttrelay.relay import peer_limits
 from vttrelay.relay.accounts import approvals
 from vttrelay.relay.accounts.approvals import KeyAsk, PairAsk
-
-from .conftest import signin_csrf_of
 
 
 async def _post_token(relay: Any, token: str, base: str = "") -> tuple[int, str, Any]:

@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from tests.support.dashboard import sign_in_page
 
 from vttrelay.cli import build_parser
 from vttrelay.dashboard.scopes import routes_by_scope
 from vttrelay.relay.accounts import approvals
-
-from .conftest import sign_in_page
 
 DESKTOP = {"width": 1366, "height": 900}
 SYSTEM = "Dungeons & Dragons Fifth Edition"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from vttrelay.relay.routes import GM_SCOPES, SCOPE_PRESETS
+from tests.support.dashboard import sign_in_page
 
-from .conftest import sign_in_page
+from vttrelay.relay.routes import GM_SCOPES, SCOPE_PRESETS
 
 
 async def test_preset_buttons_tick_their_scopes_and_a_gm_key_is_made(

@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession
-
-from .conftest import TRANSPORTS, Demo, open_session
+from tests.support.mcp import TRANSPORTS, Demo, open_session
 
 HEROES = ("Elara Quill", "Corvin Ash", "Brann Stoneheart", "Pip Tealeaf")
 # Initiative set by the game master (the players called out their rolls): the order of play.

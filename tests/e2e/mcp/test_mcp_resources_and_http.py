@@ -23,12 +23,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from tests.support.e2e import call_api
+from tests.support.mcp import PIP, TRANSPORTS, Demo, open_session
 
 from vttrelay.mcp.tools import TOOLS
 from vttrelay.relay.forward import CORS_HEADERS
 from vttrelay.relay.routes import DEFAULT_SCOPES
-
-from .conftest import PIP, TRANSPORTS, Demo, open_session
 
 INIT = {
     "jsonrpc": "2.0",

@@ -11,11 +11,10 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 from PIL import Image
+from tests.support.mcp import ELARA, PIP, TRANSPORTS, Demo, open_session
 
 from vttrelay.mcp.tools import TOOLS
 from vttrelay.relay.routes import DEFAULT_SCOPES
-
-from .conftest import ELARA, PIP, TRANSPORTS, Demo, open_session
 
 
 async def call(session: ClientSession, name: str, /, **args: Any) -> Any:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.dashboard import signin  # noqa: F401  (the fixture, for this package's tests)
 from tests.support.e2e import eventually
-
-from ..dashboard.conftest import signin  # noqa: F401  (the fixture, for this package's tests)
 
 
 async def test_the_worlds_page_lists_and_disconnects_worlds_on_every_instance(

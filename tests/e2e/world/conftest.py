@@ -12,11 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from tests.support.e2e import call_api
-
-from vttrelay.relay.routes import DEFAULT_SCOPES
-
-SCOPES = (*DEFAULT_SCOPES, "chat:write")
+from tests.support.e2e import WORLD_SCOPES, call_api
 
 
 @pytest.fixture
@@ -27,7 +23,7 @@ def api() -> Callable[..., Awaitable[tuple[int, Any]]]:
         relay: Any, method: str, path: str, json: Any = None, **query: Any
     ) -> tuple[int, Any]:
         if id(relay) not in keys:
-            keys[id(relay)] = relay.key(SCOPES)
+            keys[id(relay)] = relay.key(WORLD_SCOPES)
         return await call_api(relay, keys[id(relay)], method, path, json, **query)
 
     return call

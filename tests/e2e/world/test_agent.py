@@ -11,7 +11,7 @@ import aiohttp
 import orjson
 from aiohttp import web
 from bench.procs import free_port
-from tests.support.e2e import CLIENT_ID, FAST, eventually
+from tests.support.e2e import CLIENT_ID, FAST, WORLD_SCOPES, eventually
 
 from vttrelay.cli import main
 from vttrelay.world.actions.table import standard_table
@@ -23,8 +23,6 @@ from vttrelay.world.link.connection import (
     save_connection,
 )
 from vttrelay.world.runtime.world import World
-
-from .conftest import SCOPES
 
 
 async def test_state_survives_a_world_restart(
@@ -66,7 +64,7 @@ async def test_events_flow_only_for_subscribed_channels(
     handle = await start_world(relay)
     await api(relay, "POST", "/chat", {"content": "nobody listens"})
     assert handle.agent.sent["chat-event"] == 0
-    key = relay.key(SCOPES)
+    key = relay.key(WORLD_SCOPES)
     async with aiohttp.ClientSession() as session:
         resp = await session.get(
             relay.url + "/chat/subscribe",

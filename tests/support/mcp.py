@@ -1,0 +1,108 @@
+"""Helpers and fixtures of the MCP server tests (the fixture `demo` offered by
+tests/e2e/mcp/conftest.py): the embedded demo world on a real relay, and MCP client
+sessions (the `mcp` SDK's own client) over stdio (`vttrelay mcp` spawned as a process) and over
+streamable HTTP (the relay's `/mcp`).
+
+- `demo` -> `Demo`: the relay with the demo world connected; `.key(scopes, name)` makes a key,
+  `.agent_key` has every scope a tool needs (named "agent"), `.api(method, path, json, **query)`
+  calls the REST API with it, `.snapshot()` reads what the changing tools could touch.
+- `open_session(transport, relay_url, key, on_message=None, errlog=sys.stderr)`: an async
+  context manager yielding an initialized `ClientSession` over "stdio" (the process's stderr
+  goes to `errlog`) or "http". Entered inside each test (the SDK's
+  anyio task groups must be left by the task that entered them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import httpx2
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from tests.support.e2e import call_api
+
+from vttrelay.mcp.tools import TOOLS
+from vttrelay.relay.routes import DEFAULT_SCOPES
+
+TRANSPORTS = ("stdio", "http")
+AGENT_SCOPES = tuple(
+    sorted(
+        {s for t in TOOLS for s in t.scopes}
+        | set(DEFAULT_SCOPES)
+        | {"events:subscribe", "clients:read", "roll:read", "entity:read"}
+    )
+)
+PIP = "Actor.pipMonk000000001"
+ELARA = "Actor.elaraWizard00001"
+
+
+@dataclass
+class Demo:
+    relay: Any
+    agent_key: str
+
+    def key(self, scopes: tuple[str, ...], name: str = "") -> str:
+        return str(self.relay.key(scopes, name=name, rate_per_minute=0))
+
+    async def api(self, method: str, path: str, json: Any = None, **query: Any) -> Any:
+        status, body = await call_api(self.relay, self.agent_key, method, path, json, **query)
+        assert status == 200, (method, path, status, body)
+        return body
+
+    async def snapshot(self) -> dict[str, Any]:
+        """Everything a changing tool could change: both actors' full documents, the chat and
+        roll logs, encounters, the tokens."""
+        return {
+            "pip": (await self.api("GET", "/get", uuid=PIP))["data"],
+            "elara": (await self.api("GET", "/get", uuid=ELARA))["data"],
+            "chat": (await self.api("GET", "/chat", limit=50))["data"],
+            "rolls": (await self.api("GET", "/rolls", limit=50)).get("data"),
+            "encounters": (await self.api("GET", "/encounters"))["encounters"],
+            "tokens": (await self.api("GET", "/canvas/tokens"))["data"],
+        }
+
+
+@pytest.fixture
+async def demo(relay: Any, start_world: Any) -> Demo:
+    await start_world(relay)
+    return Demo(relay, str(relay.key(AGENT_SCOPES, name="agent", rate_per_minute=0)))
+
+
+OnMessage = Callable[[Any], Awaitable[None]]
+
+
+@contextlib.asynccontextmanager
+async def open_session(
+    transport: str,
+    relay_url: str,
+    key: str,
+    on_message: OnMessage | None = None,
+    errlog: TextIO = sys.stderr,
+) -> AsyncIterator[ClientSession]:
+    extra: dict[str, Any] = {"message_handler": on_message} if on_message else {}
+    if transport == "stdio":
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "vttrelay", "mcp", "--url", relay_url],
+            env={**os.environ, "VTTRELAY_API_KEY": key},
+        )
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write, **extra) as session,
+        ):
+            await session.initialize()
+            yield session
+    else:
+        async with (
+            httpx2.AsyncClient(headers={"authorization": f"Bearer {key}"}, timeout=30) as http,
+            streamable_http_client(f"{relay_url}/mcp", http_client=http) as (read, write),
+            ClientSession(read, write, **extra) as session,
+        ):
+            await session.initialize()
+            yield session
