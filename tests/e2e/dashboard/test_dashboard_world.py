@@ -14,9 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tests.support.dashboard import sign_in_page
 from tests.support.e2e import CLIENT_ID, api_for
-
-from .conftest import sign_in_page
 
 ELARA = "Actor.elaraWizard00001"
 BRANN = "Actor.brannFighter0001"
