@@ -129,21 +129,29 @@
     if (actor.concentration && actor.concentration.active) {
       chips.append(el("span", { className: "chip conc", textContent: `Concentrating${actor.concentration.name ? `: ${actor.concentration.name}` : ""}` }));
     }
-    const add = el("select", { className: "add-condition", ariaLabel: `Add a condition to ${actor.name}` },
+    // the GM's controls are made once per card: a re-read (an event) keeps what is typed there
+    let gm = li.querySelector(".gm");
+    if (!gm) {
+      gm = el("div", { className: "gm" },
+        el("input", { className: "amount", type: "number", min: 1, max: 9999, placeholder: "HP", ariaLabel: `Amount for ${actor.name}` }),
+        el("button", { type: "button", className: "damage", textContent: "Damage" }),
+        el("button", { type: "button", className: "heal", textContent: "Heal" }),
+        el("select", { className: "add-condition", ariaLabel: `Add a condition to ${actor.name}` }));
+    }
+    gm.querySelector("select").replaceChildren(
       el("option", { value: "", textContent: "Add condition…" }),
       ...state.effects.filter((e) => !actor.conditions.some((c) => c.id === e.id))
         .map((e) => el("option", { value: e.id, textContent: e.name })));
-    const amount = el("input", { className: "amount", type: "number", min: 1, max: 9999, value: "", placeholder: "HP", ariaLabel: `Amount for ${actor.name}` });
-    li.replaceChildren(
-      portrait(actor),
-      el("div", { className: "actor-main" },
-        el("div", { className: "name-line" }, el("strong", { className: "name", textContent: actor.name }),
-          el("span", { className: "muted facts", textContent: facts })),
-        hpBar(actor.hp), chips),
-      el("div", { className: "gm" }, amount,
-        el("button", { type: "button", className: "damage", textContent: "Damage" }),
-        el("button", { type: "button", className: "heal", textContent: "Heal" }), add),
-    );
+    const main = el("div", { className: "actor-main" },
+      el("div", { className: "name-line" }, el("strong", { className: "name", textContent: actor.name }),
+        el("span", { className: "muted facts", textContent: facts })),
+      hpBar(actor.hp), chips);
+    if (gm.parentNode === li) {  // in place: the controls keep their focus and value
+      li.children[0].replaceWith(portrait(actor));
+      li.children[1].replaceWith(main);
+    } else {
+      li.replaceChildren(portrait(actor), main, gm);
+    }
   }
 
   async function changeHp(actor, amount, heal) {
@@ -258,9 +266,14 @@
     return li;
   }
 
-  function addLine(line, when) {
+  function addLine(line, when, id) {
     const feed = $("w-feed");
-    feed.append(feedLine(line, when));
+    if (id && feed.querySelector(`li[data-id="${CSS.escape(id)}"]`)) return;  // seen already
+    const li = feedLine(line, when);
+    if (id) li.dataset.id = id;
+    li.dataset.when = String(when || Date.now());
+    const later_ = Array.from(feed.children).find((other) => Number(other.dataset.when) > Number(li.dataset.when));
+    feed.insertBefore(li, later_ || null);  // in time order, whichever came first
     while (feed.children.length > MAX_FEED) feed.firstChild.remove();
     feed.scrollTop = feed.scrollHeight;
   }
@@ -269,8 +282,7 @@
     const reply = await fetch(`${base}/dashboard/worlds/${encodeURIComponent(world)}/feed`, { credentials: "same-origin", cache: "no-store" });
     const data = await reply.json();
     if (!reply.ok) throw new Error(`feed: ${data.error || reply.status}`);
-    $("w-feed").replaceChildren();
-    for (const item of data.lines) addLine(item.line, item.data && item.data.timestamp);
+    for (const item of data.lines) addLine(item.line, item.data && item.data.timestamp, item.data && item.data.id);
   }
 
   $("w-chat").addEventListener("submit", (event) => {
@@ -286,7 +298,7 @@
 
   function handle(event) {
     const data = event.data || {};
-    if (event.channel === "chat-events" && event.event === "chat-create") addLine(event.line, data.timestamp);
+    if (event.channel === "chat-events" && event.event === "chat-create") addLine(event.line, data.timestamp, data.id);
     else if (event.channel === "actor-events" && data.actorUuid && state.actors.has(data.actorUuid)) {
       later(`actor:${data.actorUuid}`, () => loadActor(data.actorUuid));
     } else if (event.channel === "combat-events") later("combat", loadCombat);
@@ -322,5 +334,6 @@
     });
   }
 
-  loadAll().catch(problem).finally(connect);
+  connect();  // first: what happens while the page reads is not missed (the feed skips repeats)
+  loadAll().catch(problem);
 })();
