@@ -44,7 +44,8 @@ class RemoteRequest:
 
 
 def write(store: RelayStore, entry: RemoteRequest, now: float | None = None) -> bool:
-    """Log one request unless the account turned the log off; prune old rows. Whether written."""
+    """Log one request made at `now` unless the account turned the log off; prune old rows.
+    Whether written."""
     settings = notifications.current(store, notifications.ACCOUNT, entry.account, entry.account)
     if not settings.get("logCrossWorldRequests", True):
         return False
@@ -115,13 +116,13 @@ class RemoteRequestLog:
         if len(self._writing) >= MAX_IN_FLIGHT:
             self.dropped += 1
             return
-        task = asyncio.ensure_future(self._write(entry))
+        task = asyncio.ensure_future(self._write(entry, time.time()))
         self._writing.add(task)
         task.add_done_callback(self._writing.discard)
 
-    async def _write(self, entry: RemoteRequest) -> None:
+    async def _write(self, entry: RemoteRequest, at: float) -> None:
         try:
-            await asyncio.to_thread(write, self.store, entry)
+            await asyncio.to_thread(write, self.store, entry, at)
         except Exception:
             log.exception("could not log a cross-world request")
 
