@@ -30,7 +30,9 @@ from vttrelay.relay.activity import ActivityLog
 from vttrelay.relay.backends import Backends, backends_for
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import Gate
+from vttrelay.relay.events.sse import serve_sse
 from vttrelay.relay.events.streams import Streams
+from vttrelay.relay.events.ws_api import ClientSocket
 from vttrelay.relay.forward import forward, json_response
 from vttrelay.relay.handlers import LOCAL_HANDLERS, LocalHandler
 from vttrelay.relay.link.gateway import WorldGateway, is_world_upgrade
@@ -72,7 +74,7 @@ def _bind(route: Route, state: RelayState, handlers: Mapping[str, LocalHandler])
     if route.mode == "stream":
 
         async def stream_handler(request: web.Request) -> web.StreamResponse:
-            return await state.streams.handle_sse(request, route)
+            return await serve_sse(state.streams, request, route)  # a `*/subscribe` route
 
         return stream_handler
     local = handlers[route.handler or ""]
@@ -145,7 +147,11 @@ def create_app(
     state.prometheus = make_registry(
         RelayCollector(config.instance_id, state.metrics, registry, state.streams)
     )
-    app.router.add_get("/ws/api", state.streams.handle_client_ws)
+
+    async def client_ws(request: web.Request) -> web.StreamResponse:
+        return await ClientSocket(state.streams, request).run()  # wire-protocol §8
+
+    app.router.add_get("/ws/api", client_ws)
     for plugin in plugins:
         plugin.install(app, state)
     app.on_shutdown.append(state.streams.close)  # end SSE streams and /ws/api sockets

@@ -2,28 +2,30 @@
 
 `Streams` is what the application holds: it builds the `EventHub` over the backends' event log
 and counters and the request core's gate (the world directory; the keys of open streams), is the
-world directory's listener (it hands worlds and their events to the hub), serves the SSE routes
-(`sse.py`) and `/ws/api` (`ws_api.py`), and ends them all at shutdown.
+world directory's listener (it hands worlds and their events to the hub), holds what the SSE
+routes (`sse.serve_sse`) and `/ws/api` (`ws_api.ClientSocket`) share, and ends them all at
+shutdown. It imports neither: they are given the `Streams` (the application binds them).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-from aiohttp import web
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vttrelay.relay.backends.ports import Counters, EventLog
 from vttrelay.relay.core import Gate
 from vttrelay.relay.events.hub import EventHub
 from vttrelay.relay.events.settings import settings_from
-from vttrelay.relay.events.sse import serve_sse
-from vttrelay.relay.events.ws_api import ClientSocket
-from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
     from vttrelay.relay.accounts.remote_logs import RemoteRequest
+
+
+class Socket(Protocol):
+    """An open `/ws/api` connection (`ws_api.ClientSocket`), as the shutdown sees it."""
+
+    async def shutdown(self) -> None: ...
 
 
 class Streams:
@@ -38,7 +40,7 @@ class Streams:
         self.hub = EventHub(
             gate.worlds, self.settings, events, counters, key_problem=gate.key_problem
         )
-        self.sockets: set[ClientSocket] = set()  # open /ws/api connections
+        self.sockets: set[Socket] = set()  # open /ws/api connections
         # told each cross-world `remote-request` (the account services log them)
         self.remote_requests: Callable[[RemoteRequest], None] | None = None
 
@@ -56,11 +58,3 @@ class Streams:
         """End every stream and client socket (relay shutdown)."""
         await asyncio.gather(*(s.shutdown() for s in list(self.sockets)), return_exceptions=True)
         await self.hub.close()
-
-    async def handle_sse(self, request: web.Request, route: Route) -> web.StreamResponse:
-        """Serve one `*/subscribe` route (`sse.py`)."""
-        return await serve_sse(self, request, route)
-
-    async def handle_client_ws(self, request: web.Request) -> web.StreamResponse:
-        """Serve `/ws/api` (wire-protocol §8)."""
-        return await ClientSocket(self, request).run()
