@@ -1,8 +1,9 @@
 """The `vttrelay` command: argument parsing only, one module per command group.
 
 `serve` (the relay and the demo world, run by `vttrelay.server`), `dashboard-link`, `pair`,
-`keys`, `tokens`, `accounts` (the relay's store), `world` (the embedded world against a relay)
-and `mcp` (the MCP server over stdio). Every command takes `--data-dir` (default
+`keys`, `tokens`, `accounts` (the relay's store), `backup` and `restore` (the data dir),
+`world` (the embedded world against a relay) and `mcp` (the MCP server over stdio). Every
+command takes `--data-dir` (default
 `$VTTRELAY_DATA_DIR`, else `./data`) and `--database` (a `postgresql://` URL shared by several
 relay instances; default `$VTTRELAY_DATABASE_URL`, else the SQLite file `relay.db` in the data
 dir). Results a script may capture (a new key, a pairing code) go to stdout alone on their line;
@@ -16,7 +17,7 @@ import argparse
 from collections.abc import Sequence
 
 from vttrelay import __version__
-from vttrelay.cli import accounts, dashboard, keys, mcp, pair, serve, tokens, world
+from vttrelay.cli import accounts, backup, dashboard, keys, mcp, pair, serve, tokens, world
 from vttrelay.cli.common import common_options, sub_common_options
 from vttrelay.relay.accesslog import setup_logging
 
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     keys.register(commands, common)
     tokens.register(commands, common)
     accounts.register(commands, common)
+    backup.register(commands, common)
     world.register(commands, common)
     mcp.register(commands)
     return parser

@@ -9,6 +9,8 @@
 - `prepare.py`: what `serve` does once before any process listens (the key it prints, the embedded
   world's reserved token, the operator's sign-in link).
 - `workers.py`: `vttrelay serve --workers N`, a supervisor of N relay processes on one port.
+- `datadir.py`: the data dir's lock (relays share it, `restore` needs it alone); `backup.py`:
+  `vttrelay backup` and `restore`.
 - `assemble.py`: the relay application built from its parts; `embedded.py`: the demo world on
   its own thread; `sessions.py`: the session routes' manager.
 
@@ -37,6 +39,7 @@ from vttrelay.relay.listener import RelaySite, connection_limit, make_runner, ra
 from vttrelay.relay.metrics import metrics_app
 from vttrelay.relay.state import STATE
 from vttrelay.relay.store import RelayStore
+from vttrelay.server import datadir
 from vttrelay.server.assemble import build_app
 from vttrelay.server.embedded import demo_world
 from vttrelay.server.prepare import Prepared, announce_listening, prepare
@@ -67,22 +70,29 @@ def run(config: RelayConfig, with_world: bool) -> int:
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
         try:
             runner.run(serve(config, with_world=with_world))
-        except BackendUnavailable as exc:
+        except (BackendUnavailable, datadir.DataDirBusy) as exc:
             print(f"vttrelay: {exc}", file=sys.stderr)
             return 1
     return 0
 
 
 async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | None = None) -> None:
-    """Run the relay (and the embedded world) until SIGINT/SIGTERM."""
-    store = RelayStore(config.store_target)
-    prepared = prepare(store, config, with_world)
-    if config.seed is not None:  # one process: its request ids may be reproducible too
-        seed_request_ids(config.seed)
+    """Run the relay (and the embedded world) until SIGINT/SIGTERM; it holds the data dir's
+    shared lock meanwhile (`datadir.hold`: no restore under a running relay)."""
+    lock = datadir.hold(config.data_dir)
     try:
-        await run_instance(config, store, prepared, ready=ready.set if ready is not None else None)
+        store = RelayStore(config.store_target)
+        prepared = prepare(store, config, with_world)
+        if config.seed is not None:  # one process: its request ids may be reproducible too
+            seed_request_ids(config.seed)
+        try:
+            await run_instance(
+                config, store, prepared, ready=ready.set if ready is not None else None
+            )
+        finally:
+            clear_ready(config.ready_file)
     finally:
-        clear_ready(config.ready_file)
+        datadir.release(lock)
 
 
 async def serve_metrics(app: web.Application, config: RelayConfig) -> web.AppRunner:

@@ -46,7 +46,7 @@ from vttrelay.relay.accesslog import setup_logging
 from vttrelay.relay.backends import BackendUnavailable
 from vttrelay.relay.config import RelayConfig, new_instance_id
 from vttrelay.relay.store import RelayStore
-from vttrelay.server import loop_factory, run_instance
+from vttrelay.server import datadir, loop_factory, run_instance
 from vttrelay.server.prepare import Prepared, announce_listening, prepare
 from vttrelay.server.ready import clear_ready
 
@@ -85,6 +85,7 @@ def worker_main(spec: WorkerSpec, started: Queue[tuple[int, int, str]]) -> None:
     def ready() -> None:
         started.put((spec.index, os.getpid(), config.instance_id))
 
+    lock = datadir.hold(config.data_dir)  # the supervisor holds it too; this outlives a kill
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
         store = RelayStore(config.store_target)
         try:
@@ -96,6 +97,8 @@ def worker_main(spec: WorkerSpec, started: Queue[tuple[int, int, str]]) -> None:
         except BackendUnavailable as exc:  # Redis unreachable: one line, exit code 1
             print(f"vttrelay: worker {spec.index}: {exc}", file=sys.stderr, flush=True)
             raise SystemExit(1) from None
+        finally:
+            datadir.release(lock)
 
 
 def reserve_port(host: str, port: int) -> socket.socket:
@@ -314,14 +317,21 @@ def serve_workers(config: RelayConfig, count: int, with_world: bool, log_level: 
             f"--workers {count} needs --redis URL (or VTTRELAY_REDIS_URL): the worker processes "
             "share worlds, events and rate limits through Redis"
         )
-    store = RelayStore(config.store_target)  # applies the migrations before any worker opens it
     try:
-        prepared = prepare(store, config, with_world)
+        lock = datadir.hold(config.data_dir)  # while it runs, no restore (datadir.py)
+    except datadir.DataDirBusy as busy:
+        raise WorkersError(str(busy)) from None
+    try:
+        store = RelayStore(config.store_target)  # migrations applied before any worker opens it
+        try:
+            prepared = prepare(store, config, with_world)
+        finally:
+            store.close()
+        supervisor = Supervisor(config, count, prepared, log_level)
+        try:
+            return supervisor.run()
+        except WorkersError as exc:
+            print(f"vttrelay serve: {exc}", file=sys.stderr)
+            return 1
     finally:
-        store.close()
-    supervisor = Supervisor(config, count, prepared, log_level)
-    try:
-        return supervisor.run()
-    except WorkersError as exc:
-        print(f"vttrelay serve: {exc}", file=sys.stderr)
-        return 1
+        datadir.release(lock)
