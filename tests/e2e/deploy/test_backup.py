@@ -149,7 +149,7 @@ async def test_a_backup_under_write_load_restores_everything_written_before_it(
     assert code == 0, err
     assert f"Restored {restored} from {dest}" in err
     code, key, err = await vttrelay(
-        "keys", "create", "--scope", "entity:read", "--data-dir", str(restored)
+        "keys", "create", "--scope", "entity:read", "--rate", "0", "--data-dir", str(restored)
     )
     assert code == 0, err
     key = key.strip()
