@@ -63,6 +63,11 @@ def session_key(account: str) -> KeyRecord:
     )
 
 
+def session_callable(route: Route) -> bool:
+    """Whether a session may call `route`: a forward route, or a picture that is a forward."""
+    return route.mode == "forward" or (route.mode == "local" and route.handler in IMAGE_HANDLERS)
+
+
 def _pattern(path: str) -> re.Pattern[str]:
     """A route-table path (`/chat/{messageId}`, `/contents/{path:.*}`) as a full-match regex."""
     out, at = [], 0
@@ -78,11 +83,7 @@ class RouteFinder:
     """The route of a method and path, among the routes a session may call."""
 
     def __init__(self, routes: Iterable[Route]) -> None:
-        self.routes = [
-            (r, _pattern(r.path))
-            for r in routes
-            if r.mode == "forward" or (r.mode == "local" and r.handler in IMAGE_HANDLERS)
-        ]
+        self.routes = [(r, _pattern(r.path)) for r in routes if session_callable(r)]
 
     def find(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
         """The route and its path parameters, or None."""

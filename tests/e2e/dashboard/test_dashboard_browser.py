@@ -122,22 +122,25 @@ async def test_approve_the_modules_pair_request_in_the_browser(relay: Any, brows
 
 async def test_watch_a_chat_event_arrive(relay: Any, browser: Any) -> None:
     world = await relay.world("world-1", worldTitle="Lost Mine")
-    key = relay.key(scopes=("events:subscribe",))
     page = await browser.new_page()
-    await sign_in_page(page, relay)
+    await sign_in_page(page, relay)  # no key to paste: the session reads the streams
     await page.click("nav >> text=Live events")
-    await page.fill("#ev-key", key)
+    assert await page.locator("input[type=password]").count() == 0
     await page.select_option("#ev-world", "world-1")
     await page.click("#ev-start")
     hub = relay.state.streams.hub
     await _until(lambda: hub.count("world-1", protocol.CHAT_CHANNEL) == 1)
 
-    await world.emit(_chat_event("m1", "The goblin attacks!"))
-    arrived = page.locator("#ev-list li", has_text="chat-create")
+    await page.locator("#ev-status", has_text="Watching").wait_for()
+    await world.emit(_chat_event("m1", "The goblin <b>attacks</b>!"))
+    arrived = page.locator("#ev-list li", has_text="The goblin attacks!")  # a readable line
     await arrived.wait_for()
-    await arrived.click()
+    assert "chat-create" in await arrived.inner_text()
+    assert await page.locator("#ev-list li", has_text="connected").count() == 0  # folded
+    await arrived.click()  # the raw JSON, one click away
     payload = await page.inner_text("#ev-payload")
-    assert "event: chat-create" in payload and '"content": "The goblin attacks!"' in payload
+    assert "event: chat-create" in payload
+    assert '"content": "The goblin <b>attacks</b>!"' in payload
 
     await page.click("#ev-pause")
     await world.emit(_chat_event("m2", "Roll for initiative"))
@@ -171,11 +174,10 @@ async def test_watch_a_chat_event_arrive(relay: Any, browser: Any) -> None:
 
 async def test_console_requests_from_the_route_table(relay: Any, browser: Any) -> None:
     world = await relay.world("world-1")
-    key = relay.key(scopes=("chat:read", "chat:write"))
     page = await browser.new_page()
-    await sign_in_page(page, relay)
+    await sign_in_page(page, relay)  # no key to paste: the session calls the routes
     await page.click("nav >> text=Try it")
-    await page.fill("#c-key", key)
+    assert await page.locator("input[type=password]").count() == 0
     await page.select_option("#c-route", label="GET /chat")
     assert await page.input_value("#p-clientId") == "world-1"  # the live world, prefilled
     await page.fill("#p-limit", "5")
@@ -187,7 +189,8 @@ async def test_console_requests_from_the_route_table(relay: Any, browser: Any) -
     assert '"type": "chat-messages-result"' in reply and '"limit": 5' in reply
     assert "ms" in await page.inner_text("#c-status")
     curl = await page.inner_text("#c-curl")
-    assert curl.startswith("curl -H 'x-api-key: ") and "/chat?clientId=world-1&limit=5" in curl
+    assert curl.startswith("curl -H 'x-api-key: YOUR_KEY'")
+    assert "/chat?clientId=world-1&limit=5" in curl
 
     await page.select_option("#c-route", label="POST /chat")
     await page.fill("#p-content", "Hello <b>table</b>")

@@ -288,5 +288,5 @@ async def test_live_events_page_lists_the_streams_and_their_filters(
     await relay.world("world-1")
     visitor = await signin(relay)
     _, page, _ = await visitor.get("/dashboard/events")
-    assert 'value="/chat/subscribe"' in page and 'value="/rolls/subscribe"' in page
+    assert 'value="chat-events"' in page and 'value="roll-events"' in page
     assert "<code>/chat/subscribe</code>: speaker, type, whisperOnly, userId" in page

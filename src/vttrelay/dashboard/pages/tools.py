@@ -1,5 +1,8 @@
-"""Live events (read by the browser from the SSE routes themselves) and the request console (a
-form per route of the route table; the browser calls the route itself)."""
+"""Live events and "Try it", both without a pasted key: Live events reads a world's chosen
+channels through the session's stream (`pages/session_api.py`), each event a readable line with
+its raw JSON one click away; "Try it" is a form per route a session may call
+(`calls.session_callable`), sent through the session's API calls (the request core, as the
+account's own key), with the curl line a client would send with its own key."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
+from vttrelay.dashboard.calls import session_callable
 from vttrelay.dashboard.views import Dashboard
 from vttrelay.dashboard.worldlist import world_rows
 from vttrelay.relay.routes import MISSING, ROUTES, STREAM_ROUTES, Route
@@ -28,7 +32,7 @@ def _param_json(route: Route) -> list[dict[str, Any]]:
 
 
 def console_routes() -> list[dict[str, Any]]:
-    """The routes the console offers (every REST route but streams and pages), as JSON data."""
+    """The routes the console offers (those a session may call), as JSON data."""
     return [
         {
             "method": r.method,
@@ -39,7 +43,7 @@ def console_routes() -> list[dict[str, Any]]:
             "params": _param_json(r),
         }
         for r in ROUTES
-        if r.mode != "stream" and r.extra.get("content_type") != "text/html"
+        if session_callable(r)
     ]
 
 

@@ -1,17 +1,18 @@
 /* vttrelay dashboard: the little behaviour the server-rendered pages need.
  *
  * - copy buttons ([data-copy]), confirmations ([data-confirm] forms), scope presets;
- * - the API key the Live events and Try it pages use, kept in this tab (sessionStorage);
  * - the worlds table refreshed every 5 s (#live[data-refresh]);
- * - Live events: the relay's SSE routes read with fetch (so the x-api-key header is sent);
- * - Try it: a form per route of the route table, sent with fetch, the reply shown formatted.
+ * - Live events: the session's stream of the chosen channels (no key: the signed-in session),
+ *   each event a readable line, its raw JSON one click away;
+ * - Try it: a form per route a session may call, sent through the session's API calls
+ *   (`/dashboard/api/...`, with the session's CSRF token), the reply shown formatted.
  */
 (() => {
   "use strict";
-  const KEY_STORE = "vttrelay.apiKey";
   const $ = (sel, root = document) => root.querySelector(sel);
   const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
   const base = () => document.body.dataset.base || "";
+  const csrf = () => document.body.dataset.csrf || "";
   const el = (tag, props = {}, ...children) => {
     const node = Object.assign(document.createElement(tag), props);
     for (const child of children) node.append(child);
@@ -21,7 +22,7 @@
     try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
   };
 
-  // Copy, confirm, scope presets, the tab's API key ------------------------------------------
+  // Copy, confirm, scope presets --------------------------------------------------------------
 
   function copyText(text, button) {
     const done = () => {
@@ -53,10 +54,6 @@
     const button = event.target.closest("button");
     if (!button) return;
     if (button.dataset.copy) copyText(valueOf(button.dataset.copy), button);
-    if (button.dataset.useKey) {
-      sessionStorage.setItem(KEY_STORE, valueOf(button.dataset.useKey));
-      button.textContent = "This tab's Live events and Try it now use this key";
-    }
     if (button.dataset.scopes) {
       const mode = button.dataset.scopes;
       for (const box of $$("input[name=scopes]", button.form)) {
@@ -69,13 +66,6 @@
     const form = event.target;
     if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault();
   });
-
-  function apiKeyFields() {
-    for (const input of $$("[data-api-key]")) {
-      input.value = sessionStorage.getItem(KEY_STORE) || "";
-      input.addEventListener("change", () => sessionStorage.setItem(KEY_STORE, input.value.trim()));
-    }
-  }
 
   // Worlds: the table refreshed ---------------------------------------------------------------
 
@@ -91,39 +81,12 @@
     }, 5000);
   }
 
-  // Server-Sent Events over fetch ------------------------------------------------------------
+  // Live events: the session's stream ------------------------------------------------------------
 
-  async function readStream(url, key, signal, onEvent) {
-    const reply = await fetch(url, {
-      headers: { "x-api-key": key, Accept: "text/event-stream" },
-      signal,
-      cache: "no-store",
-    });
-    if (!reply.ok) throw new Error(`${reply.status} ${await reply.text()}`);
-    const reader = reply.body.getReader();
-    const decoder = new TextDecoder();
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
-      let end;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const event = { name: "message", data: [], id: "" };
-        for (const line of block.split("\n")) {
-          if (!line || line.startsWith(":")) continue;
-          const colon = line.indexOf(":");
-          const field = colon < 0 ? line : line.slice(0, colon);
-          const val = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-          if (field === "event") event.name = val;
-          else if (field === "data") event.data.push(val);
-          else if (field === "id") event.id = val;
-        }
-        if (event.data.length) onEvent({ ...event, data: event.data.join("\n") });
-      }
-    }
+  function lineText(line) {  // the relay's readable form of an event (dashboard/feed.py)
+    const head = line.speaker ? `${line.speaker} — ${line.text}` : line.text;
+    const roll = line.total ? ` ${line.total}${line.formula ? ` (${line.formula})` : ""}` : "";
+    return [head + roll, ...(line.notes || [])].join(" · ");
   }
 
   function liveEvents() {
@@ -131,24 +94,25 @@
     if (!app) return;
     const list = $("#ev-list"), payload = $("#ev-payload"), status = $("#ev-status");
     const startBtn = $("#ev-start"), pauseBtn = $("#ev-pause"), filter = $("#ev-filter");
-    let controller = null, paused = false, held = [], count = 0;
+    let source = null, paused = false, held = [];
 
     const matches = (li) => !filter.value || li.dataset.search.includes(filter.value.toLowerCase());
     const show = (item) => {
+      const text = lineText(item.line);
       const li = el(
         "li",
         { tabIndex: 0 },
         el("span", { className: "ev-time", textContent: item.time }),
-        el("span", { className: "ev-name", textContent: item.name }),
-        el("span", { className: "ev-stream muted", textContent: ` · ${item.stream}` }),
-        el("span", { className: "ev-preview", textContent: item.data.slice(0, 160) }),
+        el("span", { className: "ev-name", textContent: item.event }),
+        el("span", { className: "ev-line", textContent: text }),
       );
-      li.dataset.search = `${item.name} ${item.stream} ${item.data}`.toLowerCase();
+      const raw = JSON.stringify(item.data);
+      li.dataset.search = `${text} ${item.event} ${raw}`.toLowerCase();
       li.hidden = !matches(li);
       const inspect = () => {
         for (const other of $$("li.sel", list)) other.classList.remove("sel");
         li.classList.add("sel");
-        payload.textContent = `event: ${item.name}\nid: ${item.id}\nstream: ${item.stream}\n\n${pretty(item.data)}`;
+        payload.textContent = `event: ${item.event}\nid: ${item.id}\nstream: ${item.channel}\n\n${JSON.stringify(item.data, null, 2)}`;
       };
       li.addEventListener("click", inspect);
       li.addEventListener("keydown", (e) => { if (e.key === "Enter") inspect(); });
@@ -156,7 +120,6 @@
       while (list.children.length > 500) list.lastChild.remove();
     };
     const arrive = (item) => {
-      count += 1;
       if (paused) {
         held.push(item);
         pauseBtn.textContent = `Resume (${held.length} new)`;
@@ -165,8 +128,8 @@
       }
     };
     const stop = (text) => {
-      if (controller) controller.abort();
-      controller = null;
+      if (source) source.close();
+      source = null;
       startBtn.textContent = "Start";
       pauseBtn.disabled = true;
       status.textContent = text;
@@ -174,7 +137,7 @@
     filter.addEventListener("input", () => { for (const li of list.children) li.hidden = !matches(li); });
     $("#ev-clear").addEventListener("click", () => {
       list.replaceChildren();
-      payload.textContent = "Click an event to see its payload.";
+      payload.textContent = "Click an event to see its JSON.";
     });
     pauseBtn.addEventListener("click", () => {
       paused = !paused;
@@ -182,29 +145,31 @@
       pauseBtn.textContent = paused ? "Resume" : "Pause";
     });
     startBtn.addEventListener("click", () => {
-      if (controller) { stop("Stopped."); return; }
-      const key = $("#ev-key").value.trim();
+      if (source) { stop("Stopped."); return; }
       const world = $("#ev-world").value;
-      const streams = $$("input[name=stream]:checked", app).map((box) => box.value);
-      if (!key) { status.textContent = "Enter an API key first."; return; }
-      if (!world || !streams.length) { status.textContent = "Pick a world and a stream."; return; }
-      sessionStorage.setItem(KEY_STORE, key);
-      controller = new AbortController();
-      const mine = controller;
+      const channels = $$("input[name=stream]:checked", app).map((box) => box.value);
+      if (!world || !channels.length) { status.textContent = "Pick a world and a stream."; return; }
+      const query = new URLSearchParams($("#ev-query").value.trim().replace(/^\?/, ""));
+      query.delete("channel");
+      for (const channel of channels) query.append("channel", channel);
+      const mine = new EventSource(`${base()}/dashboard/streams/${encodeURIComponent(world)}?${query}`);
+      source = mine;
       startBtn.textContent = "Stop";
       pauseBtn.disabled = false;
-      status.textContent = `Watching ${streams.join(", ")} on ${world}…`;
-      for (const path of streams) {
-        const query = new URLSearchParams($("#ev-query").value.trim().replace(/^\?/, ""));
-        query.set("clientId", world);
-        const url = `${base()}${path}?${query}`;
-        readStream(url, key, mine.signal, (event) => arrive({
-          ...event, stream: path, time: new Date().toLocaleTimeString(),
-        })).then(
-          () => { if (controller === mine) stop(`The relay ended ${path}.`); },
-          (err) => { if (controller === mine && err.name !== "AbortError") stop(`${path}: ${err.message}`); },
-        );
-      }
+      status.textContent = `Connecting to ${world}…`;
+      // `connected` is folded into the status line, not listed as an event
+      mine.addEventListener("connected", () => {
+        status.textContent = `Watching ${channels.join(", ")} on ${world} since ${new Date().toLocaleTimeString()}.`;
+      });
+      mine.addEventListener("message", (m) => {
+        arrive({ ...JSON.parse(m.data), time: new Date().toLocaleTimeString() });
+      });
+      mine.addEventListener("error", (e) => {
+        if (source !== mine) return;
+        if (e.data) stop(`The relay ended the stream: ${JSON.parse(e.data).error}`);
+        else if (mine.readyState === EventSource.CLOSED) stop("The stream was refused (reload the page, or check the world is connected).");
+        else status.textContent = "Reconnecting…";
+      });
     });
   }
 
@@ -265,7 +230,7 @@
       }
     }
     const qs = query.toString();
-    return { url: `${base()}${path}${qs ? `?${qs}` : ""}`, body: hasBody ? JSON.stringify(body) : null };
+    return { path: `${path}${qs ? `?${qs}` : ""}`, body: hasBody ? JSON.stringify(body) : null };
   }
 
   function curlLine(method, url, key, body) {
@@ -295,7 +260,7 @@
     select.value = String(found >= 0 ? found : Math.max(0, routes.findIndex((r) => r.path === "/clients")));
     const render = () => {
       const route = routes[Number(select.value)];
-      $("#c-summary").textContent = `${route.summary}${route.scope ? ` Needs the scope ${route.scope}.` : " Public: no key needed."}`;
+      $("#c-summary").textContent = `${route.summary}${route.scope ? ` A key needs the scope ${route.scope}.` : ""}`;
       params.replaceChildren(...route.params.map((p) => fieldFor(p, firstWorld)));
       if (!route.params.length) params.append(el("p", { className: "muted", textContent: "No parameters." }));
       history.replaceState(null, "", `#${encodeURIComponent(`${route.method} ${route.path}`)}`);
@@ -305,18 +270,18 @@
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const route = routes[Number(select.value)];
-      const key = $("#c-key").value.trim();
       const status = $("#c-status"), reply = $("#c-reply");
       let request;
       try { request = buildRequest(route, form); } catch (err) { status.textContent = err.message; return; }
-      if (key) sessionStorage.setItem(KEY_STORE, key);
-      $("#c-curl").textContent = curlLine(route.method, request.url, key, request.body);
-      const headers = { "x-api-key": key };
+      $("#c-curl").textContent = curlLine(route.method, `${base()}${request.path}`, "", request.body);
+      const headers = { "X-CSRF-Token": csrf() };
       if (request.body !== null) headers["content-type"] = "application/json";
       status.textContent = "Sending…";
       const started = performance.now();
       try {
-        const answer = await fetch(request.url, { method: route.method, headers, body: request.body, cache: "no-store" });
+        const answer = await fetch(`${base()}/dashboard/api${request.path}`, {
+          method: route.method, headers, body: request.body, cache: "no-store", credentials: "same-origin",
+        });
         const type = answer.headers.get("content-type") || "";
         const text = type.startsWith("image/") ? `(${type} image, ${(await answer.blob()).size} bytes)` : await answer.text();
         const ms = Math.round(performance.now() - started);
@@ -332,7 +297,6 @@
   }
 
   document.addEventListener("DOMContentLoaded", () => {
-    apiKeyFields();
     liveWorlds();
     liveEvents();
     console_();
