@@ -8,15 +8,16 @@ activity log like any API call (`RequestRecord`, key name `SESSION_KEY_NAME`). T
 who sees every account, acts as the account of the world it names.
 
 `RouteFinder` matches a method and path to the route table (its `{name}` and `{name:regex}`
-path parameters). Only forward routes and the picture routes that are forwards too
-(`/scene/image`) are offered: the local routes read a key from the request themselves.
+path parameters). Only forward routes and the local routes that are forwards too
+(`/scene/image`: its picture; `/download`: the world's JSON reply with the file's data URL) are
+offered: the other local routes read a key from the request themselves.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import web
@@ -24,6 +25,7 @@ from aiohttp import web
 from vttrelay.relay.accesslog import RequestRecord
 from vttrelay.relay.core import RelayError, admitted, error
 from vttrelay.relay.forward import image_response, read_body, reply_response
+from vttrelay.relay.link.pending import Reply
 from vttrelay.relay.params import ParamError, extract, parse_body
 from vttrelay.relay.routes import ALL_SCOPES, Route
 from vttrelay.relay.store import KeyRecord
@@ -34,8 +36,13 @@ if TYPE_CHECKING:
     from vttrelay.relay.core import Gate
 
 SESSION_KEY_NAME: Final = "dashboard (signed in)"
-# local routes that are forwards answered with a picture (`forward.image_response`)
-IMAGE_HANDLERS: Final = frozenset({"scene_image"})
+# local routes that are forwards too, and how a session's call of each is answered: the scene's
+# picture as its bytes (`forward.image_response`), a file of the world as the world's JSON reply
+# (its data URL: the world page's portraits)
+LOCAL_FORWARDS: Final[dict[str, Callable[[Reply], web.Response]]] = {
+    "scene_image": image_response,
+    "download": reply_response,
+}
 NOT_OFFERED: Final = (
     "This route is not offered to a dashboard session (it reads an API key itself): "
     "call it with an API key"
@@ -65,7 +72,7 @@ def session_key(account: str) -> KeyRecord:
 
 def session_callable(route: Route) -> bool:
     """Whether a session may call `route`: a forward route, or a picture that is a forward."""
-    return route.mode == "forward" or (route.mode == "local" and route.handler in IMAGE_HANDLERS)
+    return route.mode == "forward" or (route.mode == "local" and route.handler in LOCAL_FORWARDS)
 
 
 def _pattern(path: str) -> re.Pattern[str]:
@@ -151,9 +158,7 @@ class SessionCalls:
             key = session_key(account)
             key = await admitted(self.gate.admit_key(key, route.scope, client_id))
             reply = await self.gate.forward(key, route, values)
-            response = (
-                image_response(reply) if route.handler in IMAGE_HANDLERS else reply_response(reply)
-            )
+            response = LOCAL_FORWARDS.get(route.handler or "", reply_response)(reply)
             status = response.status
             return response
         except RelayError as exc:

@@ -16,6 +16,7 @@ from typing import Any
 
 from tests.support.dashboard import sign_in_page
 from tests.support.e2e import CLIENT_ID, api_for
+from tests.support.files import data_url, png
 
 ELARA = "Actor.elaraWizard00001"
 BRANN = "Actor.brannFighter0001"
@@ -31,6 +32,7 @@ SCOPES = (
     "encounter:manage",
     "chat:read",
     "effects:read",
+    "file:write",
     "dnd5e",
 )
 
@@ -45,6 +47,14 @@ async def test_a_gm_runs_the_table_from_the_world_page(
     api = api_for(relay, SCOPES)  # a client of the same account, over REST
     status, started = await api("POST", "/start-encounter", {"startWithPlayers": True})
     assert status == 200, started
+    # Elara's portrait: a picture in the world's file store (the others have the tabletop
+    # server's icon, not a file of the world: their initials are shown)
+    portrait = {"path": "portraits", "filename": "elara.png", "mimeType": "image/png",
+                "fileData": data_url("image/png", png(48, 48, (120, 60, 160)))}  # fmt: skip
+    status, uploaded = await api("POST", "/upload", portrait)
+    assert status == 200, uploaded
+    status, _ = await api("PUT", "/update", {"data": {"img": uploaded["path"]}}, uuid=ELARA)
+    assert status == 200
 
     page = await browser.new_page()
     await page.set_viewport_size(DESKTOP)
@@ -55,6 +65,10 @@ async def test_a_gm_runs_the_table_from_the_world_page(
     elara = actor_row(page, "Elara Quill")
     await elara.locator(".hp-text", has_text="20 / 20 HP").wait_for()
     assert "AC" in await elara.locator(".facts").inner_text()
+    picture = elara.locator("img.portrait")
+    await picture.wait_for()
+    assert (await picture.get_attribute("src") or "").startswith("data:image/png;base64,")
+    assert await actor_row(page, "Brann Stoneheart").locator(".initials").inner_text() == "BS"
     await page.locator("#w-live", has_text="live").wait_for()
 
     # a client damages Elara over REST: the page follows the actor stream

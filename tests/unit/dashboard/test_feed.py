@@ -86,6 +86,8 @@ def test_a_session_finds_forward_routes_and_their_path_parameters_only() -> None
     assert found is not None and found[0].path == "/chat/{messageId}"
     assert found[1] == {"messageId": "abc123"}
     assert finder.find("GET", "/scene/image") is not None  # a forward answered with a picture
+    assert finder.find("GET", "/download") is not None  # the world's JSON reply (portraits)
+    assert finder.find("POST", "/upload") is None  # reads a key and a spooled body itself
     assert finder.find("GET", "/clients") is None  # local: reads a key itself
     assert finder.find("GET", "/chat/subscribe") is None  # streams have their own door
     assert finder.find("PATCH", "/chat") is None

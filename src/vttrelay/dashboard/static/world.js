@@ -83,12 +83,33 @@
 
   const initials = (name) => (name || "?").split(/\s+/).map((w) => w[0]).join("").slice(0, 2).toUpperCase();
 
-  function portrait(actor) {
-    // the world's own picture paths are files of the tabletop server, not of this relay:
-    // a portrait is shown when the world sends it inline, else the actor's initials
-    if (typeof actor.img === "string" && actor.img.startsWith("data:image/")) {
-      return el("img", { className: "portrait", src: actor.img, alt: "" });
+  // A portrait: a picture the world sends inline, or a file of the world's own file store
+  // (`GET /download`, its data URL); the tabletop server's own assets (icons/, systems/,
+  // modules/) are not files of the world, so those actors show their initials.
+  const portraits = new Map();  // path -> data URL, "" when there is none, a promise meanwhile
+  const SERVER_ASSETS = /^(icons|systems|modules|ui|cards)\//;
+
+  function portraitOf(actor) {
+    const img = typeof actor.img === "string" ? actor.img : "";
+    if (img.startsWith("data:image/")) return img;
+    if (!img || SERVER_ASSETS.test(img) || /^[a-z]+:/i.test(img) || img.length > 512) return "";
+    const known = portraits.get(img);
+    if (typeof known === "string") return known;
+    if (!known) {
+      portraits.set(img, api("GET", "/download", { query: { path: img, format: "base64" } })
+        .then((r) => {
+          const data = typeof r.fileData === "string" && r.fileData.startsWith("data:image/") ? r.fileData : "";
+          portraits.set(img, data);
+          for (const a of state.actors.values()) if (a && a.img === img && data) renderActor(a);
+        })
+        .catch(() => portraits.set(img, "")));
     }
+    return "";
+  }
+
+  function portrait(actor) {
+    const src = portraitOf(actor);
+    if (src) return el("img", { className: "portrait", src, alt: "" });
     return el("span", { className: "portrait initials", textContent: initials(actor.name), ariaHidden: "true" });
   }
 
