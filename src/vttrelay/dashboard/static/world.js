@@ -196,8 +196,9 @@
       api("DELETE", "/effects", { query: { uuid: actor.uuid, statusId: button.dataset.remove } })
         .then(() => loadActor(actor.uuid)).catch(problem);
     } else if (button.classList.contains("damage") || button.classList.contains("heal")) {
-      const amount = Number(li.querySelector("input.amount").value);
-      changeHp(actor, amount, button.classList.contains("heal")).catch(problem);
+      const input = li.querySelector("input.amount");
+      changeHp(actor, Number(input.value), button.classList.contains("heal"))
+        .then(() => { input.value = ""; }).catch(problem);
     }
   });
 
