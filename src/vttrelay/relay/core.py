@@ -114,12 +114,18 @@ Admission = KeyRecord | Awaitable[KeyRecord]
 
 
 class WorldStarter(Protocol):
-    """Starts an account's offline world for a request that names it (`serve
-    --auto-start-worlds`: the stored embedded worlds of the `sessions` package). Given to the
-    gate by the composition root, so the relay knows nothing of sessions."""
+    """Starts an account's offline world for a call that names it: a stored embedded world
+    (`serve --auto-start-worlds`) or a paired Foundry world its owner armed for auto-start (the
+    `sessions` package). Given to the gate by the composition root, so the relay knows nothing
+    of sessions."""
 
-    def may_start(self, account: str, client_id: str) -> bool:
-        """Could this be a world of the account it starts? Cheap (no I/O): asked by `admit`."""
+    def may_start(self, account: str, client_id: str) -> bool | None:
+        """Could this be a world of the account it starts? True or False when the id alone
+        tells (no I/O), None when only `armed` can. Asked by `admit`."""
+        ...
+
+    async def armed(self, account: str, client_id: str) -> bool:
+        """Is this a world of the account that it would start (a store look-up)?"""
         ...
 
     async def start(self, account: str, client_id: str, timeout: float) -> bool:
@@ -174,10 +180,17 @@ class Gate:
             world = self.worlds.get(client_id)
             if world is None:
                 starter = self.starter
-                if starter is None or not starter.may_start(key.account, client_id):
+                startable = starter.may_start(key.account, client_id) if starter else False
+                if startable is None:
+                    return self._admit_offline(key, scope, client_id)
+                if not startable:
                     raise error(404, "Invalid client ID")
             elif world.account != key.account:
                 raise error(401, "Invalid API key for this client ID")
+        return self._admit_rate(key, scope)
+
+    def _admit_rate(self, key: KeyRecord, scope: str | None) -> Admission:
+        """The key's rate limit, then `_admitted` (an awaitable when the budget is shared)."""
         limit = key.rate_per_minute
         if limit is None:
             limit = self.config.rate_per_minute
@@ -187,6 +200,16 @@ class Gate:
                 raise RelayError(429, {"error": RATE_LIMITED}, {"Retry-After": retry_after(limit)})
             return self._admit_shared(key, scope, allowed, limit)
         return self._admitted(key, scope)
+
+    async def _admit_offline(self, key: KeyRecord, scope: str | None, client_id: str) -> KeyRecord:
+        """`admit` for a named offline world only a store look-up can tell startable (a paired
+        Foundry world armed for auto-start): the rate limit and scope first, so the look-up
+        costs no more calls than the key may make; 404 `Invalid client ID` when it is not."""
+        admitted_key = await admitted(self._admit_rate(key, scope))
+        starter = self.starter
+        if starter is None or not await starter.armed(key.account, client_id):
+            raise error(404, "Invalid client ID")
+        return admitted_key
 
     def _admitted(self, key: KeyRecord, scope: str | None) -> KeyRecord:
         """The steps after the rate limit: the key's monthly limit, usage count, scope."""
@@ -246,7 +269,7 @@ class Gate:
         starter = self.starter
         if refused.status != 404 or starter is None or not isinstance(client_id, str):
             raise refused
-        if not starter.may_start(key.account, client_id):
+        if starter.may_start(key.account, client_id) is False:
             raise refused
         if not await starter.start(key.account, client_id, AUTO_START_TIMEOUT):
             raise refused

@@ -163,8 +163,7 @@ async def run_instance(
             return world is not None and world.account == account
 
         sessions.hooks.is_live = is_live
-        if config.auto_start_worlds:
-            app[STATE].gate.starter = AutoStarter(sessions)
+        app[STATE].gate.starter = AutoStarter(sessions)
     ssl_context = _tls(config, loop)
     runner = make_runner(app, config, shutdown_timeout=5)
     await runner.setup()

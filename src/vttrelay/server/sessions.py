@@ -6,15 +6,17 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from vttrelay.relay.accounts import worlds
 from vttrelay.relay.accounts.credentials import Vault, VaultUnavailable
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.store import KnownClient, RelayStore
-from vttrelay.sessions.manager import (
+from vttrelay.sessions.manager import SessionManager
+from vttrelay.sessions.model import (
+    ArmedWorld,
     PairedWorld,
     RelayHooks,
     SessionConfig,
-    SessionManager,
     StoredLogin,
 )
 
@@ -51,6 +53,18 @@ def session_manager(config: RelayConfig, store: RelayStore) -> SessionManager | 
                 return paired
         return None
 
+    async def armed(account: str, client_id: str) -> ArmedWorld | None:
+        def read() -> ArmedWorld | None:
+            settings = worlds.world_settings(store, client_id)
+            if settings is None or settings.account != account or not settings.auto_start:
+                return None
+            known = store.known_client(client_id)
+            return (
+                None if known is None else ArmedWorld(paired_world(known), settings.credential_id)
+            )
+
+        return await asyncio.to_thread(read)
+
     vault = Vault(store, config.accounts.credentials_key, Path(config.data_dir))
 
     def read_login(account: str, credential_id: str) -> StoredLogin | str | None:
@@ -75,27 +89,33 @@ def session_manager(config: RelayConfig, store: RelayStore) -> SessionManager | 
         headless_allow=config.headless_allow,
         max_per_account=config.max_sessions,
         idle_timeout=config.session_idle_timeout,
+        auto_start_worlds=config.auto_start_worlds,
     )
     hooks = RelayHooks(
         mint,
         revoke,
         lambda client_id, account: False,
         find_client=find_client,
+        armed=armed,
         stored_login=stored_login,
     )
     return SessionManager(settings, hooks)
 
 
 class AutoStarter:
-    """The request core's `core.WorldStarter` over the session manager: a request to an offline
-    stored world of the caller's account starts it as a session (`serve --auto-start-worlds`),
-    ended when idle as any other."""
+    """The request core's `core.WorldStarter` over the session manager: a call to an offline
+    world of the caller's account starts it as a session, ended when idle as any other: a stored
+    embedded world (`serve --auto-start-worlds`; told from its id alone) or a paired Foundry
+    world whose owner turned auto-start on and linked a credential (a store look-up)."""
 
     def __init__(self, sessions: SessionManager) -> None:
         self.sessions = sessions
 
-    def may_start(self, account: str, client_id: str) -> bool:
-        return self.sessions.may_auto_start(account, client_id)
+    def may_start(self, account: str, client_id: str) -> bool | None:
+        return True if self.sessions.may_auto_start(account, client_id) else None
+
+    async def armed(self, account: str, client_id: str) -> bool:
+        return await self.sessions.armed(account, client_id) is not None
 
     async def start(self, account: str, client_id: str, timeout: float) -> bool:
         answer = await self.sessions.auto_start(account, client_id, timeout)

@@ -10,6 +10,10 @@
   `encryptedPassword`, the reference's checks, then a browser logs into the Foundry server as
   the user (`headless`) and the world's module connects with a token minted for its client id
   (the paired world the handshake's `x-world-name`, or `worldName`, names).
+- `auto_start(account, client_id, timeout)`: a call named an offline world: a stored embedded
+  world (`auto_start_worlds`) is started, and so is a paired Foundry world whose owner turned
+  auto-start on (a browser session with the credential linked to it, files-sheet-sessions
+  §4.10); one start per world at a time, none for two minutes after one failed (`launches`).
 - `listing(account, last_request)`, `end(account, id)`: the caller's own sessions only.
 - `sweep(last_request)`: ends sessions idle past `idle_timeout` (from the last request the relay
   forwarded to the world, or the start) and those whose process died.
@@ -22,23 +26,36 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import urlsplit
 
-from vttrelay.sessions.catalog import NAME_PATTERN, CatalogError, WorldCatalog, account_key
+from vttrelay.sessions.catalog import (
+    NAME_PATTERN,
+    CatalogError,
+    StoredWorld,
+    WorldCatalog,
+    account_key,
+)
 from vttrelay.sessions.handshake import HandshakeError, Handshakes, decrypt_password
-from vttrelay.sessions.headless import Browser, LaunchError, WorldChoice, log_in, open_browser
-from vttrelay.sessions.processes import Child, ProcessRegistry
+from vttrelay.sessions.headless import LaunchError, WorldChoice, log_in, open_browser
+from vttrelay.sessions.launches import Launches
+from vttrelay.sessions.model import (
+    Answer,
+    ArmedWorld,
+    PairedWorld,
+    RelayHooks,
+    Session,
+    SessionConfig,
+    StoredLogin,
+    host_allowed,
+)
+from vttrelay.sessions.processes import ProcessRegistry
 
 log = logging.getLogger(__name__)
 
-Answer = tuple[int, dict[str, Any]]
 LAUNCH_FAILED: Final = (
     "Failed to start headless session. This may happen if another GM is already connected."
 )
@@ -49,96 +66,8 @@ FOREIGN_HOST: Final = (
 ENDED: Final = {"message": "Session ended", "status": "ok"}
 
 
-@dataclass
-class SessionConfig:
-    data_dir: Path
-    headless_allow: tuple[str, ...] = ()  # Foundry hosts a browser session may open
-    max_per_account: int = 3
-    max_total: int = 20  # sessions (started or starting) on this relay, all accounts
-    idle_timeout: float = 600.0  # seconds without a forwarded request (0: never)
-    start_timeout: float = 60.0  # seconds for a started world to connect
-    python: str = sys.executable
-
-
-@dataclass(frozen=True)
-class StoredLogin:
-    """A credential the account keeps on the relay (`/auth/credentials`), its password
-    decrypted: what a browser session logs in with when no password is sent."""
-
-    foundry_url: str
-    username: str
-    password: str
-    world: str
-
-
-@dataclass(frozen=True)
-class PairedWorld:
-    """A Foundry world the account has paired with this relay (a known client): its client id
-    and the world id and title it sent when it last connected ('' when it never has)."""
-
-    client_id: str
-    world_id: str = ""
-    world_title: str = ""
-
-
-@dataclass
-class RelayHooks:
-    """What the relay lends the manager (given by the composition root)."""
-
-    mint_token: Callable[[str, str, str], Awaitable[str]]  # account, client id, name -> secret
-    revoke_token: Callable[[str], Awaitable[None]]  # secret
-    is_live: Callable[[str, str], bool]  # client id, account
-    relay_url: str = ""  # the /relay URL a started world connects to (set once listening)
-    # the account's paired world with this client id, world id or title, if any
-    find_client: Callable[[str, str], Awaitable[PairedWorld | None]] | None = None
-    # the account's stored credential with this id, decrypted: None if unknown, a text if it
-    # cannot be decrypted
-    stored_login: Callable[[str, str], Awaitable[StoredLogin | str | None]] | None = None
-
-
-@dataclass
-class Session:
-    id: str
-    account: str
-    client_id: str
-    kind: str  # "embedded" or "foundry"
-    foundry_url: str
-    username: str
-    world_name: str
-    started_at: int  # ms
-    token: str
-    child: Child | None = None
-    browser: Browser | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def summary(self, last_activity: int) -> dict[str, Any]:
-        return {
-            "clientId": self.client_id,
-            "foundryUrl": self.foundry_url,
-            "kind": self.kind,
-            "lastActivity": last_activity,
-            "sessionId": self.id,
-            "startedAt": self.started_at,
-            "username": self.username,
-            "worldName": self.world_name,
-        }
-
-
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def host_allowed(url: str, allowed: tuple[str, ...]) -> bool:
-    """Is the URL's host (or host:port) in the operator's list? None is by default."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return False
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return False
-    host = parts.hostname.lower()
-    with_port = f"{host}:{parts.port}" if parts.port else host
-    return any(entry.lower() in (host, with_port) for entry in allowed)
 
 
 class SessionManager:
@@ -152,12 +81,14 @@ class SessionManager:
         self.handshakes = Handshakes()
         self.sessions: dict[str, Session] = {}
         self._starting: set[str] = set()  # client ids being started
+        self.launches = Launches()  # auto-starts: joined while under way, cooled down if failed
 
     async def open(self) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(self.processes.reap)
 
     async def close(self) -> None:
+        await self.launches.close()
         for session in list(self.sessions.values()):
             await self._stop(session)
 
@@ -226,13 +157,25 @@ class SessionManager:
                 "error": f"No world of this account named '{world}' has been paired with this "
                 "relay: pair it once from a GM's browser, then name it in x-world-name"
             }
-        client_id = paired.client_id
-        choice = WorldChoice((world, paired.world_id, paired.world_title), paired.world_id)
-        if self.hooks.is_live(client_id, account) or client_id in self._starting:
+        if self.hooks.is_live(paired.client_id, account) or paired.client_id in self._starting:
             return 408, {"error": "the world is already connected", "message": LAUNCH_FAILED}
         full = self._full(account)
         if full is not None:
             return full
+        limit = self.config.start_timeout
+        return await self._open_foundry(
+            account, login, paired, limit, f"client connection timed out after {limit:g}s"
+        )
+
+    async def _open_foundry(
+        self, account: str, login: StoredLogin, paired: PairedWorld, limit: float, late: str
+    ) -> Answer:
+        """The browser session of a paired world: open the browser, log in (the world launched
+        from Foundry's world list if need be), wait up to `limit` s for exactly its client id
+        to connect (`late`: the error past it)."""
+        client_id = paired.client_id
+        world = login.world or paired.world_title or paired.world_id
+        choice = WorldChoice((world, paired.world_id, paired.world_title), paired.world_id)
         self._starting.add(client_id)
         session_id = str(uuid.uuid4())
         stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
@@ -261,11 +204,10 @@ class SessionManager:
                 secret,
                 choice,
             )
-            deadline = time.monotonic() + self.config.start_timeout
+            deadline = time.monotonic() + limit
             while not self.hooks.is_live(client_id, account):
                 if time.monotonic() > deadline:
-                    limit_text = f"{self.config.start_timeout:g}s"
-                    raise LaunchError(f"client connection timed out after {limit_text}")
+                    raise LaunchError(late)
                 await asyncio.sleep(0.1)
         except LaunchError as exc:
             await self._stop(session)
@@ -320,28 +262,44 @@ class SessionManager:
         """Could `client_id` be one of the account's stored worlds? Decided from the id alone
         (`<name>-<6 hex of the account>`, catalog.py), with no disk access: the request core asks
         this before it lets a call through to an offline world."""
+        if not self.config.auto_start_worlds:
+            return False
         name, _, suffix = client_id.rpartition("-")
         return suffix == account_key(account)[:6] and NAME_PATTERN.fullmatch(name) is not None
 
+    async def armed(self, account: str, client_id: str) -> ArmedWorld | None:
+        """The account's paired Foundry world `client_id` if its owner turned auto-start on."""
+        found = self.hooks.armed
+        return await found(account, client_id) if found is not None else None
+
     async def auto_start(self, account: str, client_id: str, timeout: float) -> Answer | None:
-        """Start the account's stored world `client_id` for a request that named it offline
-        (`serve --auto-start-worlds`), and wait up to `timeout` seconds for it to connect; a start
-        already under way for it is joined. None when it is no stored world of the account (the
-        caller answers its usual offline error); else the answer of the start (200 once live)."""
-        if not self.may_auto_start(account, client_id):
+        """Start the account's offline world `client_id` for a request that named it, and wait
+        until it has connected: a stored embedded world (`serve --auto-start-worlds`, within
+        `timeout` s) or a paired Foundry world armed for auto-start (a browser session with its
+        linked credential; the reference's step limits, then `timeout` s for its module). A start
+        under way is joined, one that failed is not retried for two minutes (`launches`). None
+        when it is neither (the caller answers its usual offline error); else the start's
+        answer (200 once live)."""
+        if self.may_auto_start(account, client_id):
+            name = client_id.rpartition("-")[0]
+            world = await asyncio.to_thread(self.catalog.get, account, name)
+            if world is None or world.client_id != client_id:
+                return None
+            stored = world
+            return await self.launches.run(
+                client_id, lambda: self._auto_start_embedded(stored, timeout), timeout
+            )
+        armed = await self.armed(account, client_id)
+        if armed is None:
             return None
-        world = await asyncio.to_thread(self.catalog.get, account, client_id.rpartition("-")[0])
-        if world is None or world.client_id != client_id:
-            return None
-        if client_id in self._starting:  # another request started it: wait for the same world
-            deadline = time.monotonic() + timeout
-            while client_id in self._starting and not self.hooks.is_live(client_id, account):
-                if time.monotonic() > deadline:
-                    break
-                await asyncio.sleep(0.05)
-            if self.hooks.is_live(client_id, account):
-                return 200, {"clientId": client_id, "success": True}
-            return 408, {"error": f"the world did not connect within {timeout:g} s"}
+        return await self.launches.run(
+            client_id,
+            lambda: self._auto_start_foundry(account, armed, timeout),
+            attempt=armed.credential_id or "",
+        )
+
+    async def _auto_start_embedded(self, world: StoredWorld, timeout: float) -> Answer:
+        account, client_id = world.account, world.client_id
         if self.hooks.is_live(client_id, account):
             return 200, {"clientId": client_id, "success": True}
         full = self._full(account)
@@ -353,6 +311,34 @@ class SessionManager:
             return await self._launch_world(account, world.name, client_id, world.folder, timeout)
         finally:
             self._starting.discard(client_id)
+
+    async def _auto_start_foundry(self, account: str, armed: ArmedWorld, timeout: float) -> Answer:
+        """files-sheet-sessions §4.10 flow steps 4-6 with the reference's texts."""
+        client_id = armed.paired.client_id
+        if self.hooks.is_live(client_id, account):
+            return 200, {"clientId": client_id, "success": True}
+        if armed.credential_id is None:
+            return 409, {
+                "error": f"clientId {client_id} has auto-start enabled but no credential "
+                "assigned; select one in Connections"
+            }
+        found = self.hooks.stored_login
+        login = await found(account, armed.credential_id) if found is not None else None
+        if login is None:
+            return 409, {
+                "error": "KnownClient.credentialId references missing or unauthorized "
+                f"credential {armed.credential_id}"
+            }
+        if isinstance(login, str):
+            return 400, {"error": f"decrypt credential: {login}"}
+        if not host_allowed(login.foundry_url, self.config.headless_allow):
+            return 403, {"error": FOREIGN_HOST}
+        full = self._full(account)
+        if full is not None:
+            return full
+        log.info("headless auto-start of offline world %s for account %s", client_id, account)
+        late = f"seeded headless client did not register within {timeout:g}s"
+        return await self._open_foundry(account, login, armed.paired, timeout, late)
 
     async def _launch_world(
         self, account: str, name: str, client_id: str, folder: Path, timeout: float | None = None

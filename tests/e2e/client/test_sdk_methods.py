@@ -25,7 +25,8 @@ from vttrelay.client.groups import ROUTES
 from vttrelay.client.types import Connected, conforms
 from vttrelay.relay.accounts import approvals
 from vttrelay.relay.routes import ALL_SCOPES
-from vttrelay.sessions.manager import RelayHooks, SessionConfig, SessionManager
+from vttrelay.sessions.manager import SessionManager
+from vttrelay.sessions.model import RelayHooks, SessionConfig
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.model import documents
 

@@ -1,6 +1,9 @@
 """Auto-start of stored worlds in the manager and its starter for the request core: which ids
 it may start (the account's own, from the id alone), and a start that fails comes back to the
-caller as a clear error (the world process exits here: `false` stands in for Python)."""
+caller as a clear error (the world process exits here: `false` stands in for Python). A paired
+Foundry world starts only when its owner armed it, and each missing piece (no credential
+linked, a credential gone or unreadable, a host the operator does not allow) is the reference's
+refusal, with nothing started."""
 
 from __future__ import annotations
 
@@ -11,7 +14,14 @@ import pytest
 
 from vttrelay.relay.core import RelayError
 from vttrelay.server.sessions import AutoStarter
-from vttrelay.sessions.manager import RelayHooks, SessionConfig, SessionManager
+from vttrelay.sessions.manager import FOREIGN_HOST, SessionManager
+from vttrelay.sessions.model import (
+    ArmedWorld,
+    PairedWorld,
+    RelayHooks,
+    SessionConfig,
+    StoredLogin,
+)
 
 
 def manager(tmp_path: Path) -> tuple[SessionManager, list[str]]:
@@ -24,7 +34,8 @@ def manager(tmp_path: Path) -> tuple[SessionManager, list[str]]:
         revoked.append(secret)
 
     hooks = RelayHooks(mint, revoke, lambda client_id, account: False, "ws://127.0.0.1:1/relay")
-    return SessionManager(SessionConfig(tmp_path, python="false"), hooks), revoked
+    config = SessionConfig(tmp_path, python="false", auto_start_worlds=True)
+    return SessionManager(config, hooks), revoked
 
 
 def test_only_the_accounts_own_stored_worlds_may_start(tmp_path: Path) -> None:
@@ -58,3 +69,66 @@ def test_a_failed_start_is_a_clear_error_and_leaves_nothing(tmp_path: Path) -> N
     asyncio.run(run())
     assert sessions.sessions == {} and sessions._starting == set()
     assert revoked == [f"secret-{camp.client_id}"]  # its connection token is revoked
+
+
+def foundry_manager(
+    tmp_path: Path, armed: ArmedWorld | None, login: StoredLogin | str | None
+) -> SessionManager:
+    async def mint(account: str, client_id: str, name: str) -> str:
+        return "secret"
+
+    async def revoke(secret: str) -> None:
+        return None
+
+    async def find_armed(account: str, client_id: str) -> ArmedWorld | None:
+        return armed if account == "a" and armed and client_id == armed.paired.client_id else None
+
+    async def stored_login(account: str, credential_id: str) -> StoredLogin | str | None:
+        return login
+
+    hooks = RelayHooks(
+        mint, revoke, lambda c, a: False, armed=find_armed, stored_login=stored_login
+    )
+    config = SessionConfig(tmp_path, headless_allow=("foundry.example",))
+    return SessionManager(config, hooks)
+
+
+def test_a_paired_foundry_world_starts_only_when_armed_with_a_usable_credential(
+    tmp_path: Path,
+) -> None:
+    paired = PairedWorld("home-world", "home", "Home")
+    good = StoredLogin("http://foundry.example/", "Gamemaster", "pw", "")
+
+    async def answer(manager: SessionManager, account: str = "a") -> object:
+        return await manager.auto_start(account, "home-world", 5)
+
+    # not armed (auto-start off, or another account's): no start, the usual offline answer
+    assert asyncio.run(answer(foundry_manager(tmp_path, None, good))) is None
+    armed = ArmedWorld(paired, "cred_1")
+    assert asyncio.run(answer(foundry_manager(tmp_path, armed, good), "b")) is None
+    cases: list[tuple[ArmedWorld, StoredLogin | str | None, int, str]] = [
+        (
+            ArmedWorld(paired, None),
+            good,
+            409,
+            "clientId home-world has auto-start enabled but no credential assigned; "
+            "select one in Connections",
+        ),
+        (
+            armed,
+            None,
+            409,
+            "KnownClient.credentialId references missing or unauthorized credential cred_1",
+        ),
+        (armed, "no key", 400, "decrypt credential: no key"),
+        (
+            armed,
+            StoredLogin("http://elsewhere.example/", "Gamemaster", "pw", ""),
+            403,
+            FOREIGN_HOST,
+        ),
+    ]
+    for world, login, status, text in cases:
+        manager = foundry_manager(tmp_path, world, login)
+        assert asyncio.run(answer(manager)) == (status, {"error": text})
+        assert manager.sessions == {} and manager._starting == set()

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from vttrelay.sessions.catalog import CatalogError, WorldCatalog
 from vttrelay.sessions.handshake import HandshakeError, Handshakes, decrypt_password
-from vttrelay.sessions.manager import host_allowed
+from vttrelay.sessions.model import host_allowed
 
 
 def encrypt(pem: str, payload: bytes) -> str:

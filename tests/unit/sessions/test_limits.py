@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from vttrelay.sessions.manager import RelayHooks, Session, SessionConfig, SessionManager
+from vttrelay.sessions.manager import SessionManager
+from vttrelay.sessions.model import RelayHooks, Session, SessionConfig
 
 
 def manager(tmp_path: Path, **config: int) -> SessionManager:
