@@ -5,10 +5,11 @@ Each session has its own chromium, started by `ProcessRegistry.spawn` (its own p
 a pid file, reaped at the next start if the relay is killed), with a throwaway profile and a
 DevTools port Playwright connects to over CDP. The steps and texts are the reference's: before
 any page script the module's connection token is seeded into local storage
-(`foundry-rest-api.connectionToken`); the Foundry URL opens (`navigate to Foundry: ...`); when
-Foundry shows its world list instead of a join page (no world is running), the named world is
-launched from it (`choose_world`, the reference's step 10: its failures are only logged, and the
-login step then says that it found no form); the join form's user is found by name
+(`foundry-rest-api.connectionToken`); the Foundry URL opens (`navigate to Foundry: ...`) and
+its notifications are clicked away; when Foundry shows its world list instead of a join page
+(no world is running), the named world is launched from it (`choose_world`, the reference's
+step 10: its failures are only logged, and the login step then says that it found no form);
+the join form's user is found by name
 (`configured Foundry user not found on this server (check credential settings)`, `... already
 logged in ...`); the join is posted as JSON to `/join` (`login rejected by Foundry: ...`), every
 failure wrapped as `login failed: <text>`; the game UI must appear (`game canvas did not load:
@@ -63,6 +64,10 @@ ENTRY_SCRIPT: Final = """(names) => [...document.querySelectorAll('li.package.wo
     const id = (li.dataset.packageId || '').toLowerCase();
     return names.includes(title) || names.includes(id);
   })"""
+# Foundry's notifications (an update is available, ...) may lie over the page: clicked away
+CLOSE_NOTIFICATIONS: Final = """() => {
+  for (const close of document.querySelectorAll('#notifications .close')) close.click();
+}"""
 WORLD_ID_SCRIPT: Final = "() => globalThis.game?.world?.id ?? null"
 WORLD_ID_TIMEOUT: Final = 5.0  # for the game page to say which world it runs
 FLAGS: Final = (
@@ -180,6 +185,12 @@ async def _page_kind(page: Any) -> str:
         await asyncio.sleep(DETECT_INTERVAL)
 
 
+async def close_notifications(page: Any) -> None:
+    """Click away Foundry's notifications (reference step 9): they may cover what is clicked."""
+    with contextlib.suppress(Exception):  # the page may be navigating
+        await page.evaluate(CLOSE_NOTIFICATIONS)
+
+
 async def choose_world(page: Any, world: WorldChoice) -> None:
     """Foundry's world list (no world running): launch the named world with its play control
     (reference step 10). Only logged when it fails: the login step after it then finds no form
@@ -194,6 +205,7 @@ async def choose_world(page: Any, world: WorldChoice) -> None:
         await page.wait_for_selector(
             WORLD_ENTRY, state="visible", timeout=WORLD_LIST_TIMEOUT * 1000
         )
+        await close_notifications(page)
         index = await page.evaluate(ENTRY_SCRIPT, names)
         if not isinstance(index, int) or index < 0:
             raise LaunchError(f"no world named {world.names[0]!r} in Foundry's world list")
@@ -235,6 +247,7 @@ async def log_in(
         await page.goto(url, timeout=NAVIGATION_TIMEOUT * 1000)
     except Exception as exc:
         raise LaunchError(f"navigate to Foundry: {exc}") from None
+    await close_notifications(page)
     await choose_world(page, world)
     try:
         await page.wait_for_selector('input[name="password"]', timeout=LOGIN_TIMEOUT * 1000)

@@ -8,8 +8,9 @@ request with `{type: <type>-result, requestId, data: {answeredBy: "fake-foundry"
 
 With no world running (`running=None`) it shows Foundry's setup page instead, as Foundry does:
 `/` and `/join` lead to `/setup`, whose world list (`li.package.world` with `data-package-id`, a
-`.package-title` and an `a.control.play`, shown a moment after the page loads) launches a world
-with `POST /setup {action: "launchWorld", world}` and then goes to `/join`."""
+`.package-title` and an `a.control.play`, shown a moment after the page loads, under a
+notification that covers the page until its `.close` is clicked) launches a world with
+`POST /setup {action: "launchWorld", world}` and then goes to `/join`."""
 
 from __future__ import annotations
 
@@ -34,8 +35,17 @@ JOIN_PAGE = """<!doctype html><title>Join Game Session</title>
 <form id="join"><select name="userid">{options}</select>
 <input type="password" name="password"><button>Join</button></form>"""
 SETUP_PAGE = """<!doctype html><title>Foundry Virtual Tabletop</title>
+<ol id="notifications"></ol>
 <section id="setup-packages-worlds"><ul id="worlds-list" style="display: none">{entries}</ul>
 </section><script>
+setTimeout(() => {{
+  const note = document.createElement("li");
+  note.className = "notification warning";
+  note.style = "position: fixed; inset: 0; z-index: 10; background: #333; color: white";
+  note.innerHTML = 'A new Foundry version is available <i class="close fas fa-times">x</i>';
+  note.querySelector(".close").addEventListener("click", () => note.remove());
+  document.getElementById("notifications").append(note);
+}}, 100);
 setTimeout(() => document.getElementById("worlds-list").style.display = "block", 400);
 for (const play of document.querySelectorAll("a.control.play")) {{
   play.addEventListener("click", async () => {{
