@@ -1,9 +1,9 @@
 """Foundry's world list in browser sessions, end to end in real Chromium (files-sheet-sessions
 §4.6 step 10): when the Foundry server runs no world it shows its setup page instead of a join
 page; the relay's browser clicks away the notification that covers the list, launches the named
-world from it (found by its title or id, any case), then logs in and the world connects. A world missing from the list ends in the
-login step's refusal after its 30 s; a server running another world than the paired one is
-refused as the reference's auto-start refuses it."""
+world from it (found by its title or id, any case), then logs in and the world connects. A world
+missing from the list ends in the login step's refusal after its 30 s; a server running another
+world than the paired one is refused as the reference's auto-start refuses it."""
 
 from __future__ import annotations
 
