@@ -134,6 +134,7 @@ class SessionApi:
         key = session_key(account)
         mailbox = Mailbox(self.dash.state.streams.settings.subscriber_queue_size)
         subs: list[Subscriber] = []
+        response = web.StreamResponse(status=200, headers=SSE_HEADERS)
         try:
             for channel in channels:
                 route = STREAM_ROUTE[channel]
@@ -150,7 +151,6 @@ class SessionApi:
                 if await hub.subscribe(sub) is None:
                     raise error(429, "Too many streams of this account on this world's " + channel)
                 subs.append(sub)
-            response = web.StreamResponse(status=200, headers=SSE_HEADERS)
             await response.prepare(request)
             hello = {"clientId": client_id, "channels": channels}
             await response.write(b"event: connected\ndata: " + orjson.dumps(hello) + b"\n\n")
@@ -158,7 +158,7 @@ class SessionApi:
             return response
         except (ConnectionError, RuntimeError) as exc:  # the browser went away
             log.debug("dashboard stream of %s ended: %r", client_id, exc)
-            return web.Response(status=204)
+            return response if response.prepared else web.Response(status=204)
         finally:
             for sub in subs:
                 hub.finished(sub)
