@@ -50,12 +50,17 @@ NOT_OFFERED: Final = (
 _PARAM = re.compile(r"\{(\w+)(?::([^{}]+))?\}")
 
 
+def session_key_id(account: str) -> str:
+    """The id a session of `account` acts under (its rate budget, stream slots, activity)."""
+    return f"dashboard:{account}"
+
+
 def session_key(account: str) -> KeyRecord:
     """The key a signed-in session of `account` acts as: the account's own (every scope, every
     world of the account, no forced user, the relay's default rate). Its id names the account,
     so the rate budget and the stream slots are the account's sessions' together."""
     return KeyRecord(
-        id=f"dashboard:{account}",
+        id=session_key_id(account),
         account=account,
         name=SESSION_KEY_NAME,
         scopes=ALL_SCOPES,
@@ -149,14 +154,12 @@ class SessionCalls:
         started = time.perf_counter()
         account = viewer_account or ""
         client_id: Any = request.query.get("clientId", "") if read else params.get("clientId")
-        key: KeyRecord | None = None
         status = 500
         try:
             values = await read_call(request, route, params) if read else params
             client_id = values.get("clientId")
             account = self.account_of(viewer_account, client_id)
-            key = session_key(account)
-            key = await admitted(self.gate.admit_key(key, route.scope, client_id))
+            key = await admitted(self.gate.admit_key(session_key(account), route.scope, client_id))
             reply = await self.gate.forward(key, route, values)
             response = LOCAL_FORWARDS.get(route.handler or "", reply_response)(reply)
             status = response.status
@@ -165,18 +168,33 @@ class SessionCalls:
             status = exc.status
             raise
         finally:
-            if self.activity.enabled:
-                self.activity.add(
-                    RequestRecord(
-                        time.time(),
-                        account,
-                        key.id if key else "",
-                        key.name if key else SESSION_KEY_NAME,
-                        str(client_id or ""),
-                        route.method,
-                        route.path,
-                        status,
-                        (time.perf_counter() - started) * 1000,
-                        request.remote or "",
-                    )
-                )
+            self.record(request, account, client_id, route, status, started)
+
+    def record(
+        self,
+        request: web.Request,
+        account: str,
+        client_id: Any,
+        route: Route,
+        status: int,
+        started: float,
+    ) -> None:
+        """A session's call (or stream, when it ends) in the activity log, as the middleware
+        records a keyed one: when, account, the session's key, world, route, status, duration
+        (since `started`, a `time.perf_counter()`), address."""
+        if not self.activity.enabled:
+            return
+        self.activity.add(
+            RequestRecord(
+                time.time(),
+                account,
+                session_key_id(account) if account else "",
+                SESSION_KEY_NAME,
+                str(client_id or ""),
+                route.method,
+                route.path,
+                status,
+                (time.perf_counter() - started) * 1000,
+                request.remote or "",
+            )
+        )

@@ -157,3 +157,11 @@ async def test_a_session_stream_brings_readable_lines_and_counts_against_the_slo
     url = f"{relay.url}/dashboard/streams/{CLIENT_ID}?channel=nope"
     async with gm.http.get(url) as bad:
         assert bad.status == 400
+
+    # the streams are in the activity log as SSE routes are: the refused one at once
+    await asyncio.to_thread(relay.app[STATE].activity.flush)
+    found = activity.Filter(route="/chat/subscribe", status_class="4xx")
+    refused = activity.find(relay.store.db, "default", found)
+    assert [(r.status, r.key_name, r.world) for r in refused] == [
+        (429, SESSION_KEY_NAME, CLIENT_ID)
+    ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -135,6 +136,7 @@ class SessionApi:
         mailbox = Mailbox(self.dash.state.streams.settings.subscriber_queue_size)
         subs: list[Subscriber] = []
         response = web.StreamResponse(status=200, headers=SSE_HEADERS)
+        started, status = time.perf_counter(), 500
         try:
             for channel in channels:
                 route = STREAM_ROUTE[channel]
@@ -154,14 +156,22 @@ class SessionApi:
             await response.prepare(request)
             hello = {"clientId": client_id, "channels": channels}
             await response.write(b"event: connected\ndata: " + orjson.dumps(hello) + b"\n\n")
+            status = 200
             await self._pump(request, response, mailbox)
             return response
+        except RelayError as exc:
+            status = exc.status
+            raise
         except (ConnectionError, RuntimeError) as exc:  # the browser went away
             log.debug("dashboard stream of %s ended: %r", client_id, exc)
             return response if response.prepared else web.Response(status=204)
         finally:
             for sub in subs:
                 hub.finished(sub)
+            for channel in channels:  # recorded as an SSE route is, when it ends
+                self.calls.record(
+                    request, account, client_id, STREAM_ROUTE[channel], status, started
+                )
 
     async def _pump(
         self,
