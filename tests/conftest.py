@@ -56,6 +56,10 @@ import pytest
 from tests.support.relay import RelayServer, WorldDouble, start_relay
 from tests.support.servers import PostgresServer, RedisServer, start_postgres, start_redis_server
 
+# pytest's own `pytester` fixture: the tests of the pytest plugin (tests/e2e/testing) run a
+# user's test file against it in a pytest of its own
+pytest_plugins = ["pytester"]
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `bench/` sits beside `src/`, not inside the package
     sys.path.insert(0, str(ROOT))

@@ -27,6 +27,7 @@ import signal
 import ssl
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from aiohttp import web
 
@@ -45,6 +46,8 @@ from vttrelay.server.embedded import demo_world
 from vttrelay.server.prepare import Prepared, announce_listening, prepare
 from vttrelay.server.ready import clear_ready
 from vttrelay.server.sessions import AutoStarter, session_manager
+from vttrelay.world.embedded import EmbeddedWorld
+from vttrelay.world.runtime.thread import LoopThread
 
 log = logging.getLogger("vttrelay")
 
@@ -87,7 +90,10 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
             seed_request_ids(config.seed)
         try:
             await run_instance(
-                config, store, prepared, ready=ready.set if ready is not None else None
+                config,
+                store,
+                prepared,
+                ready=(lambda _: ready.set()) if ready is not None else None,
             )
         finally:
             clear_ready(config.ready_file)
@@ -132,26 +138,39 @@ def _tls(config: RelayConfig, loop: asyncio.AbstractEventLoop) -> ssl.SSLContext
     return context
 
 
+@dataclass(frozen=True)
+class Listening:
+    """What `run_instance` tells its `ready` callback: the relay's base URL as this machine
+    reaches it, and the embedded world's thread (None: no embedded world)."""
+
+    base: str
+    world: LoopThread[EmbeddedWorld] | None
+
+
 async def run_instance(
     config: RelayConfig,
     store: RelayStore,
     prepared: Prepared,
     *,
-    ready: Callable[[], None] | None = None,
+    ready: Callable[[Listening], None] | None = None,
     announce: bool = True,
     reuse_port: bool = False,
+    stop: asyncio.Event | None = None,
 ) -> None:
-    """One relay process until SIGINT/SIGTERM: the app on `config.host:port` (with
+    """One relay process until SIGINT/SIGTERM (or, given `stop`, until it is set: the caller
+    owns the signals, as the pytest plugin's thread does): the app on `config.host:port` (with
     `reuse_port`, beside other processes on the same port: `--workers`), the embedded world when
-    `prepared` has its token, the "listening" lines on stdout when `announce`; `ready()` is
+    `prepared` has its token, the "listening" lines on stdout when `announce`; `ready(...)` is
     called once it serves. Closes `store` at the end."""
-    # SIGINT/SIGTERM from now on stop the relay cleanly, also one that comes during start-up
-    # (it then stops as soon as it has started: it leaves a shared directory properly)
-    stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
+    if stop is None:
+        # SIGINT/SIGTERM from now on stop the relay cleanly, also one that comes during
+        # start-up (it then stops as soon as it has started: it leaves a shared directory
+        # properly)
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop.set)
     access = BufferedAccessLog(sys.stderr)  # request lines written in batches (accesslog.py)
     sessions = session_manager(config, store)
     app = build_app(config, store, access, sessions=sessions)
@@ -203,7 +222,7 @@ async def run_instance(
             gc.collect()
             gc.freeze()
             if ready is not None:
-                ready()
+                ready(Listening(base, world))
             try:
                 await stop.wait()
             finally:
@@ -218,6 +237,7 @@ async def run_instance(
 
 __all__ = [
     "LISTEN_BACKLOG",
+    "Listening",
     "Prepared",
     "run",
     "run_instance",

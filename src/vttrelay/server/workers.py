@@ -46,7 +46,7 @@ from vttrelay.relay.accesslog import setup_logging
 from vttrelay.relay.backends import BackendUnavailable
 from vttrelay.relay.config import RelayConfig, new_instance_id
 from vttrelay.relay.store import RelayStore
-from vttrelay.server import datadir, loop_factory, run_instance
+from vttrelay.server import Listening, datadir, loop_factory, run_instance
 from vttrelay.server.prepare import Prepared, announce_listening, prepare
 from vttrelay.server.ready import clear_ready
 
@@ -82,7 +82,7 @@ def worker_main(spec: WorkerSpec, started: Queue[tuple[int, int, str]]) -> None:
     setup_logging(spec.log_level)
     config = spec.config
 
-    def ready() -> None:
+    def ready(_: Listening) -> None:
         started.put((spec.index, os.getpid(), config.instance_id))
 
     lock = datadir.hold(config.data_dir)  # the supervisor holds it too; this outlives a kill

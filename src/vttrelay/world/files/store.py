@@ -16,6 +16,7 @@ from __future__ import annotations
 import mimetypes
 import os
 import secrets
+import shutil
 import threading
 import time
 from dataclasses import dataclass
@@ -258,6 +259,19 @@ class FileStore:
             self._transfers.clear()
         for transfer in transfers:
             transfer.partial.unlink(missing_ok=True)
+
+    def snapshot(self, dest: Path) -> None:
+        """Copy the stored files (both sources) under `dest`, for `restore`."""
+        for source in paths.SOURCES:
+            shutil.copytree(self.root / source, Path(dest) / source, symlinks=True)
+
+    def restore(self, snapshot: Path) -> None:
+        """Put back the files `snapshot` copied: every file stored since is gone, and every
+        upload in progress is dropped."""
+        self.close()
+        for source in paths.SOURCES:
+            shutil.rmtree(self.root / source)
+            shutil.copytree(Path(snapshot) / source, self.root / source, symlinks=True)
 
     def image_path(self, src: str) -> Path | None:
         """The file an image `src` (a scene background, a token or actor image) names in the

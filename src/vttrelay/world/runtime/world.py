@@ -121,6 +121,27 @@ class World:
         kwargs.setdefault("files", FileStore(world_dir(data_dir) / FILES_DIR))
         return cls(store, actions=actions, **kwargs)
 
+    def snapshot(self, dest: Path) -> None:
+        """Save the world as it is now under `dest` (a new directory): its store and its files,
+        for `restore` (the pytest plugin takes one of the fresh demo world)."""
+        dest.mkdir(parents=True)
+        self.store.backup_to(dest / WORLD_DB)
+        if self.files is not None:
+            self.files.snapshot(dest / FILES_DIR)
+
+    def restore(self, snapshot: Path) -> None:
+        """Put the world back as `snapshot` saved it: documents, files, the token selection,
+        the recent rolls, and its generator and clock at their start (a seeded world then
+        answers as it did after the snapshot); the relay is told the users again."""
+        self.store.restore_from(snapshot / WORLD_DB)
+        if self.files is not None:
+            self.files.restore(snapshot / FILES_DIR)
+        self.selection = []
+        self.recent_rolls = []
+        self.chance.restart(self.store.latest_chat_time())
+        self._last_ms = 0
+        self.send_player_list()
+
     def close(self) -> None:
         self.heavy.close()
         if self.files is not None:

@@ -487,6 +487,26 @@ class WorldStore:
         """True if the store holds no document at all (a fresh file)."""
         return self._conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None
 
+    def backup_to(self, path: Path) -> None:
+        """Copy the whole store, as it is now, into a new SQLite file at `path` (a snapshot
+        `restore_from` puts back)."""
+        with self._lock:
+            target = sqlite3.connect(path)
+            try:
+                self._conn.backup(target)
+            finally:
+                target.close()
+
+    def restore_from(self, path: Path) -> None:
+        """Replace everything the store holds by the snapshot at `path` (`backup_to`), in
+        place: this connection stays open, its next transaction sees the snapshot."""
+        with self._lock:
+            source = sqlite3.connect(path)
+            try:
+                source.backup(self._conn)
+            finally:
+                source.close()
+
     def latest_chat_time(self) -> int:
         """The time of the newest chat message (milliseconds since the epoch; 0: none)."""
         row = self._conn.execute("SELECT max(time) FROM chat_index").fetchone()
