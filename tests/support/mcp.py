@@ -6,10 +6,11 @@ streamable HTTP (the relay's `/mcp`).
 - `demo` -> `Demo`: the relay with the demo world connected; `.key(scopes, name)` makes a key,
   `.agent_key` has every scope a tool needs (named "agent"), `.api(method, path, json, **query)`
   calls the REST API with it, `.snapshot()` reads what the changing tools could touch.
-- `open_session(transport, relay_url, key, on_message=None, errlog=sys.stderr)`: an async
-  context manager yielding an initialized `ClientSession` over "stdio" (the process's stderr
-  goes to `errlog`) or "http". Entered inside each test (the SDK's
-  anyio task groups must be left by the task that entered them).
+- `open_session(transport, relay_url, key, on_message=None, errlog=sys.stderr,
+  client_id=None)`: an async context manager yielding an initialized `ClientSession` over
+  "stdio" (the process's stderr goes to `errlog`; `--client-id`) or "http" (`?clientId=`).
+  Entered inside each test (the SDK's anyio task groups must be left by the task that entered
+  them).
 """
 
 from __future__ import annotations
@@ -84,12 +85,14 @@ async def open_session(
     key: str,
     on_message: OnMessage | None = None,
     errlog: TextIO = sys.stderr,
+    client_id: str | None = None,
 ) -> AsyncIterator[ClientSession]:
     extra: dict[str, Any] = {"message_handler": on_message} if on_message else {}
     if transport == "stdio":
+        world = ["--client-id", client_id] if client_id else []
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "vttrelay", "mcp", "--url", relay_url],
+            args=["-m", "vttrelay", "mcp", "--url", relay_url, *world],
             env={**os.environ, "VTTRELAY_API_KEY": key},
         )
         async with (
@@ -101,7 +104,10 @@ async def open_session(
     else:
         async with (
             httpx2.AsyncClient(headers={"authorization": f"Bearer {key}"}, timeout=30) as http,
-            streamable_http_client(f"{relay_url}/mcp", http_client=http) as (read, write),
+            streamable_http_client(
+                f"{relay_url}/mcp" + (f"?clientId={client_id}" if client_id else ""),
+                http_client=http,
+            ) as (read, write),
             ClientSession(read, write, **extra) as session,
         ):
             await session.initialize()

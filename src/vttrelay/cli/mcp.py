@@ -9,7 +9,8 @@ import os
 from typing import Any
 
 from vttrelay.cli.common import err
-from vttrelay.mcp.stdio import DEFAULT_URL, KEY_ENV, URL_ENV, serve
+from vttrelay.mcp.stdio import CLIENT_ID_ENV, DEFAULT_URL, KEY_ENV, URL_ENV, serve
+from vttrelay.protocol import valid_id
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -19,7 +20,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return 2
     for chatty in ("httpx", "mcp"):  # their per-request INFO lines would drown ours
         logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLogger().level))
-    asyncio.run(serve(args.url or os.environ.get(URL_ENV) or DEFAULT_URL, key))
+    client_id = args.client_id or os.environ.get(CLIENT_ID_ENV) or None
+    if client_id is not None and not valid_id(client_id):
+        err(f"vttrelay mcp: {client_id!r} is not a world's client id")
+        return 2
+    asyncio.run(serve(args.url or os.environ.get(URL_ENV) or DEFAULT_URL, key, client_id))
     return 0
 
 
@@ -34,6 +39,12 @@ def register(commands: Any) -> None:
         "--url", default=None, help=f"the relay (default ${URL_ENV}, else {DEFAULT_URL})"
     )
     p.add_argument("--key", default=None, help=f"the API key (default ${KEY_ENV})")
+    p.add_argument(
+        "--client-id",
+        default=None,
+        help=f"the world to play in when the key reaches several (default ${CLIENT_ID_ENV}; "
+        "else the agent chooses with the choose_world tool)",
+    )
     p.add_argument(
         "--log-level", default="INFO", help="stderr log level (default INFO: one line per call)"
     )

@@ -139,7 +139,19 @@ class _Options:
         self.headers = {"x-api-key": api_key}
 
 
-class Client(SyncGroups):
+class _Configured:
+    """What both clients tell of their configuration."""
+
+    _options: _Options
+
+    @property
+    def client_id(self) -> str | None:
+        """The world every call targets unless it names another (None: the relay's default,
+        the key's or the account's only world)."""
+        return self._options.client_id
+
+
+class Client(SyncGroups, _Configured):
     """A synchronous relay client: `relay.<group>.<method>(...)` for every endpoint.
 
     `client_id` is the world every call targets unless it names another (the relay's default
@@ -271,7 +283,7 @@ def _stream_wait(exc: Exception, failures: int, max_wait: float, opened: bool) -
     return _reconnect_wait(failures)
 
 
-class AsyncClient(AsyncGroups):
+class AsyncClient(AsyncGroups, _Configured):
     """An asyncio relay client: `await relay.<group>.<method>(...)` for every endpoint
     (see `Client`)."""
 

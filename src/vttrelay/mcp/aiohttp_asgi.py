@@ -20,20 +20,21 @@ and the relay is aiohttp, so `asgi_bridge` runs one aiohttp request as one ASGI 
   an MCP client closes a POST's SSE stream as soon as it has its answer).
 
 The API key comes in `x-api-key` (as for every relay endpoint) or `Authorization: Bearer <key>`
-(what MCP clients send). A missing or bad key is 401 in the relay's error shape before the SDK
-is even loaded (`lazy.py`). The tools then call the relay through `vttrelay.client` with the
-caller's key, over loopback to the address the request came in on, so every rule of the relay
-(scopes, allowed worlds, forced userId, rate limits, access log) holds for MCP calls as for any
-other.
+(what MCP clients send). A missing or bad key is 401 in the relay's error shape before the SDK is
+even loaded (`lazy.py`). `/mcp?clientId=ID` names the world a session plays in when the key reaches
+several (`worlds`; an id off `protocol.ID_PATTERN` is 400 at the door). The tools then call the
+relay through `vttrelay.client` with the caller's key, over loopback to the address the request came
+in on, so every rule of the relay (scopes, allowed worlds, forced userId, rate limits, access log)
+holds for MCP calls as for any other.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 from collections import Counter
 from typing import Any
+from urllib.parse import parse_qs
 
 from aiohttp import web
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -41,9 +42,10 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from vttrelay.client import AsyncClient
+from vttrelay.mcp import worlds
 from vttrelay.mcp.limits import SessionLimits
 from vttrelay.mcp.server import Caller, build_server
+from vttrelay.mcp.worlds import RelayClients
 from vttrelay.relay import peer_limits
 from vttrelay.relay.backends.ports import Counters
 from vttrelay.relay.core import error
@@ -143,12 +145,11 @@ async def asgi_bridge(request: web.Request, app: Any, scope: dict[str, Any]) -> 
 
 
 class HttpCallers:
-    """`server.Callers` for `/mcp`: each request's key and a relay client for it, kept per key
-    (bounded) so a session's calls reuse one connection pool."""
+    """`server.Callers` for `/mcp`: each request's key and a relay client for it and the world
+    the session plays in (`?clientId=` on the URL, or what `choose_world` chose), kept per key
+    and world (bounded) so a session's calls reuse one connection pool."""
 
-    MAX_CLIENTS = 256
-
-    def __init__(self, clients: dict[str, AsyncClient]) -> None:
+    def __init__(self, clients: RelayClients) -> None:
         self.clients = clients
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any]) -> Caller:
@@ -157,15 +158,10 @@ class HttpCallers:
         user = scope.get("user")
         if key is None or not isinstance(user, AuthenticatedUser):
             raise RuntimeError("an /mcp request without its API key")
-        secret = user.access_token.token
-        base = scope[BASE_SCOPE]
-        slot = hashlib.sha256(f"{base} {secret}".encode()).hexdigest()
-        client = self.clients.get(slot)
-        if client is None:
-            if len(self.clients) >= self.MAX_CLIENTS:  # drop the oldest
-                await self.clients.pop(next(iter(self.clients))).aclose()
-            client = self.clients[slot] = AsyncClient(base, secret)
-        return Caller(client, key.name or key.id, tuple(key.scopes))
+        given = parse_qs(scope.get("query_string", b"").decode()).get(worlds.QUERY)
+        world = worlds.session_world(ctx, given[0] if given else None)
+        client = await self.clients.get(scope[BASE_SCOPE], user.access_token.token, world)
+        return Caller(client, key.name or key.id, tuple(key.scopes), world)
 
 
 class McpEndpoint:
@@ -181,7 +177,7 @@ class McpEndpoint:
         self.keys = keys  # the relay's KeyCache
         self.counters = counters
         self.limits = limits = limits or SessionLimits()
-        self.clients: dict[str, AsyncClient] = {}
+        self.clients = RelayClients()
         self.manager = StreamableHTTPSessionManager(
             app=build_server(HttpCallers(self.clients)),
             max_sessions=limits.total,
@@ -262,6 +258,4 @@ class McpEndpoint:
     async def close(self) -> None:
         """After `stop()`: close the tools' relay clients."""
         await self.stop()
-        for client in self.clients.values():
-            await client.aclose()
-        self.clients.clear()
+        await self.clients.close()

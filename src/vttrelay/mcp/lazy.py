@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from vttrelay.mcp.limits import SessionLimits
+from vttrelay.protocol import INVALID_CLIENT_ID, valid_id
 from vttrelay.relay.accounts.key_cache import TOO_MANY_UNKNOWN_KEYS
 from vttrelay.relay.core import error, key_problem
 from vttrelay.relay.forward import API_KEY_HEADER
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from vttrelay.relay.backends.ports import Counters
 
 MCP_PATH = "/mcp"
+WORLD_QUERY = "clientId"  # /mcp?clientId=ID: the world a session plays in (`worlds.QUERY`)
 
 
 def request_secret(request: web.Request) -> str | None:
@@ -60,6 +62,9 @@ class LazyMcp:
         problem = key_problem(key)
         if problem or key is None:
             raise error(401, problem or "Invalid API key")
+        world = request.query.get(WORLD_QUERY)
+        if world is not None and not valid_id(world):
+            raise error(400, INVALID_CLIENT_ID)
         if self.endpoint is None:
             async with self.loading:  # two first requests at once start one server
                 if self.endpoint is None:

@@ -2,9 +2,10 @@
 
 One builder, `build_server(callers)`, serves both transports; they differ only in how a request
 finds its caller (`Callers`): over stdio there is one relay client and one key for the whole
-process (`StdioCallers`); on the relay's `/mcp` each HTTP request carries its own API key
-(`aiohttp_asgi.HttpCallers`). A `Caller` is the relay client to call with, the key's name (for
-the log) and the key's scopes (to list only the tools the key can use).
+process (`stdio.StdioCallers`); on the relay's `/mcp` each HTTP request carries its own API key
+(`aiohttp_asgi.HttpCallers`). A `Caller` is the relay client to call with (bound to the world
+the session plays in, `worlds`), the key's name (for the log) and the key's scopes (to list
+only the tools the key can use).
 
 What the server does per MCP request:
 
@@ -12,8 +13,9 @@ What the server does per MCP request:
 - `tools/call`: runs the tool (or, with `dry_run: true` on a changing tool, its preview) and
   answers its compact result as JSON text and structured content. A relay refusal
   (`VttRelayError`: a missing scope, an unknown actor, a world error) or bad arguments come
-  back as a tool error (`isError: true`) whose text says what was refused and why. One log
-  line per call, with the key's name, on the `vttrelay.mcp` logger.
+  back as a tool error (`isError: true`) whose text says what was refused and why (a key over
+  several worlds with none chosen: which worlds there are, and how to choose). One log line per
+  call, with the key's name, on the `vttrelay.mcp` logger.
 - Resources: `vtt://world` (the overview), `vtt://actors/{id}` (an actor's compact sheet),
   `vtt://scenes/{id}` (a scene and its tokens), and two that update, `vtt://events/chat` and
   `vtt://events/rolls`: the last events of the relay's stream. Subscribing to one of those
@@ -45,7 +47,7 @@ from mcp.shared.exceptions import MCPError
 from vttrelay import __version__
 from vttrelay.client import AsyncClient, VttRelayError
 from vttrelay.mcp import tools as tool_table
-from vttrelay.mcp import views
+from vttrelay.mcp import views, worlds
 
 log = logging.getLogger("vttrelay.mcp")
 
@@ -61,11 +63,12 @@ INSTRUCTIONS = (
 @dataclass(frozen=True)
 class Caller:
     """Who is calling: the relay client to call with, the key's name and scopes (None when the
-    relay didn't say)."""
+    relay didn't say), and the world the session plays in (None: the relay's default)."""
 
     relay: AsyncClient
     key_name: str
     scopes: tuple[str, ...] | None
+    world: str | None = None
 
 
 class Callers(Protocol):
@@ -78,6 +81,16 @@ def _json(value: Any) -> str:
 
 def tool_error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+async def explain(caller: Caller, exc: VttRelayError) -> str:
+    """A relay refusal as the sentence an agent can act on: with no world chosen among several
+    or the chosen one offline, which worlds there are; else `refusal_text`."""
+    if worlds.is_unchosen(exc):
+        return await worlds.unchosen_text(caller.relay, exc)
+    if caller.world and worlds.is_gone(exc):
+        return await worlds.gone_text(caller.relay, caller.world, exc)
+    return refusal_text(exc)
 
 
 def refusal_text(exc: VttRelayError) -> str:
@@ -118,8 +131,14 @@ def schema_problems(tool: tool_table.Tool, args: dict[str, Any]) -> list[str]:
     ]
 
 
-async def call_tool(caller: Caller, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-    """Run one tool for `caller`: the result, or a tool error that says why not."""
+async def call_tool(
+    caller: Caller,
+    name: str,
+    arguments: dict[str, Any],
+    choose: Callable[[str], None] | None = None,
+) -> types.CallToolResult:
+    """Run one tool for `caller`: the result, or a tool error that says why not. A tool that
+    picks the session's world tells `choose` its id."""
     tool = tool_table.BY_NAME.get(name)
     if tool is None or tool.run is None:
         return tool_error(f"Unknown tool {name!r}")
@@ -141,7 +160,7 @@ async def call_tool(caller: Caller, name: str, arguments: dict[str, Any]) -> typ
         result = await run(caller.relay, args)
     except VttRelayError as exc:
         outcome = f"refused {exc.status}"
-        return tool_error(refusal_text(exc))
+        return tool_error(await explain(caller, exc))
     except tool_table.ToolInputError as exc:
         outcome = "bad input"
         return tool_error(str(exc))
@@ -157,6 +176,8 @@ async def call_tool(caller: Caller, name: str, arguments: dict[str, Any]) -> typ
             outcome,
             (time.perf_counter() - started) * 1000,
         )
+    if tool.picks_world and choose is not None:
+        choose(str(result["chosen"]["id"]))
     if isinstance(result, tool_table.ToolImage):  # a picture (sheet_picture)
         encoded = base64.b64encode(result.data).decode()
         image = types.ImageContent(type="image", data=encoded, mime_type=result.mime_type)
@@ -294,7 +315,7 @@ class EventFeeds:
             raise tool_table.ToolInputError(f"{uri!r} is not an event resource")
         if uri in self._feeds:
             return
-        client_id = await _client_id(caller.relay)
+        client_id = caller.world or await _client_id(caller.relay)
         events: deque[Any] = deque(maxlen=EVENTS_KEPT)
         started = asyncio.get_running_loop().create_future()
 
@@ -375,7 +396,12 @@ def build_server(callers: Callers) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         caller = await callers(ctx)
-        return await call_tool(caller, params.name, dict(params.arguments or {}))
+        return await call_tool(
+            caller,
+            params.name,
+            dict(params.arguments or {}),
+            lambda client_id: worlds.choose(ctx, client_id),
+        )
 
     async def on_list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -395,7 +421,7 @@ def build_server(callers: Callers) -> Server[Any]:
         try:
             value = await read_resource(caller, uri, _feeds_of(ctx))
         except VttRelayError as exc:
-            raise _mcp_error(refusal_text(exc)) from exc
+            raise _mcp_error(await explain(caller, exc)) from exc
         except tool_table.ToolInputError as exc:
             raise _mcp_error(str(exc)) from exc
         log.info("resource %s read by key %r", uri, caller.key_name)
@@ -414,7 +440,7 @@ def build_server(callers: Callers) -> Server[Any]:
         try:
             await _feeds_of(ctx).follow(caller, uri, connection.send_resource_updated)
         except VttRelayError as exc:
-            raise _mcp_error(refusal_text(exc)) from exc
+            raise _mcp_error(await explain(caller, exc)) from exc
         except tool_table.ToolInputError as exc:
             raise _mcp_error(str(exc)) from exc
         log.info("resource %s subscribed by key %r", uri, caller.key_name)
@@ -446,7 +472,7 @@ def build_server(callers: Callers) -> Server[Any]:
                     await feeds.follow(caller, uri, notify)
         except VttRelayError as exc:
             await feeds.close()
-            raise _mcp_error(refusal_text(exc)) from exc
+            raise _mcp_error(await explain(caller, exc)) from exc
         except tool_table.ToolInputError as exc:
             await feeds.close()
             raise _mcp_error(str(exc)) from exc

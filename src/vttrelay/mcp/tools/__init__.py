@@ -8,21 +8,22 @@ server hides tools the key can't use), `run` (the call) and, for tools that chan
 `preview`: what `dry_run: true` answers. A preview only reads: it fetches the current state and
 describes the change the call would make, computed from that state; it never does and undoes.
 
-One module per area (reading, scene, combat, acting, rolls, changes, chat); `names` resolves
+One module per area (worlds, reading, scene, combat, acting, rolls, changes, chat); `names` resolves
 what an agent calls things. Every call goes through the relay client (`vttrelay.client`), so the
-relay enforces the key's scopes, allowed worlds and forced `userId` exactly as for any other
-client; a refusal comes back as a `VttRelayError` and the server turns it into a tool error.
+relay enforces the key's scopes, allowed worlds and forced `userId` exactly as for any other client;
+a refusal comes back as a `VttRelayError` and the server turns it into a tool error.
 """
 
 from __future__ import annotations
 
-from vttrelay.mcp.tools import acting, changes, chat, combat, reading, rolls, scene
+from vttrelay.mcp.tools import acting, changes, chat, combat, reading, rolls, scene, worlds
 from vttrelay.mcp.tools.base import Tool, ToolImage, ToolInputError
 from vttrelay.mcp.tools.chat import read_chat
 from vttrelay.mcp.tools.reading import actor_summary, world_overview
 
 TOOLS: tuple[Tool, ...] = (
-    reading.TOOLS
+    worlds.TOOLS
+    + reading.TOOLS
     + scene.TOOLS
     + combat.TOOLS
     + acting.TOOLS

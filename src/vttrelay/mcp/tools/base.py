@@ -30,7 +30,8 @@ class ToolImage:
 class Tool:
     """One tool: its name, when to use it, its arguments (JSON schema properties, snake_case),
     the key's scopes it needs (the server lists it only to keys that have them), the call, and
-    for tools that change the world the preview `dry_run: true` answers."""
+    for tools that change the world the preview `dry_run: true` answers. A tool that
+    `picks_world` answers `chosen: {id, ...}`: the world the session plays in from then on."""
 
     name: str
     description: str
@@ -40,6 +41,7 @@ class Tool:
     run: Run | None = None
     preview: Run | None = None  # set for tools that change the world: answers dry_run
     annotations: dict[str, Any] = field(default_factory=dict)
+    picks_world: bool = False
 
     @property
     def changes(self) -> bool:
