@@ -26,12 +26,10 @@ What the server does per MCP request:
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -48,11 +46,10 @@ from vttrelay import __version__
 from vttrelay.client import AsyncClient, VttRelayError
 from vttrelay.mcp import tools as tool_table
 from vttrelay.mcp import views, worlds
+from vttrelay.mcp.feeds import EVENT_STREAMS, EVENTS_PREFIX, EventFeeds
 
 log = logging.getLogger("vttrelay.mcp")
 
-EVENT_STREAMS = {"chat": "/chat/subscribe", "rolls": "/rolls/subscribe"}
-EVENTS_KEPT = 50  # events an updating resource keeps
 INSTRUCTIONS = (
     "Tools for a live tabletop world (D&D 5e) through a vttrelay relay. Start with "
     "world_overview, read an actor with actor_summary before acting for it, and pass "
@@ -194,7 +191,6 @@ async def call_tool(
 WORLD_URI = "vtt://world"
 ACTOR_PREFIX = "vtt://actors/"
 SCENE_PREFIX = "vtt://scenes/"
-EVENTS_PREFIX = "vtt://events/"
 
 
 async def read_resource(caller: Caller, uri: str, feeds: EventFeeds) -> Any:
@@ -288,84 +284,6 @@ TEMPLATES = [
         mime_type="application/json",
     ),
 ]
-
-
-@dataclass
-class Feed:
-    """One followed event stream: its latest events and the task that reads it."""
-
-    events: deque[Any]
-    task: asyncio.Task[None]
-
-
-class EventFeeds:
-    """The event resources a connection subscribed to (per MCP connection)."""
-
-    def __init__(self) -> None:
-        self._feeds: dict[str, Feed] = {}
-
-    def get(self, uri: str) -> Feed | None:
-        return self._feeds.get(uri)
-
-    async def follow(
-        self, caller: Caller, uri: str, notify: Callable[[str], Awaitable[None]]
-    ) -> None:
-        kind = uri.removeprefix(EVENTS_PREFIX)
-        if kind not in EVENT_STREAMS:
-            raise tool_table.ToolInputError(f"{uri!r} is not an event resource")
-        if uri in self._feeds:
-            return
-        client_id = caller.world or await _client_id(caller.relay)
-        events: deque[Any] = deque(maxlen=EVENTS_KEPT)
-        started = asyncio.get_running_loop().create_future()
-
-        async def run() -> None:
-            try:
-                stream = caller.relay.streams.chat if kind == "chat" else caller.relay.streams.rolls
-                async for event in stream(client_id=client_id):
-                    if event.event == "connected":
-                        if not started.done():
-                            started.set_result(None)
-                        continue
-                    events.append({"event": event.event, "data": _compact_event(event.data)})
-                    await notify(uri)
-            except Exception as exc:  # the stream refused or ended: say so to the subscriber
-                if not started.done():
-                    started.set_exception(exc)
-                log.info("event feed %s ended: %s", uri, exc)
-
-        self._feeds[uri] = Feed(events, asyncio.create_task(run()))
-        try:
-            await asyncio.wait_for(started, 10)
-        except BaseException:
-            await self.stop(uri)
-            raise
-
-    async def stop(self, uri: str) -> None:
-        feed = self._feeds.pop(uri, None)
-        if feed is not None:
-            feed.task.cancel()
-            with contextlib.suppress(BaseException):
-                await feed.task
-
-    async def close(self) -> None:
-        for uri in list(self._feeds):
-            await self.stop(uri)
-
-
-def _compact_event(data: Any) -> Any:
-    if isinstance(data, dict) and ("content" in data or "speaker" in data):
-        return views.chat_view([data])[0]
-    return data
-
-
-async def _client_id(relay: AsyncClient) -> str:
-    """The world to follow: the first online world the key sees (GET /clients)."""
-    reply = await relay.clients.list()
-    online = [c for c in reply["clients"] if c.get("isOnline")]
-    if not online:
-        raise tool_table.ToolInputError("No world is connected to the relay")
-    return str(online[0]["clientId"])
 
 
 # The server ---------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import mcp_types as types
 import pytest
 from mcp import ClientSession
 from tests.support.e2e import CLIENT_ID, call_api
@@ -127,11 +128,35 @@ async def test_an_agent_chooses_one_of_the_keys_two_worlds(
 async def test_the_world_named_when_connecting_is_the_sessions(
     relay: Any, two_worlds: str, transport: str
 ) -> None:
-    async with open_session(transport, relay.url, two_worlds, client_id=SECOND) as session:
+    updates: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updates.append(str(message.params.uri))
+
+    async with open_session(
+        transport, relay.url, two_worlds, on_message, client_id=SECOND
+    ) as session:
         assert (await call(session, "worlds"))["chosen"] == SECOND
         assert (await call(session, "world_overview"))["world"] == SECOND_TITLE
         scene = await call(session, "scene_tokens")
         assert scene["tokens"]  # the second world's own demo scene
+        # the chat events followed are the session's world's
+        await session.subscribe_resource("vtt://events/chat")
+        status, _ = await call_api(
+            relay, two_worlds, "POST", "/chat", {"content": "at the demo table"}, clientId=CLIENT_ID
+        )
+        assert status == 200
+        await call(session, "send_chat", content="at the second table")
+        for _ in range(200):
+            if updates:
+                break
+            await asyncio.sleep(0.02)
+        contents = (await session.read_resource("vtt://events/chat")).contents[0]
+        events = json.loads(contents.text)["events"]  # type: ignore[union-attr]
+        assert [e["data"]["text"] for e in events] == ["at the second table"]
+        await session.unsubscribe_resource("vtt://events/chat")
+
         await call(session, "choose_world", world="vttrelay Demo World")
         assert (await call(session, "world_overview"))["world"] == "vttrelay Demo World"
 
