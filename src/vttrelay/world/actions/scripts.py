@@ -152,7 +152,9 @@ def _summary(ctx: ActionContext, user: dict[str, Any]) -> dict[str, Any]:
 
 
 def snapshot(ctx: ActionContext) -> dict[str, Any]:
-    """What `game` is built from: the same data the REST endpoints return."""
+    """What `game` is built from: the same data the REST endpoints return; and the seed of the
+    script's `Math.random`, drawn from the world's generator (a seeded world's scripts draw the
+    same numbers)."""
     tx = ctx.tx
     meta = documents.world_meta(tx)
     acting = ctx.user or documents.gm_user(tx)
@@ -172,6 +174,7 @@ def snapshot(ctx: ActionContext) -> dict[str, Any]:
         "actors": actors,
         "scenes": tx.all("Scene"),
         "settings": settings,
+        "randomSeed": ctx.random.getrandbits(32),
     }
 
 

@@ -2,7 +2,8 @@
 
 Every random draw of a world goes through its `Chance`: the dice (checks, saves, attacks,
 damage, initiative, /roll), the ids of the documents it creates (chat messages, combatants,
-effects), the ids of /roll rolls and the colour of a new user. Unseeded, the generator starts
+effects), the ids of /roll rolls, the colour of a new user and the seed of each script's
+`Math.random` (execute-js, script macros). Unseeded, the generator starts
 from the system's entropy and document ids come from the system's random source, as always.
 
 Seeded, the generator starts from the seed and the clock is a counter: it starts at

@@ -415,9 +415,23 @@
   const noop = () => undefined;
   const consoleApi = { log: noop, info: noop, warn: noop, error: noop, debug: noop, trace: noop };
 
+  // Math.random from the seed the world drew for this script (mulberry32): a seeded world's
+  // scripts draw the same numbers, run after run.
+  function seededRandom(seed) {
+    let a = seed >>> 0;
+    return function random() {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
   function start(init, source) {
     game = buildGame(init);
     const g = globalThis;
+    if (typeof init.randomSeed === "number") Math.random = seededRandom(init.randomSeed);
     g.game = game;
     g.ChatMessage = ChatMessage;
     g.Actor = Actor;
