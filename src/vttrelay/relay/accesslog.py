@@ -13,11 +13,13 @@ logger's level (INFO by default; `--log-level WARNING` turns the lines off):
   write per request cost a fifth of a forwarded request's CPU (bench/RESULTS.md).
   Other log lines are written at once, so an access line may follow a later one by < interval.
 
-What a client sends is logged through `escape`: control characters (an encoded newline in a path
-could otherwise forge log lines) become escapes such as `\\n`, and a long text is cut at
-`MAX_LOGGED` characters. `OneLineErrors` wraps aiohttp's server logger: a malformed request or a
-failing handler is one ERROR line (`describe_error`: type, escaped message, where it was raised)
-and its traceback goes to DEBUG, not a traceback full of the request's bytes at ERROR.
+A path is logged through `logged_path` (a pair or key request's code, a bearer secret, shows as
+`{code}`). What a client sends is logged through `escape`: control characters (an encoded
+newline in a path could otherwise forge log lines) become escapes such as `\\n`, and a long text
+is cut at `MAX_LOGGED` characters. `OneLineErrors` wraps aiohttp's server logger: a malformed
+request or a failing handler is one ERROR line (`describe_error`: type, escaped message, where it
+was raised) and its traceback goes to DEBUG, not a traceback full of the request's bytes at
+ERROR.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ import time
 import traceback
 from collections.abc import MutableMapping
 from typing import Any, NamedTuple, Protocol, TextIO
+
+from aiohttp import web
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -101,6 +105,22 @@ class OneLineErrors(logging.LoggerAdapter):
         self.logger.error("%s: %s", text, describe_error(exc))
         if self.logger.isEnabledFor(logging.DEBUG):
             self.logger.debug("%s", text, exc_info=exc)
+
+
+SECRET_PATH_PARAMS = ("code",)  # path parts that are bearer secrets (a pair/key request's code)
+
+
+def logged_path(request: web.BaseRequest) -> str:
+    """The path a log line shows: the request's, with a path part that is a secret (the code of
+    a pair or key request: whoever has it may collect the request's answer) as its name."""
+    path = request.path
+    match_info = getattr(request, "match_info", None)
+    if match_info:
+        for name in SECRET_PATH_PARAMS:
+            value = match_info.get(name)
+            if value:
+                path = path.replace(value, "{" + name + "}")
+    return path
 
 
 class RequestRecord(NamedTuple):

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import StreamReader, web
 from aiohttp.typedefs import Middleware
 
-from vttrelay.relay.accesslog import RequestRecord, describe_error, escape
+from vttrelay.relay.accesslog import RequestRecord, describe_error, escape, logged_path
 from vttrelay.relay.accounts.key_cache import TOO_MANY_UNKNOWN_KEYS
 from vttrelay.relay.core import RelayError, error
 from vttrelay.relay.forward import (
@@ -108,15 +108,16 @@ def relay_middleware(state: RelayState) -> Middleware:
         except Exception as exc:  # a bug: one log line (accesslog.describe_error), a JSON 500
             if isinstance(exc, ConnectionError) or request.writer.output_size:
                 raise  # the client went away, or a stream already began: aiohttp ends it
-            log.error("%s %s failed: %s", request.method, escape(request.path), describe_error(exc))
-            log.debug("%s %s failed", request.method, escape(request.path), exc_info=exc)
+            shown = escape(logged_path(request))
+            log.error("%s %s failed: %s", request.method, shown, describe_error(exc))
+            log.debug("%s %s failed", request.method, shown, exc_info=exc)
             response = json_response({"error": INTERNAL_ERROR}, 500)
             return response
         finally:
             if response is not None and not response.prepared:
                 add_cors(response.headers)
             elapsed = clock() - started
-            access.line(request.method, request.path, status, elapsed * 1000)
+            access.line(request.method, logged_path(request), status, elapsed * 1000)
             resource = request.match_info.route.resource
             observe(resource, request.method, status, elapsed)
             if record is not None and (path := api_routes.get(resource)) is not None:

@@ -1,13 +1,15 @@
 """The composition root: runs the relay with its plug-ins and the embedded demo world.
 
-- `serve(config, with_world)`: `vttrelay serve` in this process (`prepare`, then one instance);
+- `serve(config, with_world)`: `vttrelay serve` in this process (one instance, which runs
+  `prepare` once it holds its port);
   `run(config, with_world)` does it on a uvloop event loop and turns an unreachable Redis into an
   exit code.
 - `run_instance(...)`: one relay process until SIGINT/SIGTERM: the app (`assemble.build_app`) on
   its port, `/metrics` on its own port if asked, the demo world (`embedded.demo_world`), the
   "listening" lines (`prepare.announce_listening`).
-- `prepare.py`: what `serve` does once before any process listens (the key it prints, the embedded
-  world's reserved token, the operator's sign-in link).
+- `prepare.py`: what `serve` does once it holds its port, before the world connects (the demo
+  key on a data dir's first start, the embedded world's reserved token, the operator's sign-in
+  link on the first start).
 - `workers.py`: `vttrelay serve --workers N`, a supervisor of N relay processes on one port.
 - `datadir.py`: the data dir's lock (relays share it, `restore` needs it alone); `backup.py`:
   `vttrelay backup` and `restore`.
@@ -23,6 +25,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 import signal
 import ssl
 import sys
@@ -43,7 +46,7 @@ from vttrelay.relay.store import RelayStore
 from vttrelay.server import datadir
 from vttrelay.server.assemble import build_app
 from vttrelay.server.embedded import demo_world
-from vttrelay.server.prepare import Prepared, announce_listening, prepare
+from vttrelay.server.prepare import EMBEDDED_CLIENT_ID, Prepared, announce_listening, prepare
 from vttrelay.server.ready import clear_ready
 from vttrelay.server.sessions import AutoStarter, session_manager
 from vttrelay.world.embedded import EmbeddedWorld
@@ -55,6 +58,10 @@ log = logging.getLogger("vttrelay")
 # is busy, and those clients stall a second or more (bench/RESULTS.md); at 1024, wrk opening 1,000
 # connections at once still overflowed it (414 dropped SYNs, p99 3.6 s). Linux caps it at somaxconn.
 LISTEN_BACKLOG = 4096
+
+
+class CannotListen(Exception):
+    """The port cannot be bound (another program has it); nothing was changed."""
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -69,11 +76,11 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 def run(config: RelayConfig, with_world: bool) -> int:
     """`serve` on its own event loop until SIGINT/SIGTERM: 0, or 1 (with one line on stderr)
-    when a backend (Redis) cannot be reached."""
+    when a backend (Redis) cannot be reached or the port cannot be bound."""
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
         try:
             runner.run(serve(config, with_world=with_world))
-        except (BackendUnavailable, datadir.DataDirBusy) as exc:
+        except (BackendUnavailable, CannotListen, datadir.DataDirBusy) as exc:
             print(f"vttrelay: {exc}", file=sys.stderr)
             return 1
     return 0
@@ -85,18 +92,25 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
     lock = datadir.hold(config.data_dir)
     try:
         store = RelayStore(config.store_target)
-        prepared = prepare(store, config, with_world)
         if config.seed is not None:  # one process: its request ids may be reproducible too
             seed_request_ids(config.seed)
+        bound = False
+
+        def prepared_once_bound() -> Prepared:
+            nonlocal bound
+            bound = True
+            return prepare(store, config, with_world)
+
         try:
             await run_instance(
                 config,
                 store,
-                prepared,
+                prepared_once_bound,
                 ready=(lambda _: ready.set()) if ready is not None else None,
             )
         finally:
-            clear_ready(config.ready_file)
+            if bound:  # a serve that could not bind leaves the running one's ready file
+                clear_ready(config.ready_file)
     finally:
         datadir.release(lock)
 
@@ -150,7 +164,7 @@ class Listening:
 async def run_instance(
     config: RelayConfig,
     store: RelayStore,
-    prepared: Prepared,
+    prepared_once_bound: Callable[[], Prepared],
     *,
     ready: Callable[[Listening], None] | None = None,
     announce: bool = True,
@@ -160,8 +174,10 @@ async def run_instance(
     """One relay process until SIGINT/SIGTERM (or, given `stop`, until it is set: the caller
     owns the signals, as the pytest plugin's thread does): the app on `config.host:port` (with
     `reuse_port`, beside other processes on the same port: `--workers`), the embedded world when
-    `prepared` has its token, the "listening" lines on stdout when `announce`; `ready(...)` is
-    called once it serves. Closes `store` at the end."""
+    what `prepared_once_bound()` gives has its token, the "listening" lines on stdout when
+    `announce`; `ready(...)` is called once it serves. `prepared_once_bound` runs once the port
+    is bound: a `serve` that cannot bind it (another relay has it) changes nothing in the store.
+    Closes `store` at the end."""
     loop = asyncio.get_running_loop()
     if stop is None:
         # SIGINT/SIGTERM from now on stop the relay cleanly, also one that comes during
@@ -172,6 +188,8 @@ async def run_instance(
             with contextlib.suppress(NotImplementedError):
                 loop.add_signal_handler(sig, stop.set)
     access = BufferedAccessLog(sys.stderr)  # request lines written in batches (accesslog.py)
+    # no token may connect as the embedded world's id until `prepared_once_bound` reserves it
+    config.reserved_client_ids.setdefault(EMBEDDED_CLIENT_ID, None)
     sessions = session_manager(config, store)
     app = build_app(config, store, access, sessions=sessions)
     if sessions is not None:
@@ -196,7 +214,14 @@ async def run_instance(
         reuse_port=reuse_port,
         ssl_context=ssl_context,
     )
-    await site.start()
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        store.close()
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise CannotListen(f"cannot listen on {config.host}:{config.port}: {reason}") from None
+    prepared = prepared_once_bound()
     if config.redis_url:  # scaled out: the link port's sockets count against the limit too
         from vttrelay.relay.backends.redis.directory import RedisDirectory
 
@@ -236,6 +261,7 @@ async def run_instance(
 
 
 __all__ = [
+    "CannotListen",
     "LISTEN_BACKLOG",
     "Listening",
     "Prepared",

@@ -2,10 +2,12 @@
 
 The command's own process becomes a supervisor that serves nothing itself:
 
-1. It does once what every worker relies on (`prepare.prepare`: the store's migrations, the API key
-   it prints, the embedded world's reserved id and token) and binds the port with SO_REUSEPORT
-   (so `--port 0` picks one port for all; the socket never listens and is closed once the
-   workers listen).
+1. It binds the port with SO_REUSEPORT (so `--port 0` picks one port for all; the socket never
+   listens and is closed once the workers listen; a port another relay already serves, even one
+   with SO_REUSEPORT, is refused), then does once what every worker relies on
+   (`prepare.prepare`: the store's migrations, the demo key on a data dir's first start, the
+   embedded world's reserved id and token): a supervisor that cannot have the port changes
+   nothing.
 2. It starts N worker processes (multiprocessing, spawn). Each is a whole relay
    (`server.run_instance`) with its own instance id, listening on the same host and port with
    SO_REUSEPORT: the kernel spreads new connections over the workers, so one machine uses all its
@@ -91,7 +93,12 @@ def worker_main(spec: WorkerSpec, started: Queue[tuple[int, int, str]]) -> None:
         try:
             runner.run(
                 run_instance(
-                    config, store, spec.prepared, ready=ready, announce=False, reuse_port=True
+                    config,
+                    store,
+                    lambda: spec.prepared,
+                    ready=ready,
+                    announce=False,
+                    reuse_port=True,
                 )
             )
         except BackendUnavailable as exc:  # Redis unreachable: one line, exit code 1
@@ -103,7 +110,9 @@ def worker_main(spec: WorkerSpec, started: Queue[tuple[int, int, str]]) -> None:
 
 def reserve_port(host: str, port: int) -> socket.socket:
     """A socket bound to host:port with SO_REUSEPORT (never listening): it fixes the port the
-    workers share (`port` 0: a free one) and fails early when another program holds it."""
+    workers share (`port` 0: a free one) and fails early when another program holds it, or
+    when something already listens there (SO_REUSEPORT lets this user bind beside another
+    `serve --workers`)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -112,7 +121,17 @@ def reserve_port(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise WorkersError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    if port and _someone_listens(host, port):
+        sock.close()
+        raise WorkersError(f"cannot listen on {host}:{port}: another server listens there")
     return sock
+
+
+def _someone_listens(host: str, port: int) -> bool:
+    target = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    with contextlib.suppress(OSError), socket.create_connection((target, port), timeout=1):
+        return True
+    return False
 
 
 @dataclass
@@ -134,8 +153,10 @@ class Supervisor:
         count: int,
         prepared: Prepared,
         log_level: str,
+        reserved: socket.socket,
     ) -> None:
         self.config = config
+        self.reserved = reserved  # the port, bound (SO_REUSEPORT) until every worker listens
         self.count = count
         self.prepared = prepared
         self.log_level = log_level
@@ -203,9 +224,8 @@ class Supervisor:
 
     def _run(self) -> int:
         config = self.config
-        reserved = reserve_port(config.host, config.port)
+        reserved = self.reserved
         try:
-            config.port = int(reserved.getsockname()[1])
             for index in range(self.count):
                 self._start(index)
             if not self._wait_listening():
@@ -322,12 +342,18 @@ def serve_workers(config: RelayConfig, count: int, with_world: bool, log_level: 
     except datadir.DataDirBusy as busy:
         raise WorkersError(str(busy)) from None
     try:
+        # the port first: a `serve` that cannot bind it (another relay has it) changes nothing
+        reserved = reserve_port(config.host, config.port)
+        config.port = int(reserved.getsockname()[1])
         store = RelayStore(config.store_target)  # migrations applied before any worker opens it
         try:
             prepared = prepare(store, config, with_world)
+        except BaseException:
+            reserved.close()
+            raise
         finally:
             store.close()
-        supervisor = Supervisor(config, count, prepared, log_level)
+        supervisor = Supervisor(config, count, prepared, log_level, reserved)
         try:
             return supervisor.run()
         except WorkersError as exc:

@@ -120,5 +120,5 @@ class Harness:
             self._started.set()
 
         await run_instance(
-            config, store, prepared, ready=listening, announce=False, stop=self._stop
+            config, store, lambda: prepared, ready=listening, announce=False, stop=self._stop
         )

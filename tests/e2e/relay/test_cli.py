@@ -147,14 +147,17 @@ def test_serve_no_world(tmp_path: Path) -> None:
     assert re.search(r"vttrelay\.access: GET /clients 200 \d+\.\dms$", logs, re.M), logs
     assert re.search(r"GET /world-info 404 \d+\.\dms$", logs, re.M)
 
-    # A second start revokes the key the first one printed.
+    # A second start keeps the key the first one printed and prints no secret: the key is in
+    # the data dir (owner-only), the sign-in link comes from `vttrelay dashboard-link`.
     proc, port = _serve(tmp_path, "--no-world")
     try:
-        new_key, _ = _read_key(proc)
+        said, text = _read_key(proc)
         base = f"http://127.0.0.1:{port}"
-        assert new_key != key
-        assert httpx.get(f"{base}/clients", headers={"x-api-key": key}).status_code == 401
-        assert httpx.get(f"{base}/clients", headers={"x-api-key": new_key}).status_code == 200
+        key_file = tmp_path / "data" / "demo-key"
+        assert said == "start)" and key not in text
+        assert f'Try: curl -H "x-api-key: $(cat {key_file})" {base}/clients' in text
+        assert key_file.read_text() == key + "\n"
+        assert httpx.get(f"{base}/clients", headers={"x-api-key": key}).status_code == 200
     finally:
         _stop(proc)
 

@@ -68,7 +68,9 @@ async def test_serve_prints_a_working_curl_line_and_keeps_state(tmp_path: Path) 
         with pytest.raises(WorldRefused) as info:
             await refused.connect()
         assert (info.value.code, info.value.reason) == (Close.AUTH_FAILED, TOKEN_NOT_FOR_ID)
-        key = next(line.split(": ", 1)[1] for line in lines if line.startswith("API key: "))
+        # the restart kept the key the first start printed (and wrote to the data dir)
+        assert (data_dir / "demo-key").read_text() == key + "\n"
+        assert not any(key in line for line in lines)
         listed = orjson.loads(await _run(["curl", "-s", "-H", f"x-api-key: {key}", f"{base}/chat"]))
         assert [m["content"] for m in listed["data"]["messages"]] == ["still here"]
     finally:

@@ -15,8 +15,9 @@ from vttrelay.relay.accounts.key_cache import KeyCache, UsageCounter
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import retry_after
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
+from vttrelay.relay.routes import GM_SCOPES
 from vttrelay.relay.store import PAIRING_ALPHABET, PairingError, RelayStore, sha256_hex
-from vttrelay.server.prepare import mint_serve_key, prepare
+from vttrelay.server.prepare import demo_key_path, make_demo_key, prepare
 
 
 def test_keys_are_stored_hashed(store_target: Path | str) -> None:
@@ -239,21 +240,31 @@ def test_a_failed_transaction_changes_nothing(store_target: Path | str) -> None:
     store.close()
 
 
-def test_serve_instances_on_one_database_keep_each_others_key(store_target: Path | str) -> None:
-    """`serve` revokes the key it printed last time, not the one another instance sharing the
-    database printed (on its own SQLite file the key has no instance part)."""
+def test_the_demo_key_is_made_once_per_data_dir_and_instance(
+    store_target: Path | str, tmp_path: Path
+) -> None:
+    """`serve` makes the demo key (gm scopes) on the first start only, writes it owner-only to
+    the data dir and never revokes it; instances sharing a database each get one of their own
+    (on its own SQLite file the key has no instance part)."""
     store = RelayStore(store_target)
     shared = str(store_target)
-    one = RelayConfig(port=3010, database=shared)
-    two = RelayConfig(port=3011, database=shared)
+    one = RelayConfig(port=3010, database=shared, data_dir=tmp_path)
+    two = RelayConfig(port=3011, database=shared, data_dir=tmp_path)
     first, second = prepare(store, one, False), prepare(store, two, False)
-    assert store.key_by_secret(first.api_key).enabled  # type: ignore[union-attr]
+    assert first.api_key and second.api_key and first.api_key != second.api_key
+    assert first.signin_token and second.signin_token
+    assert demo_key_path(one).read_text() == first.api_key + "\n"
+    assert demo_key_path(one).stat().st_mode & 0o777 == 0o600
+    assert demo_key_path(two).read_text() == second.api_key + "\n"
     restarted = prepare(store, one, False)
-    assert not store.key_by_secret(first.api_key).enabled  # type: ignore[union-attr]
-    assert store.key_by_secret(second.api_key).enabled  # type: ignore[union-attr]
-    assert store.key_by_secret(restarted.api_key).enabled  # type: ignore[union-attr]
-    alone = RelayConfig(port=3012)
-    assert mint_serve_key(store, alone) != mint_serve_key(store, alone)
+    assert (restarted.api_key, restarted.signin_token) == (None, None)
+    assert restarted.key_file == demo_key_path(one)
+    for key in (first.api_key, second.api_key):
+        record = store.key_by_secret(key)
+        assert record is not None and record.enabled and set(record.scopes) == set(GM_SCOPES)
+    alone = RelayConfig(port=3012, data_dir=tmp_path / "alone")
+    assert make_demo_key(store, alone) is not None and make_demo_key(store, alone) is None
+    assert (tmp_path / "alone" / "demo-key").exists()
     assert {k.name for k in store.list_keys()} >= {"serve", f"serve @{socket.gethostname()}:3010"}
     store.close()
 

@@ -278,8 +278,9 @@ async def h_pair_request(request: web.Request, route: Route, state: RelayState) 
     )
     kind = "upgrade" if ask.upgrade_only else "pair"
     log.info(
-        "%s request %s from world %r (%s): approve with `vttrelay pair approve %s`",
-        kind, made.code, ask.world, made.peer, made.code,
+        "%s request from world %r (%s): decide it on the dashboard or with `vttrelay pair "
+        "requests` and `vttrelay pair approve CODE`",
+        kind, ask.world, made.peer,
     )  # fmt: skip
     return _created(
         made,
@@ -301,8 +302,9 @@ async def h_key_request(request: web.Request, route: Route, state: RelayState) -
         approvals.create_key_request, state.store, ask, request.remote or "", ttl
     )
     log.info(
-        "API key request %s from app %r (%s) for %s: approve with `vttrelay keys approve %s`",
-        made.code, ask.app_name, made.peer, ",".join(ask.scopes), made.code,
+        "API key request from app %r (%s) for %s: decide it on the dashboard or with "
+        "`vttrelay keys requests` and `vttrelay keys approve CODE`",
+        ask.app_name, made.peer, ",".join(ask.scopes),
     )  # fmt: skip
     return _created(
         made,

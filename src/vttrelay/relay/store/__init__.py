@@ -513,6 +513,16 @@ class RelayStore:
             (key, value),
         )
 
+    def claim_setting(self, key: str, value: str) -> bool:
+        """Set `key` unless it is set: True for the one caller that set it (a thing done once
+        per store, even by processes starting together)."""
+        return bool(
+            self.db.run(
+                "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                (key, value),
+            )
+        )
+
 
 def _insert_token(
     db: Connection, account: str, client_id: str, name: str, now: float, ip_allow: str = ""

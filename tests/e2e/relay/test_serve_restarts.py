@@ -1,0 +1,151 @@
+"""Keys across restarts, as an operator lives them with real `vttrelay serve` processes: the
+first start of a data dir prints the demo key (gm scopes) and a sign-in link, later starts
+print neither and revoke nothing; a second `serve` that cannot bind the port changes nothing
+for the running one; `vttrelay dashboard-link` signs in; and no secret that went through the
+relay (the demo key, sign-in tokens, a pair request's code, a pairing code, a world's
+connection token, an API key) is in the whole log of the runs."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from pathlib import Path
+
+import aiohttp
+import httpx
+from bench.procs import free_port
+from tests.support.relay import WorldDouble, stop_process
+
+from vttrelay.relay.store import RelayStore
+
+
+async def _cli(*args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "vttrelay", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def _serve(
+    data: Path, port: int, log: Path, lines: int
+) -> tuple[asyncio.subprocess.Process, list[str]]:
+    """`vttrelay serve` with its stderr (the whole log) appended to `log`; its first `lines`
+    lines of stdout."""
+    with log.open("ab") as stderr:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "vttrelay", "serve", "--port", str(port),
+            "--data-dir", str(data),
+            stdout=asyncio.subprocess.PIPE, stderr=stderr,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )  # fmt: skip
+    assert proc.stdout is not None
+    said = [(await asyncio.wait_for(proc.stdout.readline(), 30)).decode() for _ in range(lines)]
+    assert all(said), said
+    return proc, [line.rstrip("\n") for line in said]
+
+
+async def _sign_in(base: str, link: str) -> int:
+    """Follow a printed sign-in link as a browser does: its form, then POST with its CSRF."""
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+        async with http.get(link) as page:
+            assert page.status == 200
+            found = re.search(r'name="signin_csrf" value="([^"]+)"', await page.text())
+            assert found
+        token = link.split("token=", 1)[1]
+        async with http.post(
+            base + "/dashboard/signin",
+            data={"token": token, "signin_csrf": found.group(1)},
+            headers={"Origin": base},
+            allow_redirects=False,
+        ) as signed:
+            return signed.status
+
+
+async def _pair_a_world(base: str, data: Path) -> list[str]:
+    """The module's Pair button: a pair request, approved with the CLI, its pairing code
+    collected and exchanged for a connection token; the world connects with it. Returns the
+    secrets that went by."""
+    async with httpx.AsyncClient(base_url=base) as http:
+        asked = await http.post("/auth/pair-request", json={"worldId": "w1", "worldTitle": "W"})
+        assert asked.status_code == 201, asked.text
+        code = asked.json()["code"]
+        done = await _cli("pair", "approve", code, "--data-dir", str(data))
+        assert done[0] == 0, done
+        status = (await http.get(f"/auth/pair-request/{code}/status")).json()
+        pairing_code = status["pairingCode"]
+        paired = await http.post("/auth/pair", json={"code": pairing_code, "worldId": "w1"})
+        assert paired.status_code == 200, paired.text
+        token, client_id = paired.json()["token"], paired.json()["clientId"]
+    world = WorldDouble(base.replace("http", "ws") + "/relay", client_id, token)
+    await world.connect()
+    await world.close()
+    return [code, pairing_code, token]
+
+
+async def test_restarts_keep_keys_and_print_no_secret(tmp_path: Path) -> None:
+    data, log, port = tmp_path / "data", tmp_path / "serve.log", free_port()
+    base = f"http://127.0.0.1:{port}"
+    secrets: list[str] = []
+    proc, first = await _serve(data, port, log, 5)
+    try:
+        assert first[1].startswith("API key: ")
+        key = first[1].removeprefix("API key: ")
+        assert first[2] == f'Try: curl -H "x-api-key: {key}" {base}/world-info'
+        link = first[3].removeprefix("Dashboard: ")
+        assert link.startswith(f"{base}/dashboard/signin?token=")
+        assert "kept in" in first[4] and str(data / "demo-key") in first[4]
+        secrets += [key, link.split("token=")[1]]
+        assert (data / "demo-key").read_text() == key + "\n"
+        assert (data / "demo-key").stat().st_mode & 0o777 == 0o600
+        assert await _sign_in(base, link) == 303
+
+        # a second serve on the same data dir and port: refused, and it changed nothing
+        code, out, err = await _cli("serve", "--port", str(port), "--data-dir", str(data))
+        assert (code, out) == (1, "")
+        assert err == f"vttrelay: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+        store = RelayStore(data / "relay.db")
+        try:
+            assert all(k.enabled for k in store.list_keys())
+            assert all(t.revoked_at is None for t in store.list_tokens())
+        finally:
+            store.close()
+        async with httpx.AsyncClient(base_url=base, headers={"x-api-key": key}) as api:
+            assert (await api.get("/world-info")).status_code == 200
+        secrets += await _pair_a_world(base, data)
+        made_key = await _cli("keys", "create", "--preset", "gm", "--data-dir", str(data))
+        assert made_key[0] == 0, made_key
+        secrets.append(made_key[1].strip())
+        async with httpx.AsyncClient(base_url=base) as http:
+            got = await http.get("/clients", headers={"x-api-key": secrets[-1]})
+            assert got.status_code == 200
+    finally:
+        await stop_process(proc)
+
+    proc, later = await _serve(data, port, log, 4)
+    try:
+        assert (
+            later[1] == f"API key: the demo key is in {data / 'demo-key'} (made on the first start)"
+        )
+        assert later[2] == f'Try: curl -H "x-api-key: $(cat {data / "demo-key"})" {base}/world-info'
+        assert later[3] == f"Dashboard: vttrelay dashboard-link --url {base} --data-dir {data}"
+        assert not any(secret in line for secret in secrets for line in later)
+        async with httpx.AsyncClient(base_url=base, headers={"x-api-key": key}) as api:
+            assert (await api.get("/world-info", timeout=20)).status_code == 200  # not revoked
+        code, out, err = await _cli("dashboard-link", "--url", base, "--data-dir", str(data))
+        assert code == 0 and out.startswith(f"{base}/dashboard/signin?token="), err
+        secrets.append(out.strip().split("token=")[1])
+        assert await _sign_in(base, out.strip()) == 303
+    finally:
+        await stop_process(proc)
+
+    whole = log.read_text()
+    assert "world connected: vttrelay-demo" in whole and "GET /world-info 200" in whole
+    assert (
+        "pair request from world 'W'" in whole and "GET /auth/pair-request/{code}/status" in whole
+    )
+    for secret in secrets:
+        assert secret not in whole, secret
