@@ -133,7 +133,7 @@ def test_ready_json_on_stdout_and_bad_seeds_are_refused(tmp_path: Path) -> None:
     )
     try:
         assert proc.stdout is not None
-        lines = [proc.stdout.readline() for _ in range(5)]
+        lines = [proc.stdout.readline() for _ in range(6)]  # the 5 listening lines, the JSON
     finally:
         proc.terminate()
         proc.wait(10)
