@@ -118,6 +118,9 @@ ID_PATTERN: Final = r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}"
 _ID = re.compile(ID_PATTERN)
 INVALID_CLIENT_ID: Final = "Invalid client ID"
 INVALID_WORLD_ID: Final = "Invalid world ID"
+# An account its operator disabled (`vttrelay accounts disable`): the 403 of its sessions and
+# keys, and the reason its worlds are closed with (4005: the module keeps its token and retries)
+ACCOUNT_DISABLED: Final = "Account disabled"
 
 
 def valid_id(text: object) -> bool:

@@ -1,5 +1,6 @@
-"""`vttrelay accounts create|list|invite|reset-link|verify`: password accounts in the relay's
-store, for the operator (sign-up is closed by default: accounts come from here)."""
+"""`vttrelay accounts create|list|invite|reset-link|verify|disable|enable`: password accounts
+in the relay's store, for the operator (sign-up is closed by default: accounts come from
+here)."""
 
 from __future__ import annotations
 
@@ -76,9 +77,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     with closing(open_store(args)) as store:
         listed = users.list_users(store)
     rows = [
-        (u.account, "yes" if u.email_verified else "no", iso(u.created_at), u.email) for u in listed
+        (
+            u.account,
+            "disabled" if u.disabled else "active",
+            "yes" if u.email_verified else "no",
+            iso(u.created_at),
+            u.email,
+        )
+        for u in listed
     ]
-    table(("ACCOUNT", "VERIFIED", "CREATED", "EMAIL"), rows, empty="No password accounts.")
+    table(("ACCOUNT", "STATE", "VERIFIED", "CREATED", "EMAIL"), rows, empty="No password accounts.")
     return 0
 
 
@@ -110,6 +118,25 @@ def cmd_verify(args: argparse.Namespace) -> int:
             return 1
         users.set_verified(store, user.account)
     err(f"Account {user.account} ({user.email}) is verified.")
+    return 0
+
+
+def cmd_disable(args: argparse.Namespace) -> int:
+    """`accounts disable WHO` (`args.disable` True) and `accounts enable WHO` (False)."""
+    with closing(open_store(args)) as store:
+        user = _user(store, args.who)
+        if user is None:
+            return 1
+        users.set_disabled(store, user.account, args.disable)
+    if args.disable:
+        err(f"Account {user.account} ({user.email}) is disabled: its sessions and sign-in links "
+            "ended now; sign-in answers 403 Account disabled; its API keys (403 Account "
+            "disabled) and its worlds (closed 4005 Account disabled; they retry) stop on every "
+            "relay sharing this store at its next check (5 s by default). Nothing is deleted: "
+            f"`vttrelay accounts enable {args.who}` gives it all back.")  # fmt: skip
+    else:
+        err(f"Account {user.account} ({user.email}) is enabled: it signs in again, its API "
+            "keys work again and its worlds reconnect at their next try.")  # fmt: skip
     return 0
 
 
@@ -148,3 +175,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = actions.add_parser("verify", parents=[common], help="mark an account's email verified")
     p.add_argument("who", help="the account's email or account name")
     p.set_defaults(func=cmd_verify)
+    for name, disable, what in (
+        ("disable", True, "stop an account at once: sessions, sign-in, API keys, its worlds"),
+        ("enable", False, "let a disabled account work again"),
+    ):
+        p = actions.add_parser(name, parents=[common], help=what)
+        p.add_argument("who", help="the account's email or account name")
+        p.set_defaults(func=cmd_disable, disable=disable)

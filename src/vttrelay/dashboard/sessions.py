@@ -18,7 +18,7 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from vttrelay.relay.store import RelayStore, sha256_hex
+from vttrelay.relay.store import ACCOUNT_DISABLED, RelayStore, sha256_hex
 from vttrelay.relay.store.database import Connection
 
 SIGNIN_TTL = 3600.0  # seconds a printed sign-in link stays valid
@@ -80,9 +80,13 @@ def redeem_signin_token(
         return None
     with store.transaction() as db:
         row = db.execute(
-            "SELECT * FROM dashboard_signin_tokens WHERE token_hash = ?", (sha256_hex(token),)
+            f"SELECT *, {ACCOUNT_DISABLED.format(table='dashboard_signin_tokens')}"
+            " FROM dashboard_signin_tokens WHERE token_hash = ?",
+            (sha256_hex(token),),
         ).fetchone()
         if row is None or row["used_at"] is not None or row["expires_at"] <= now:
+            return None
+        if row["account_disabled"]:  # `vttrelay accounts disable`
             return None
         db.execute(
             "UPDATE dashboard_signin_tokens SET used_at = ? WHERE token_hash = ?",
@@ -120,9 +124,11 @@ def session_viewer(
     now = _now(now)
     with store.transaction() as db:
         row = db.execute(
-            "SELECT * FROM dashboard_sessions WHERE session_hash = ?", (sha256_hex(secret),)
+            f"SELECT *, {ACCOUNT_DISABLED.format(table='dashboard_sessions')}"
+            " FROM dashboard_sessions WHERE session_hash = ?",
+            (sha256_hex(secret),),
         ).fetchone()
-    if row is None or row["expires_at"] <= now:
+    if row is None or row["expires_at"] <= now or row["account_disabled"]:
         return None
     return Viewer(row["account"], row["csrf"], row["expires_at"])
 

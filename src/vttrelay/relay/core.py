@@ -7,7 +7,8 @@ budgets, the world directory, the relay's limits) and nothing else of the relay:
 
 1. `gate.admit(secret, scope, client_id)` (`gate.admit_key(key, ...)` for a key already at hand,
    a dashboard session's): the API key (401 `API key is required`, `Invalid API
-   key`, `API key is disabled`, `API key has expired`), the world the caller named (404 `Invalid
+   key`, `API key is disabled`, `API key has expired`; 403 `Account disabled` for a key of an
+   account its operator disabled), the world the caller named (404 `Invalid
    client ID` when it is not connected, 401 `Invalid API key for this client ID` when it belongs
    to another account), the key's rate limit (429 with `Retry-After`; the call is then counted
    for usage), the scope (403 `API key lacks required scope: <scope>`). Returns the key.
@@ -100,9 +101,11 @@ def error(status: int, text: str, /, **extra: Any) -> RelayError:
 
 
 def key_problem(key: KeyRecord | None) -> str | None:
-    """Why a key cannot be used (unknown, disabled, expired), or None."""
+    """Why a key cannot be used (unknown, its account disabled, disabled, expired), or None."""
     if key is None:
         return "Invalid API key"
+    if key.account_disabled:
+        return protocol.ACCOUNT_DISABLED
     if not key.enabled:
         return "API key is disabled"
     if key.expired():
@@ -169,7 +172,8 @@ class Gate:
             raise error(401, "API key is required")
         key = self.keys.lookup(secret)
         if key is None or not key.enabled or key.expired():
-            raise error(401, key_problem(key) or "Invalid API key")
+            status = 403 if key is not None and key.account_disabled else 401
+            raise error(status, key_problem(key) or "Invalid API key")
         return self.admit_key(key, scope, client_id)
 
     def admit_key(self, key: KeyRecord, scope: str | None, client_id: str | None) -> Admission:

@@ -27,6 +27,7 @@ from vttrelay.relay.accounts.bodies import answer, bearer, map_body, stamp, text
 from vttrelay.relay.accounts.rules import bare_email, email_problem, password_problem
 from vttrelay.relay.accounts.services import services
 from vttrelay.relay.accounts.sessions import (
+    DISABLED,
     RESEND,
     SH,
     SO,
@@ -217,7 +218,9 @@ async def h_resend_verification(
 
 async def _signed_with_password(request: web.Request, route: Route, state: RelayState) -> User:
     """The account whose email and password the body carries (login, regenerate-key): the
-    AUTH limit, then 400 without both, 401 `Invalid credentials` for a wrong pair."""
+    AUTH limit, then 400 without both, 401 `Invalid credentials` for a wrong pair, 403
+    `Account disabled` for a disabled account (the reference lets it sign in, §14 Q9: we do
+    not)."""
     await limit(request, state, "auth")
     body = await map_body(request, route)
     email, password = _email(body), _password(body, "password")
@@ -226,6 +229,8 @@ async def _signed_with_password(request: web.Request, route: Route, state: Relay
     user = await services(request).login(state.store, email, password)
     if user is None:
         raise error(401, BAD_CREDENTIALS)
+    if user.disabled:
+        raise error(403, DISABLED)
     return user
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from aiohttp import web
 
+from vttrelay.protocol import ACCOUNT_DISABLED
 from vttrelay.relay import peer_limits
 from vttrelay.relay.accounts import users
 from vttrelay.relay.accounts.bodies import bearer
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 INVALID_SESSION: Final = "Invalid or expired session. Please log in again."
 NOT_VERIFIED: Final = "Please verify your email address before using the API."
-DISABLED: Final = "Account disabled"
+DISABLED: Final = ACCOUNT_DISABLED
 TOUCH_AFTER: Final = 60.0  # a session's last use is written at most once a minute
 
 
@@ -40,7 +41,7 @@ class SessionRule:
     missing: tuple[int, str]
     unknown: tuple[int, str]
     no_user: tuple[int, str]
-    checks: Literal["all", "disabled", "none"]
+    checks: Literal["all", "disabled", "none"]  # a disabled account is refused by every rule
 
 
 # `SO`: the key, token, world, credential and settings routes.
@@ -94,7 +95,7 @@ async def signed_in(request: web.Request, state: RelayState, rule: SessionRule) 
         raise error(*rule.unknown)
     if user is None:
         raise error(*rule.no_user)
-    if rule.checks != "none" and user.disabled:
+    if user.disabled:  # every rule (the reference lets `SH` routes pass, §14 Q9: we do not)
         raise error(403, DISABLED)
     if rule.checks == "all" and not user.email_verified:
         raise error(403, NOT_VERIFIED)

@@ -358,6 +358,24 @@ def _take_invite(db: Connection, code_hash: str, account: str, now: float) -> bo
     )
 
 
+def set_disabled(store: RelayStore, account: str, disabled: bool) -> bool:
+    """Disable an account (`vttrelay accounts disable`) or enable it again; False if there is
+    no such login. Disabling ends every session and sign-in link of the account at once; its
+    keys and its worlds' tokens are kept but stop working wherever they are checked (the key
+    cache's refresh, the relay's token check, each new connection), and work again once it is
+    enabled."""
+    now = time.time()
+    with store.transaction() as db:
+        changed = db.execute(
+            "UPDATE users SET disabled = ?, updated_at = ? WHERE account = ?",
+            (1 if disabled else 0, now, account),
+        ).rowcount
+        if changed and disabled:
+            for table in ("account_sessions", "dashboard_sessions", "dashboard_signin_tokens"):
+                db.execute(f"DELETE FROM {table} WHERE account = ?", (account,))
+    return changed == 1
+
+
 # Account-wide revocations ------------------------------------------------------------------------
 
 

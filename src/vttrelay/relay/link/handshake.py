@@ -43,6 +43,9 @@ AUTH_FAILED: Final = Refusal(Close.AUTH_FAILED, "Authentication failed")
 NOT_FOR_ID: Final = Refusal(Close.AUTH_FAILED, TOKEN_NOT_FOR_ID)
 IP_NOT_ALLOWED: Final = Refusal(Close.AUTH_PROTOCOL, "IP address not allowed")
 DUPLICATE: Final = Refusal(Close.DUPLICATE, "Client ID already connected")
+# 4005, not 4002: the module keeps its token and tries again, so the world comes back once its
+# operator enables the account
+ACCOUNT_DISABLED: Final = Refusal(Close.TRY_AGAIN, protocol.ACCOUNT_DISABLED)
 TRY_AGAIN: Final = Refusal(Close.INTERNAL_ERROR, "Server error, try again")
 
 AUTH_SUCCESS: Final = orjson.dumps(protocol.AuthSuccessFrame(type=protocol.AUTH_SUCCESS))
@@ -64,11 +67,14 @@ def check_token(
     record: TokenRecord | None, client_id: str, reserved: Mapping[str, str | None], host: str
 ) -> Refusal | None:
     """Whether the token found for the auth frame admits this socket (None: it does): known,
-    issued for `client_id` (`token_fits`), and the peer `host` in its IP allow-list."""
+    issued for `client_id` (`token_fits`), its account not disabled, and the peer `host` in
+    its IP allow-list."""
     if record is None:
         return AUTH_FAILED
     if not token_fits(record, client_id, reserved):
         return NOT_FOR_ID
+    if record.account_disabled:
+        return ACCOUNT_DISABLED
     if not ip_allowed(record.ip_allow, host):
         return IP_NOT_ALLOWED
     return None

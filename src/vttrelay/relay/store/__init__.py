@@ -14,7 +14,7 @@ import secrets
 import time
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,9 @@ class KeyRecord:
     month_requests: int = 0
     updated_at: float | None = None
     key_prefix: str = ""  # the key's first KEY_PREFIX characters ("" for keys made before)
+    # its account is disabled (`vttrelay accounts disable`): the key is then not `enabled`
+    # either; only the lookups by secret (the key cache's) read it
+    account_disabled: bool = False
 
     def forced_user(self, client_id: str) -> str | None:
         """The userId every call of this key to world `client_id` acts as: the key's user for
@@ -92,6 +95,7 @@ class TokenRecord:
     ip_allow: str
     created_at: float
     revoked_at: float | None
+    account_disabled: bool = False  # read by `token_by_secret` only (the /relay handshake)
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,24 @@ def _key_row(row: Row) -> KeyRecord:
         updated_at=row["updated_at"],
         key_prefix=row["key_prefix"],
     )
+
+
+# The column a lookup by secret adds: whether the row's account is disabled (accounts without a
+# login, such as the operator's `default`, have no users row: never disabled).
+ACCOUNT_DISABLED = (
+    "COALESCE((SELECT disabled FROM users WHERE users.account = {table}.account), 0)"
+    " AS account_disabled"
+)
+# The condition that a row's account is not disabled.
+ACCOUNT_ENABLED = "account NOT IN (SELECT account FROM users WHERE disabled = 1)"
+
+
+def _looked_up_key(row: Row) -> KeyRecord:
+    """A key read by its secret: a key of a disabled account does not work (`enabled` False)."""
+    key = _key_row(row)
+    if not row["account_disabled"]:
+        return key
+    return replace(key, enabled=False, account_disabled=True)
 
 
 def usage_periods(ts: float) -> tuple[str, str]:
@@ -299,8 +321,12 @@ class RelayStore:
 
     def key_by_secret(self, secret: str) -> KeyRecord | None:
         """The key whose secret this is, enabled or not; None if unknown."""
-        row = self.db.one("SELECT * FROM api_keys WHERE key_hash = ?", (sha256_hex(secret),))
-        return _key_row(row) if row else None
+        row = self.db.one(
+            f"SELECT *, {ACCOUNT_DISABLED.format(table='api_keys')} FROM api_keys"
+            " WHERE key_hash = ?",
+            (sha256_hex(secret),),
+        )
+        return _looked_up_key(row) if row else None
 
     def keys_by_secret(self, wanted: Iterable[str]) -> dict[str, KeyRecord]:
         """The keys of these secrets that exist, by secret: one query per 500 secrets (the key
@@ -311,8 +337,12 @@ class RelayStore:
         for i in range(0, len(hashes), 500):
             chunk = hashes[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            for row in self.db.all(f"SELECT * FROM api_keys WHERE key_hash IN ({marks})", chunk):
-                found[by_hash[row["key_hash"]]] = _key_row(row)
+            sql = (
+                f"SELECT *, {ACCOUNT_DISABLED.format(table='api_keys')} FROM api_keys"
+                f" WHERE key_hash IN ({marks})"
+            )
+            for row in self.db.all(sql, chunk):
+                found[by_hash[row["key_hash"]]] = _looked_up_key(row)
         return found
 
     def get_key(self, key_id: str) -> KeyRecord | None:
@@ -417,26 +447,39 @@ class RelayStore:
         return token
 
     def token_by_secret(self, token: str) -> TokenRecord | None:
-        """The live (not revoked) connection token with this secret."""
+        """The live (not revoked) connection token with this secret (`account_disabled` says
+        whether its account is disabled)."""
         row = self.db.one(
-            "SELECT * FROM connection_tokens WHERE token_hash = ? AND revoked_at IS NULL",
+            f"SELECT *, {ACCOUNT_DISABLED.format(table='connection_tokens')}"
+            " FROM connection_tokens WHERE token_hash = ? AND revoked_at IS NULL",
             (sha256_hex(token),),
         )
-        return _token_row(row) if row else None
+        if row is None:
+            return None
+        return replace(_token_row(row), account_disabled=bool(row["account_disabled"]))
 
     def live_token_ids(self, token_ids: Iterable[str]) -> set[str]:
-        """Which of these token ids are still live (not revoked): one query per 500."""
+        """Which of these token ids are still live (not revoked, account not disabled): one
+        query per 500."""
+        return self._token_ids(token_ids, ACCOUNT_ENABLED)
+
+    def suspended_token_ids(self, token_ids: Iterable[str]) -> set[str]:
+        """Which of these token ids are not revoked but belong to a disabled account."""
+        return self._token_ids(token_ids, f"NOT {ACCOUNT_ENABLED}")
+
+    def _token_ids(self, token_ids: Iterable[str], condition: str) -> set[str]:
         ids = list(dict.fromkeys(token_ids))
-        live: set[str] = set()
+        found: set[str] = set()
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
             marks = ",".join("?" * len(chunk))
             rows = self.db.all(
-                f"SELECT id FROM connection_tokens WHERE id IN ({marks}) AND revoked_at IS NULL",
+                f"SELECT id FROM connection_tokens WHERE id IN ({marks}) AND revoked_at IS NULL"
+                f" AND {condition}",
                 chunk,
             )
-            live.update(row["id"] for row in rows)
-        return live
+            found.update(row["id"] for row in rows)
+        return found
 
     def revoke_token(self, token: str) -> TokenRecord | None:
         """Revoke a connection token by its secret; returns it if it was live."""

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from vttrelay.protocol import Close
+from vttrelay.protocol import ACCOUNT_DISABLED, Close
 from vttrelay.relay.backends.ports import Backends, CountListener, EventSink, Store
 from vttrelay.relay.events.model import EventLog, LoggedEvent, Resume, StreamEvent
 from vttrelay.relay.ratelimit import TokenBuckets
@@ -154,13 +154,24 @@ class LocalDirectory:
         await asyncio.gather(*(w.close(code, reason) for w in self), return_exceptions=True)
 
     async def check_tokens(self, store: Store) -> int:
-        """Close worlds whose token was revoked (e.g. from another process): 4002."""
+        """Close worlds whose token was revoked (e.g. from another process): 4002; and those of
+        a disabled account: 4005 `Account disabled` (the module keeps its token and tries again,
+        so the world comes back once the account is enabled)."""
         worlds = [w for w in self if not w.closed]
         live = await asyncio.to_thread(store.live_token_ids, {w.token_id for w in worlds})
         revoked = [w for w in worlds if w.token_id not in live]
+        suspended = (
+            await asyncio.to_thread(store.suspended_token_ids, {w.token_id for w in revoked})
+            if revoked
+            else set()
+        )
         for world in revoked:
-            log.info("world %s: connection token revoked", world.client_id)
-            await world.close(Close.AUTH_PROTOCOL, "Connection token revoked")
+            if world.token_id in suspended:
+                log.info("world %s: its account is disabled", world.client_id)
+                await world.close(Close.TRY_AGAIN, ACCOUNT_DISABLED)
+            else:
+                log.info("world %s: connection token revoked", world.client_id)
+                await world.close(Close.AUTH_PROTOCOL, "Connection token revoked")
         return len(revoked)
 
     async def close_token(self, token_id: str, code: int, reason: str) -> int:
