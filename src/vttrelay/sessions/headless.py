@@ -9,13 +9,14 @@ any page script the module's connection token is seeded into local storage
 its notifications are clicked away; when Foundry shows its world list instead of a join page
 (no world is running), the named world is launched from it (`choose_world`, the reference's
 step 10: its failures are only logged, and the login step then says that it found no form);
-the join form's user is found by name
-(`configured Foundry user not found on this server (check credential settings)`, `... already
-logged in ...`); the join is posted as JSON to `/join` (`login rejected by Foundry: ...`), every
-failure wrapped as `login failed: <text>`; the game UI must appear (`game canvas did not load:
-...`), running the world expected (`wrong world loaded: server is running "<id>", expected
+the join form's user is found by name (`configured Foundry user not found on this server (check
+credential settings)`, `... already logged in ...`); the join is posted as JSON to `/join`
+(`login rejected by Foundry: ...`), every failure wrapped as `login failed: <text>`; the game UI
+must appear (`game canvas did not load: ...`, the page then saved as a PNG beside the session's
+log), running the world expected (`wrong world loaded: server is running "<id>", expected
 "<id>"`); then the world's module must connect to the relay with the seeded token (`client
-connection timed out after <n>s`).
+connection timed out after <n>s`). Pages are 1280 x 800 (the window and the emulated viewport,
+as the reference's defaults).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ log = logging.getLogger(__name__)
 
 CHROMIUM: Final = "/usr/bin/chromium"
 TOKEN_KEY: Final = "foundry-rest-api.connectionToken"
+VIEWPORT: Final = {"width": 1280, "height": 800}
 NAVIGATION_TIMEOUT: Final = 180.0
 LOGIN_TIMEOUT: Final = 30.0
 GAME_TIMEOUT: Final = 30.0
@@ -78,7 +80,7 @@ FLAGS: Final = (
     "--disable-background-networking",
     "--remote-debugging-address=127.0.0.1",
     "--remote-debugging-port=0",
-    "--window-size=1280,800",
+    "--window-size=1280,800",  # = VIEWPORT
     "--disable-gpu",
 )
 JOIN_SCRIPT: Final = """async ([userid, password]) => {
@@ -232,10 +234,18 @@ async def _running_world(page: Any) -> str:
 
 
 async def log_in(
-    browser: Browser, url: str, username: str, password: str, token: str, world: WorldChoice
+    browser: Browser,
+    url: str,
+    username: str,
+    password: str,
+    token: str,
+    world: WorldChoice,
+    screenshot: Path | None = None,
 ) -> None:
     """Open Foundry at `url` with the token seeded, launch the world from Foundry's world list
-    if it shows one, join as `username`, wait for the game UI of the expected world."""
+    if it shows one, join as `username`, wait for the game UI of the expected world. When the
+    game UI does not come, the page is saved as a PNG at `screenshot` for the operator (the
+    reference's debug screenshot)."""
     context = browser.browser.contexts[0] if browser.browser.contexts else None
     context = context or await browser.browser.new_context()
     # the module's client setting holds the token as a JSON string
@@ -243,6 +253,7 @@ async def log_in(
     seed = f"localStorage.setItem({orjson.dumps(TOKEN_KEY).decode()}, {value});"
     await context.add_init_script(seed)
     page = await context.new_page()
+    await page.set_viewport_size(VIEWPORT)
     try:
         await page.goto(url, timeout=NAVIGATION_TIMEOUT * 1000)
     except Exception as exc:
@@ -284,6 +295,9 @@ async def log_in(
     try:
         await page.wait_for_selector(GAME_SELECTOR, state="attached", timeout=GAME_TIMEOUT * 1000)
     except Exception as exc:
+        if screenshot is not None:
+            with contextlib.suppress(Exception):
+                await page.screenshot(path=str(screenshot), timeout=10_000)
         raise LaunchError(f"game canvas did not load: {exc}") from None
     if world.world_id:
         running = await _running_world(page)

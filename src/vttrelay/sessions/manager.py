@@ -203,6 +203,7 @@ class SessionManager:
                 login.password,
                 secret,
                 choice,
+                self.logs / f"{session_id}.png",
             )
             deadline = time.monotonic() + limit
             while not self.hooks.is_live(client_id, account):

@@ -29,6 +29,7 @@ PASSWORD = "hunter2"
 WORLDS: Final = {
     "fake-world": ("Fake World", "fake-world"),
     "other-world": ("Other World", "other-world"),
+    "broken-world": ("Broken World", "broken-world"),  # its game page never shows the game UI
 }
 LAUNCHED: Final = web.AppKey("launched", list)  # the worlds launched from the setup page
 JOIN_PAGE = """<!doctype html><title>Join Game Session</title>
@@ -59,7 +60,7 @@ for (const play of document.querySelectorAll("a.control.play")) {{
 WORLD_ENTRY = """<li class="package world" data-package-id="{id}">
 <h3 class="package-title"> {title} </h3><a class="control play" data-action="worldLaunch">
 <i class="fas fa-play">Launch World</i></a></li>"""
-GAME_PAGE = """<!doctype html><title>{title}</title><div id="ui-left"></div><script>
+GAME_PAGE = """<!doctype html><title>{title}</title><div id="{ui}">{title}</div><script>
 globalThis.game = {{world: {{id: "{world_id}", title: "{title}"}}}};
 const token = JSON.parse(localStorage.getItem("foundry-rest-api.connectionToken"));
 const query = new URLSearchParams({{id: "{client_id}", worldId: "{world_id}",
@@ -122,8 +123,9 @@ def fake_foundry(relay_ws_url: str, running: str | None = "fake-world") -> web.A
         if request.cookies.get("session") not in sessions or running_now is None:
             raise web.HTTPFound("/join")
         title, client_id = WORLDS[running_now]
+        ui = "loading" if running_now == "broken-world" else "ui-left"
         page = GAME_PAGE.format(
-            world_id=running_now, title=title, client_id=client_id, relay=relay_ws_url
+            world_id=running_now, title=title, client_id=client_id, relay=relay_ws_url, ui=ui
         )
         return web.Response(text=page, content_type="text/html")
 

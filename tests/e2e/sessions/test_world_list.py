@@ -3,7 +3,8 @@
 page; the relay's browser clicks away the notification that covers the list, launches the named
 world from it (found by its title or id, any case), then logs in and the world connects. A world
 missing from the list ends in the login step's refusal after its 30 s; a server running another
-world than the paired one is refused as the reference's auto-start refuses it."""
+world than the paired one is refused as the reference's auto-start refuses it, and a game page
+that never shows the game UI is refused after its 30 s and saved as a PNG for the operator."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from .fake_foundry import LAUNCHED, PASSWORD
 from .test_browser_sessions import (
@@ -82,6 +84,31 @@ async def test_a_server_running_another_world_is_refused(tmp_path: Path, foundry
         assert session_pids(tmp_path) == []  # its browser is gone
         status, listed = await relay.call("GET", "/session", key)
         assert listed == {"activeSessions": []}
+    finally:
+        await stop_process(relay.proc)
+        await foundry.cleanup()
+        no_browser_left(tmp_path)
+
+
+async def test_a_game_page_that_never_loads_is_saved_for_the_operator(
+    tmp_path: Path, foundry_port: int
+) -> None:
+    relay = await serve(tmp_path, "--headless-allow", f"127.0.0.1:{foundry_port}")
+    foundry = await start_foundry(relay, foundry_port, running="broken-world")
+    try:
+        paired(relay, "broken-world", "broken-world", "Broken World")
+        key = relay.key()
+        status, body = await start_session(
+            relay, key, foundry_port, "Gamemaster", PASSWORD, "Broken World"
+        )
+        assert status == 408, body
+        assert body["error"].startswith("game canvas did not load: "), body
+        (picture,) = (tmp_path / "sessions" / "logs").glob("*.png")
+        with Image.open(picture) as image:
+            assert image.size == (1280, 800)
+            darkest, lightest = image.convert("L").getextrema()
+            assert darkest < 100 < lightest  # the page's text on its background, not blank
+        assert session_pids(tmp_path) == []
     finally:
         await stop_process(relay.proc)
         await foundry.cleanup()
