@@ -2,7 +2,8 @@
 real sockets: a game master signs in (no API key anywhere), opens the world page, sees Elara's
 HP change when a client damages her over REST, reads rolls and hit/miss lines in the feed,
 advances the combat turn from the page and finds it in `GET /encounters`, damages, heals,
-toggles a condition and posts to chat from the page (each checked over REST), then filters the
+toggles a condition and posts to chat from the page (each checked over REST), follows a scene
+switch made over REST, then filters the
 activity log to failures and finds a 403 made a moment before, beside the page's own calls.
 
 Set VTTRELAY_SCREENSHOTS=docs to write the README's world-page screenshots into docs/.
@@ -33,6 +34,7 @@ SCOPES = (
     "chat:read",
     "effects:read",
     "file:write",
+    "scene:write",
     "dnd5e",
 )
 
@@ -135,6 +137,15 @@ async def test_a_gm_runs_the_table_from_the_world_page(
     assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     await page.screenshot(path=str(shots / "world-phone.png"), full_page=True)
     await page.set_viewport_size(DESKTOP)
+
+    # another scene becomes active: the page follows the scene stream (name and picture)
+    first_picture = await page.locator("#w-scene-img").get_attribute("src")
+    status, _ = await api("POST", "/switch-scene", {"name": "Goblin Ambush"})
+    assert status == 200
+    await page.locator("#w-scene-name", has_text="Goblin Ambush").wait_for()
+    await page.wait_for_function(
+        "s => document.querySelector('#w-scene-img').getAttribute('src') !== s", arg=first_picture
+    )
 
     # a 403 a moment ago, found among the failures; the page's calls are recorded as the
     # session's ("dashboard (signed in)"), like any API call

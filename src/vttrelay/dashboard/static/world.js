@@ -43,9 +43,9 @@
     return data;
   }
 
-  const later = (key, run) => {  // one re-read per burst of events
-    clearTimeout(state.timers.get(key));
-    state.timers.set(key, setTimeout(() => { state.timers.delete(key); run().catch(problem); }, 150));
+  const later = (key, run, ms = 150) => {  // the events of `ms` coalesce into one re-read
+    if (state.timers.has(key)) return;
+    state.timers.set(key, setTimeout(() => { state.timers.delete(key); run().catch(problem); }, ms));
   };
 
   // Actors --------------------------------------------------------------------------------------
@@ -324,7 +324,7 @@
     else if (event.channel === "actor-events" && data.actorUuid && state.actors.has(data.actorUuid)) {
       later(`actor:${data.actorUuid}`, () => loadActor(data.actorUuid));
     } else if (event.channel === "combat-events") later("combat", loadCombat);
-    else if (event.channel === "scene-events") later("scene", loadScene);
+    else if (event.channel === "scene-events") later("scene", loadScene, 1000);  // a new picture at most once a second
   }
 
   async function loadAll() {
