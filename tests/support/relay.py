@@ -329,14 +329,12 @@ async def stop_process(proc: asyncio.subprocess.Process) -> None:
             await proc.wait()
 
 
-async def start_serve(
-    data_dir: Path, port: int, *args: str, **options: Any
-) -> tuple[asyncio.subprocess.Process, list[str]]:
-    """Run `vttrelay serve --port PORT --data-dir DATA_DIR *ARGS` as a real process (extra
-    `asyncio.create_subprocess_exec` options such as `preexec_fn` pass through) and wait for its
-    `Try: ` line; return the process and the stdout lines up to that one. The caller stops it
-    with `stop_process`; if it exits before that line, it is stopped here and the test fails."""
-    proc = await asyncio.create_subprocess_exec(
+async def _spawn_serve(
+    data_dir: Path, port: int, args: tuple[str, ...], **options: Any
+) -> asyncio.subprocess.Process:
+    """`vttrelay serve --port PORT --data-dir DATA_DIR *ARGS` started (its stderr discarded;
+    `options` go to `asyncio.create_subprocess_exec`)."""
+    return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "vttrelay",
@@ -346,8 +344,23 @@ async def start_serve(
         "--data-dir",
         str(data_dir),
         *args,
-        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
+        **options,
+    )
+
+
+async def start_serve(
+    data_dir: Path, port: int, *args: str, **options: Any
+) -> tuple[asyncio.subprocess.Process, list[str]]:
+    """Run `vttrelay serve --port PORT --data-dir DATA_DIR *ARGS` as a real process (extra
+    `asyncio.create_subprocess_exec` options such as `preexec_fn` pass through) and wait for its
+    `Try: ` line; return the process and the stdout lines up to that one. The caller stops it
+    with `stop_process`; if it exits before that line, it is stopped here and the test fails."""
+    proc = await _spawn_serve(
+        data_dir,
+        port,
+        args,
+        stdout=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         **options,
     )
@@ -370,23 +383,13 @@ async def start_serve_ready(
 ) -> tuple[asyncio.subprocess.Process, dict[str, Any]]:
     """Run `vttrelay serve --port 0 --data-dir DATA_DIR --ready-file ... *ARGS` (environment
     plus `env`) and wait for its ready file (the one naming its pid); the process and the file's
-    JSON. The caller stops
-    it with `stop_process`; if it exits first, the test fails."""
+    JSON. The caller stops it with `stop_process`; if it exits first, the test fails."""
     ready = Path(data_dir).with_name(Path(data_dir).name + ".ready")
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "vttrelay",
-        "serve",
-        "--port",
-        "0",
-        "--data-dir",
-        str(data_dir),
-        "--ready-file",
-        str(ready),
-        *args,
+    proc = await _spawn_serve(
+        data_dir,
+        0,
+        ("--ready-file", str(ready), *args),
         stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
         env={**os.environ, **(env or {})},
     )
     try:
