@@ -179,6 +179,7 @@ async def run_instance(
     is bound: a `serve` that cannot bind it (another relay has it) changes nothing in the store.
     Closes `store` at the end."""
     loop = asyncio.get_running_loop()
+    own_process = stop is None  # else it runs inside someone else's process (the plugin)
     if stop is None:
         # SIGINT/SIGTERM from now on stop the relay cleanly, also one that comes during
         # start-up (it then stops as soon as it has started: it leaves a shared directory
@@ -243,9 +244,10 @@ async def run_instance(
 
             # Start-up objects (modules, routes, the world's documents) never become garbage:
             # frozen, the cyclic collector no longer walks them in its full collections
-            # (bench/RESULTS.md).
-            gc.collect()
-            gc.freeze()
+            # (bench/RESULTS.md). Not in another's process: its objects are not ours to freeze.
+            if own_process:
+                gc.collect()
+                gc.freeze()
             if ready is not None:
                 ready(Listening(base, world))
             try:
