@@ -9,8 +9,10 @@ browser behind that the next start reaps."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,23 @@ async def start_foundry(relay: Relay, port: int, running: str | None = CLIENT_ID
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     return runner
+
+
+@contextlib.asynccontextmanager
+async def relay_and_foundry(
+    data_dir: Path, port: int, running: str | None = CLIENT_ID
+) -> AsyncIterator[tuple[Relay, web.AppRunner]]:
+    """A `vttrelay serve` allowed to open the fake Foundry server on `port` (running world
+    `running`), and that server; both stopped after, and no session browser left behind."""
+    relay = await serve(data_dir, "--headless-allow", f"127.0.0.1:{port}")
+    foundry = await start_foundry(relay, port, running)
+    try:
+        yield relay, foundry
+    finally:
+        await stop_process(relay.proc)
+        await foundry.cleanup()
+        for leftover in [p for p in session_pids(data_dir) if alive(p)]:
+            os.killpg(leftover, signal.SIGKILL)
 
 
 def paired(relay: Relay, client_id: str = CLIENT_ID, world_id: str = "", title: str = "") -> None:

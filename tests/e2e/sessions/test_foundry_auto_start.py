@@ -9,8 +9,6 @@ two minutes with that credential (no browser opened), while linking another one 
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -22,8 +20,8 @@ import pytest
 from bench.procs import alive
 
 from .fake_foundry import LAUNCHED, PASSWORD
-from .test_browser_sessions import CLIENT_ID, paired, start_foundry
-from .test_sessions import Relay, serve, session_pids, stop_process
+from .test_browser_sessions import CLIENT_ID, paired, relay_and_foundry
+from .test_sessions import Relay, session_pids
 
 pytestmark = pytest.mark.skipif(
     not Path("/usr/bin/chromium").exists(), reason="needs Debian's chromium"
@@ -53,9 +51,7 @@ async def test_a_call_to_an_armed_paired_world_starts_its_browser_session(
         input=OWNER_PASSWORD + "\n", capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
-    relay = await serve(tmp_path, "--headless-allow", f"127.0.0.1:{foundry_port}")
-    foundry = await start_foundry(relay, foundry_port, running=None)
-    try:
+    async with relay_and_foundry(tmp_path, foundry_port, None) as (relay, foundry):
         paired(relay, CLIENT_ID, "fake-world", "Fake World")
         key = relay.key()
         async with aiohttp.ClientSession() as http:
@@ -118,8 +114,3 @@ async def test_a_call_to_an_armed_paired_world_starts_its_browser_session(
         status, body = await relay.call("GET", "/world-info", key, clientId=CLIENT_ID)
         assert (status, body) == (404, {"error": "Invalid client ID"})
         assert session_pids(tmp_path) == []
-    finally:
-        await stop_process(relay.proc)
-        await foundry.cleanup()
-        for leftover in [p for p in session_pids(tmp_path) if alive(p)]:
-            os.killpg(leftover, signal.SIGKILL)

@@ -8,8 +8,6 @@ that never shows the game UI is refused after its 30 s and saved as a PNG for th
 
 from __future__ import annotations
 
-import os
-import signal
 from pathlib import Path
 
 import pytest
@@ -19,30 +17,21 @@ from .fake_foundry import LAUNCHED, PASSWORD
 from .test_browser_sessions import (
     CLIENT_ID,
     paired,
+    relay_and_foundry,
     serving_session,
-    start_foundry,
     start_session,
 )
-from .test_sessions import serve, session_pids, stop_process
+from .test_sessions import session_pids
 
 pytestmark = pytest.mark.skipif(
     not Path("/usr/bin/chromium").exists(), reason="needs Debian's chromium"
 )
 
 
-def no_browser_left(data_dir: Path) -> None:
-    from bench.procs import alive
-
-    for leftover in [p for p in session_pids(data_dir) if alive(p)]:
-        os.killpg(leftover, signal.SIGKILL)
-
-
 async def test_the_named_world_is_launched_from_foundrys_world_list(
     tmp_path: Path, foundry_port: int
 ) -> None:
-    relay = await serve(tmp_path, "--headless-allow", f"127.0.0.1:{foundry_port}")
-    foundry = await start_foundry(relay, foundry_port, running=None)
-    try:
+    async with relay_and_foundry(tmp_path, foundry_port, None) as (relay, foundry):
         paired(relay, CLIENT_ID, "fake-world", "Fake World")
         paired(relay, "lost-world", "lost-world", "Lost World")
         key = relay.key()
@@ -63,17 +52,11 @@ async def test_the_named_world_is_launched_from_foundrys_world_list(
         assert entry["worldName"] == "fake WORLD" and entry["worldId"] == "fake-world"
         status, _ = await relay.call("DELETE", "/end-session", key, sessionId=started["sessionId"])
         assert status == 200
-    finally:
-        await stop_process(relay.proc)
-        await foundry.cleanup()
-        no_browser_left(tmp_path)
     assert session_pids(tmp_path) == []
 
 
 async def test_a_server_running_another_world_is_refused(tmp_path: Path, foundry_port: int) -> None:
-    relay = await serve(tmp_path, "--headless-allow", f"127.0.0.1:{foundry_port}")
-    foundry = await start_foundry(relay, foundry_port, running="other-world")
-    try:
+    async with relay_and_foundry(tmp_path, foundry_port, "other-world") as (relay, foundry):
         paired(relay, CLIENT_ID, "fake-world", "Fake World")
         key = relay.key()
         status, body = await start_session(relay, key, foundry_port, "Gamemaster", PASSWORD)
@@ -84,18 +67,12 @@ async def test_a_server_running_another_world_is_refused(tmp_path: Path, foundry
         assert session_pids(tmp_path) == []  # its browser is gone
         status, listed = await relay.call("GET", "/session", key)
         assert listed == {"activeSessions": []}
-    finally:
-        await stop_process(relay.proc)
-        await foundry.cleanup()
-        no_browser_left(tmp_path)
 
 
 async def test_a_game_page_that_never_loads_is_saved_for_the_operator(
     tmp_path: Path, foundry_port: int
 ) -> None:
-    relay = await serve(tmp_path, "--headless-allow", f"127.0.0.1:{foundry_port}")
-    foundry = await start_foundry(relay, foundry_port, running="broken-world")
-    try:
+    async with relay_and_foundry(tmp_path, foundry_port, "broken-world") as (relay, foundry):
         paired(relay, "broken-world", "broken-world", "Broken World")
         key = relay.key()
         status, body = await start_session(
@@ -110,7 +87,3 @@ async def test_a_game_page_that_never_loads_is_saved_for_the_operator(
             assert isinstance(extrema[0], int) and isinstance(extrema[1], int)
             assert extrema[0] < 100 < extrema[1]  # the page's text on its background, not blank
         assert session_pids(tmp_path) == []
-    finally:
-        await stop_process(relay.proc)
-        await foundry.cleanup()
-        no_browser_left(tmp_path)
