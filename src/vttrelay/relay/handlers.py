@@ -20,13 +20,14 @@ from vttrelay.relay import files, openapi, peer_limits, sessions_api, sheets
 from vttrelay.relay.accesslog import escape
 from vttrelay.relay.accounts import activity_http as accounts_activity
 from vttrelay.relay.accounts import http as accounts_http
+from vttrelay.relay.accounts import keys, pairing
 from vttrelay.relay.accounts import keys_http as accounts_keys
-from vttrelay.relay.accounts import pairing
 from vttrelay.relay.accounts import requests_http as accounts_requests
 from vttrelay.relay.accounts import settings_http as accounts_settings
 from vttrelay.relay.accounts import worlds_http as accounts_worlds
 from vttrelay.relay.core import admitted, error
 from vttrelay.relay.forward import admit_request, forward_image, json_response, read_body
+from vttrelay.relay.link.handshake import public_url
 from vttrelay.relay.metrics import metrics_response
 from vttrelay.relay.routes import Route
 from vttrelay.relay.state import RelayState
@@ -156,7 +157,14 @@ async def h_pair(request: web.Request, route: Route, state: RelayState) -> web.R
     metadata = {k: v for k in ("worldId", "worldTitle") if isinstance(v := body.get(k), str) and v}
     if len(metadata.get("worldTitle", "")) > pairing.MAX_TEXT:
         raise error(400, f"worldTitle is too long (at most {pairing.MAX_TEXT} characters)")
-    live = existing is not None and state.registry.get(existing) is not None
+    origin = body.get("serverOrigin")
+    if isinstance(origin, str) and (url := public_url(origin)):
+        metadata["publicUrl"] = url  # the Foundry page's origin, as /relay records it
+    # The ids connected now: a world never pairs as one of them (client_ids.py)
+    account = await asyncio.to_thread(keys.pairing_code_account, state.store, code.strip())
+    live = {w.client_id for w in state.registry.for_account(account)} if account else set()
+    if existing is not None and state.registry.get(existing) is not None:
+        live.add(existing)
     result = await asyncio.to_thread(
         state.store.redeem_pairing_code, code.strip(), existing, metadata, live
     )

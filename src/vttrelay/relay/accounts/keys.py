@@ -156,6 +156,12 @@ def pairing_code(store: RelayStore, account: str, ttl: float, client_id: str | N
     return code
 
 
+def pairing_code_account(store: RelayStore, code: str) -> str | None:
+    """The account a pairing code pairs with (None: no such code); it is not spent."""
+    row = store.db.one("SELECT account FROM pairing_codes WHERE code = ?", (code.upper(),))
+    return str(row["account"]) if row else None
+
+
 def account_world(store: RelayStore, account: str, client_id: str) -> KnownClient | None:
     world = store.known_client(client_id)
     return world if world is not None and world.account == account else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from vttrelay.protocol import valid_id
-from vttrelay.relay.accounts.client_ids import keeps_id, new_client_id
+from vttrelay.relay.accounts.client_ids import keeps_id, new_client_id, same_world
 from vttrelay.relay.store.database import Connection, Database, Row, SqliteDatabase, open_database
 
 DEFAULT_ACCOUNT = "default"
@@ -396,11 +396,12 @@ class RelayStore:
         code: str,
         existing_client_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
-        live: bool = False,
+        live: Container[str] = (),
     ) -> Pairing | PairingError:
         """Trade a code for a new connection token (atomically: a code works once, on whichever
         instance redeems it first). The world keeps `existing_client_id` only as
-        `client_ids.keeps_id` allows (`live`: a world is connected with that id now)."""
+        `client_ids.keeps_id` allows, else pairs as the account's world with its world id
+        (`client_ids.same_world`); `live`: the ids connected now (of the code's account)."""
         now = time.time()
         with self.transaction() as db:
             row = db.execute(
@@ -425,8 +426,21 @@ class RelayStore:
                 owner, stored = (
                     (known["account"], orjson.loads(known["metadata"])) if known else (None, None)
                 )
-                if not keeps_id(owner, stored, account, str(meta.get("worldId") or ""), live):
+                world_id = str(meta.get("worldId") or "")
+                if not keeps_id(owner, stored, account, world_id, client_id in live):
                     client_id = None
+            if client_id is None:
+                known = db.execute(
+                    "SELECT client_id, metadata FROM known_clients WHERE account = ?"
+                    " ORDER BY first_seen, client_id",
+                    (account,),
+                ).fetchall()
+                client_id = same_world(
+                    ((r["client_id"], orjson.loads(r["metadata"])) for r in known),
+                    str(meta.get("worldId") or ""),
+                    str(meta.get("publicUrl") or ""),
+                    live,
+                )
             client_id = client_id or new_client_id()
             name = str(meta.get("worldTitle") or "")
             token = _insert_token(db, account, client_id, name, now)
