@@ -16,7 +16,8 @@
   §4.10); one start per world at a time, none for two minutes after one failed (`launches`).
 - `listing(account, last_request)`, `end(account, id)`: the caller's own sessions only.
 - `sweep(last_request)`: ends sessions idle past `idle_timeout` (from the last request the relay
-  forwarded to the world, or the start) and those whose process died.
+  forwarded to the world, or the start), those whose process died and those whose world is no
+  longer connected (also ended before another start of that world).
 Every session's processes are stopped on `close()`; `open()` reaps what a killed relay left.
 With sessions turned off the relay has no manager and answers as the reference does disabled.
 """
@@ -157,6 +158,7 @@ class SessionManager:
                 "error": f"No world of this account named '{world}' has been paired with this "
                 "relay: pair it once from a GM's browser, then name it in x-world-name"
             }
+        await self._drop_stale(paired.client_id)
         if self.hooks.is_live(paired.client_id, account) or paired.client_id in self._starting:
             return 408, {"error": "the world is already connected", "message": LAUNCH_FAILED}
         full = self._full(account)
@@ -240,6 +242,7 @@ class SessionManager:
         world = self.catalog.get(account, name)
         if world is None:
             return 404, {"error": f"No world named '{name}': create it first"}
+        await self._drop_stale(world.client_id)
         for session in self.sessions.values():
             if session.client_id == world.client_id:
                 return 200, {
@@ -301,6 +304,7 @@ class SessionManager:
 
     async def _auto_start_embedded(self, world: StoredWorld, timeout: float) -> Answer:
         account, client_id = world.account, world.client_id
+        await self._drop_stale(client_id)
         if self.hooks.is_live(client_id, account):
             return 200, {"clientId": client_id, "success": True}
         full = self._full(account)
@@ -316,6 +320,7 @@ class SessionManager:
     async def _auto_start_foundry(self, account: str, armed: ArmedWorld, timeout: float) -> Answer:
         """files-sheet-sessions §4.10 flow steps 4-6 with the reference's texts."""
         client_id = armed.paired.client_id
+        await self._drop_stale(client_id)
         if self.hooks.is_live(client_id, account):
             return 200, {"clientId": client_id, "success": True}
         if armed.credential_id is None:
@@ -408,14 +413,25 @@ class SessionManager:
         log.info("session %s ended (%s)", session.id, session.client_id)
 
     async def sweep(self, last_request: Callable[[str], float | None]) -> None:
-        """End sessions idle past `idle_timeout` and those whose process has died."""
+        """End sessions idle past `idle_timeout`, those whose process has died and those whose
+        world is no longer connected."""
         idle = self.config.idle_timeout
         now = _now_ms()
         for session in list(self.sessions.values()):
             dead = session.child is not None and not session.child.running
+            gone = not self.hooks.is_live(session.client_id, session.account)
             quiet = idle > 0 and now - self._last_activity(session, last_request) > idle * 1000
-            if dead or quiet:
-                log.info("session %s: %s, ending it", session.id, "exited" if dead else "idle")
+            if dead or gone or quiet:
+                why = "exited" if dead else "its world left" if gone else "idle"
+                log.info("session %s: %s, ending it", session.id, why)
+                await self._stop(session)
+
+    async def _drop_stale(self, client_id: str) -> None:
+        """End the sessions of `client_id` whose world is no longer connected (a browser whose
+        world went away, say): before another start of that world (the reference's step 1)."""
+        for session in [s for s in self.sessions.values() if s.client_id == client_id]:
+            if not self.hooks.is_live(session.client_id, session.account):
+                log.info("session %s: its world left, ending it", session.id)
                 await self._stop(session)
 
     # Stored worlds ----------------------------------------------------------------------------

@@ -5,7 +5,8 @@
 world opens a browser session with that login (here through Foundry's world list, as no world
 runs on the fake server) and is answered by the world once it has connected. Before it is armed
 the call gets the usual offline 404; a login that fails is a clear error and is not retried for
-two minutes with that credential (no browser opened), while linking another one tries at once."""
+two minutes with that credential (no browser opened), while linking another one tries at once.
+A session whose world has left (its token revoked) is ended by the next start of that world."""
 
 from __future__ import annotations
 
@@ -106,8 +107,20 @@ async def test_a_call_to_an_armed_paired_world_starts_its_browser_session(
             CLIENT_ID,
             "Fake World",
         )
+
+        # the world leaves while its browser stays (its connection token revoked by the owner):
+        # the next call ends that session and starts a new one
+        tokens = (await as_owner(relay, "GET", "/auth/connection-tokens", session))["tokens"]
+        (headless,) = [t for t in tokens if t["name"].startswith("headless session ")]
+        await as_owner(relay, "DELETE", f"/auth/connection-tokens/{headless['id']}", session)
+        status, info = await relay.call("GET", "/world-info", key, clientId=CLIENT_ID)
+        assert status == 200, info
+        assert not alive(pid)
+        (again,) = session_pids(tmp_path)
+        status, listed = await relay.call("GET", "/session", key)
+        (entry,) = listed["activeSessions"]
         status, _ = await relay.call("DELETE", "/end-session", key, sessionId=entry["sessionId"])
-        assert status == 200 and not alive(pid)
+        assert status == 200 and not alive(again)
 
         # auto-start off again: offline stays offline
         await as_owner(relay, "PATCH", world + "/auto-start", session, {"enabled": False})

@@ -1,5 +1,6 @@
 """Session limits of the manager: sessions per account and on the relay, checked before any
-process starts; a stored world of another account cannot be started."""
+process starts; a stored world of another account cannot be started; the sweep ends a session
+whose world has left."""
 
 from __future__ import annotations
 
@@ -42,3 +43,11 @@ def test_per_account_and_relay_limits(tmp_path: Path) -> None:
     assert (status, body) == (429, {"error": "maximum headless sessions (3) reached on this relay"})
     status, body = asyncio.run(sessions.start("c", {"worldName": "camp"}))
     assert status == 404  # "camp" is a and b's, not c's
+
+
+def test_the_sweep_ends_the_sessions_whose_world_left(tmp_path: Path) -> None:
+    sessions = manager(tmp_path, idle_timeout=0)  # never idle: only the world's leaving counts
+    running(sessions, "a", 2)  # worlds wa-0 and wa-1
+    sessions.hooks.is_live = lambda client_id, account: client_id == "wa-0" and account == "a"
+    asyncio.run(sessions.sweep(lambda client_id: None))
+    assert list(sessions.sessions) == ["a-0"]
