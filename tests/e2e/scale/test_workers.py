@@ -60,6 +60,7 @@ class Workers:
     base: str
     api_key: str
     log_path: Path
+    ready_path: Path  # --ready-file
 
     @property
     def log(self) -> str:
@@ -82,6 +83,7 @@ async def workers(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[Wo
             command(
                 "--workers", "2", "--port", "0", "--redis", redis_server.url,
                 "--metrics-port", "0", "--data-dir", str(tmp_path / "data"),
+                "--ready-file", str(tmp_path / "ready.json"),
             ),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -96,7 +98,9 @@ async def workers(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[Wo
         assert match and match.group(2) == "2", first + log_path.read_text()
         key_line = await asyncio.to_thread(process.stdout.readline)
         assert key_line.startswith("API key: ")
-        yield Workers(process, match.group(1), key_line.split()[-1], log_path)
+        yield Workers(
+            process, match.group(1), key_line.split()[-1], log_path, tmp_path / "ready.json"
+        )
     finally:
         if process.poll() is None:
             os.kill(process.pid, signal.SIGTERM)
@@ -183,8 +187,14 @@ async def test_a_killed_worker_is_restarted_and_sigterm_stops_all(workers: Worke
     calls = await on_fresh_connections(workers.base, "/world-info", workers.api_key, 10)
     assert {status for status, _ in calls} == {200}
 
+    # the ready file names the supervisor, the process that stops them all
+    ready = orjson.loads(workers.ready_path.read_bytes())
+    assert (ready["pid"], ready["url"]) == (workers.process.pid, workers.base)
+    assert ready["apiKey"] == workers.api_key and ready["clientId"] == "vttrelay-demo"
+
     pids = [pid for pid, _ in workers.workers().values()]
     os.kill(workers.process.pid, signal.SIGTERM)
     assert await asyncio.to_thread(workers.process.wait, 20) == 0
+    assert not workers.ready_path.exists()  # removed at the clean stop
     for pid in pids:  # every worker was stopped and reaped by the supervisor
         assert not Path(f"/proc/{pid}").exists()
