@@ -46,7 +46,10 @@ def session_manager(config: RelayConfig, store: RelayStore) -> SessionManager | 
 
     async def find_client(account: str, world: str) -> PairedWorld | None:
         wanted = world.casefold()
-        for known in await asyncio.to_thread(store.known_clients, account):
+        known_clients = await asyncio.to_thread(store.known_clients, account)
+        if not wanted:  # no name: the account's only paired world, if it has one only
+            return paired_world(known_clients[0]) if len(known_clients) == 1 else None
+        for known in known_clients:
             paired = paired_world(known)
             names = (paired.client_id, paired.world_id, paired.world_title)
             if any(n and n.casefold() == wanted for n in names):

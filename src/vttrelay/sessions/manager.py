@@ -9,7 +9,8 @@
   token minted for it) and waited for until it is connected; with `handshakeToken` and
   `encryptedPassword`, the reference's checks, then a browser logs into the Foundry server as
   the user (`headless`) and the world's module connects with a token minted for its client id
-  (the paired world the handshake's `x-world-name`, or `worldName`, names).
+  (the paired world the handshake's `x-world-name`, or `worldName`, names; with neither, the
+  account's only paired world).
 - `auto_start(account, client_id, timeout)`: a call named an offline world: a stored embedded
   world (`auto_start_worlds`) is started, and so is a paired Foundry world whose owner turned
   auto-start on (a browser session with the credential linked to it, files-sheet-sessions
@@ -152,7 +153,12 @@ class SessionManager:
         this relay once: its client id is the token's)."""
         world = login.world
         found = self.hooks.find_client
-        paired = await found(account, world) if found is not None and world else None
+        paired = await found(account, world) if found is not None else None
+        if paired is None and not world:
+            return 400, {
+                "error": "x-world-name is required: name the paired world to open (this account "
+                "has paired no world, or several)"
+            }
         if paired is None:
             return 400, {
                 "error": f"No world of this account named '{world}' has been paired with this "

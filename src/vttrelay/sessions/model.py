@@ -67,7 +67,8 @@ class RelayHooks:
     revoke_token: Callable[[str], Awaitable[None]]  # secret
     is_live: Callable[[str, str], bool]  # client id, account
     relay_url: str = ""  # the /relay URL a started world connects to (set once listening)
-    # the account's paired world with this client id, world id or title, if any
+    # the account's paired world with this client id, world id or title, if any; for '', its
+    # only paired world if it has exactly one
     find_client: Callable[[str, str], Awaitable[PairedWorld | None]] | None = None
     # the account's paired world with this client id if its owner turned auto-start on
     armed: Callable[[str, str], Awaitable[ArmedWorld | None]] | None = None

@@ -117,7 +117,8 @@ async def test_a_browser_logs_in_and_the_world_connects(tmp_path: Path, foundry_
             assert body["message"].startswith("Failed to start headless session")
             assert session_pids(tmp_path) == []  # its browser is gone
 
-        answer = await start_session(relay, key, foundry_port, "Gamemaster", PASSWORD)
+        # no x-world-name: the account's only paired world
+        answer = await start_session(relay, key, foundry_port, "Gamemaster", PASSWORD, world="")
         started, entry = await serving_session(relay, key, answer)
         assert entry["foundryUrl"] == f"http://127.0.0.1:{foundry_port}/"
         assert entry["worldTitle"] == "Fake World"

@@ -36,6 +36,10 @@ async def test_the_named_world_is_launched_from_foundrys_world_list(
         paired(relay, "lost-world", "lost-world", "Lost World")
         key = relay.key()
 
+        # two paired worlds: one must be named
+        status, body = await start_session(relay, key, foundry_port, "Gamemaster", PASSWORD, "")
+        assert status == 400 and body["error"].startswith("x-world-name is required"), body
+
         # a paired world the server does not have: nothing is launched, no login form appears
         status, body = await start_session(
             relay, key, foundry_port, "Gamemaster", PASSWORD, "Lost World"
