@@ -3,8 +3,8 @@ real sockets: a game master signs in (no API key anywhere), opens the world page
 HP change when a client damages her over REST, reads rolls and hit/miss lines in the feed,
 advances the combat turn from the page and finds it in `GET /encounters`, damages, heals,
 toggles a condition and posts to chat from the page (each checked over REST), follows a scene
-switch made over REST, then filters the
-activity log to failures and finds a 403 made a moment before, beside the page's own calls.
+switch made over REST, then filters the activity log to failures and finds a 403 made a moment
+before, beside the page's own calls.
 
 Set VTTRELAY_SCREENSHOTS=docs to write the README's world-page screenshots into docs/.
 """
