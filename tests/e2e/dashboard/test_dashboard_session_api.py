@@ -21,9 +21,14 @@ from vttrelay.relay.app import STATE
 
 
 async def call(
-    visitor: Any, method: str, path: str, body: Any = None, csrf: bool = True, **headers: str
+    visitor: Any,
+    method: str,
+    path: str,
+    body: Any = None,
+    csrf: bool = True,
+    headers: dict[str, str] | None = None,
 ) -> tuple[int, Any]:
-    sent = {**headers}
+    sent = dict(headers or {})
     if csrf:
         sent["X-CSRF-Token"] = visitor.csrf
     data = None
@@ -44,10 +49,12 @@ async def test_a_session_calls_without_a_key_and_changes_only_with_its_csrf_toke
     assert status == 200 and info["data"]["world"]["title"] == "vttrelay Demo World"
     status, got = await call(gm, "POST", "/chat", {"content": "hi"}, csrf=False)
     assert status == 403 and "CSRF" in got["error"]
-    status, got = await call(gm, "POST", "/chat", {"content": "hi"}, Origin="http://evil.example")
+    status, got = await call(
+        gm, "POST", "/chat", {"content": "hi"}, headers={"Origin": "http://evil.example"}
+    )
     assert status == 403
     status, got = await call(
-        gm, "POST", "/chat", {"content": "hi"}, **{"Sec-Fetch-Site": "cross-site"}
+        gm, "POST", "/chat", {"content": "hi"}, headers={"Sec-Fetch-Site": "cross-site"}
     )
     assert status == 403
     status, got = await call(gm, "POST", "/chat", {"content": "hi"})

@@ -3,6 +3,8 @@ calls (`dashboard/calls.RouteFinder`): pure rules over the events' data and the 
 
 from __future__ import annotations
 
+from typing import Any
+
 from vttrelay.dashboard.calls import RouteFinder, session_key
 from vttrelay.dashboard.feed import MAX_TEXT, check_name, describe, html_text
 from vttrelay.relay.routes import ALL_SCOPES, ROUTES
@@ -74,8 +76,9 @@ def test_rolls_combat_actor_and_scene_events_read_as_sentences() -> None:
 
 
 def test_odd_data_never_breaks_a_line() -> None:
+    odd: list[Any] = [None, [], "text", {"rolls": "x", "speaker": 3, "combatants": [1], "turn": 9}]
     for name in ("chat-create", "roll", "combat-turn", "actor-update", "scene-x", "hookName"):
-        for data in (None, [], "text", {"rolls": "x", "speaker": 3, "combatants": [1], "turn": 9}):
+        for data in odd:
             assert isinstance(describe(name, data).text, str)
     assert check_name("Skill Check") == "Skill Check"
 
