@@ -26,7 +26,7 @@ import pytest
 
 from vttrelay import cli
 from vttrelay.protocol import PERMANENT_CLOSE_CODES, Close
-from vttrelay.relay.accounts import approvals
+from vttrelay.relay.accounts import pair_requests
 from vttrelay.relay.store import PAIRING_ALPHABET
 
 GM = {"id": "u-gm", "name": "Gamemaster", "role": 4, "active": True}
@@ -539,7 +539,7 @@ async def test_pair_button_polls_as_long_as_the_request_waits(relay: Any) -> Non
         while len(module.polls) < 400:
             await asyncio.sleep(0.02)
             assert not flow.done(), flow.result()
-        approvals.approve_pair_request(relay.store, code, "default")
+        pair_requests.approve_pair_request(relay.store, code, "default")
         assert await asyncio.wait_for(flow, 10) == f"Paired! Client ID: {module.client_id}"
         assert all(poll == (200, {"status": "pending"}) for poll in module.polls[:400])
     finally:

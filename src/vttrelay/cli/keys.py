@@ -1,5 +1,6 @@
 """`vttrelay keys create|list|revoke`: API keys; `keys requests|approve|refuse` decide the
-API-key requests of apps (`relay.approvals`), which a running relay sees on the app's next poll."""
+API-key requests of apps (`relay.accounts.key_requests`), which a running relay sees on the
+app's next poll."""
 
 from __future__ import annotations
 
@@ -19,14 +20,14 @@ from vttrelay.cli.common import (
     scope,
     table,
 )
-from vttrelay.relay.accounts import approvals
+from vttrelay.relay.accounts import key_requests
 from vttrelay.relay.routes import DEFAULT_SCOPES, SCOPE_PRESETS
 from vttrelay.relay.store import DEFAULT_ACCOUNT
 
 
 def cmd_keys_requests(args: argparse.Namespace) -> int:
     with closing(open_store(args)) as store:
-        requests = approvals.key_requests(store, pending_only=not args.all)
+        requests = key_requests.key_requests(store, pending_only=not args.all)
     now = time.time()
     header = ("CODE", "STATUS", "FLOW", "CLIENTS", "FROM", "EXPIRES", "SCOPES", "APP")
     rows = [
@@ -50,7 +51,7 @@ def cmd_keys_approve(args: argparse.Namespace) -> int:
     with closing(open_store(args)) as store:
         done = decided(
             args.code,
-            lambda: approvals.approve_key_request(
+            lambda: key_requests.approve_key_request(
                 store,
                 args.code,
                 args.account,
@@ -75,14 +76,14 @@ def cmd_keys_approve(args: argparse.Namespace) -> int:
     callback = f"{ask.callback_url}{'&' if '?' in ask.callback_url else '?'}code="
     err(
         "Give the app this one-time exchange code (valid "
-        f"{int(approvals.EXCHANGE_TTL // 60)} minutes), or open {callback}{done.exchange_code}"
+        f"{int(key_requests.EXCHANGE_TTL // 60)} minutes), or open {callback}{done.exchange_code}"
     )
     return 0
 
 
 def cmd_keys_refuse(args: argparse.Namespace) -> int:
     with closing(open_store(args)) as store:
-        request = decided(args.code, lambda: approvals.refuse_key_request(store, args.code))
+        request = decided(args.code, lambda: key_requests.refuse_key_request(store, args.code))
     if request is None:
         return 1
     err(f"Refused key request {request.code} of {request.ask.app_name!r}.")

@@ -1,6 +1,6 @@
 """`vttrelay pair`: print a pairing code for a world; `pair requests|approve|refuse` decide the
-requests of a module's Pair and Upgrade buttons (`relay.approvals`). They write the same database
-as a running relay, which sees each decision on the asker's next poll."""
+requests of a module's Pair and Upgrade buttons (`relay.accounts.pair_requests`). They write the
+same database as a running relay, which sees each decision on the asker's next poll."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from contextlib import closing
 from typing import Any
 
 from vttrelay.cli.common import decided, err, iso, open_store, table
-from vttrelay.relay.accounts import approvals
+from vttrelay.relay.accounts import pair_requests
 from vttrelay.relay.store import DEFAULT_ACCOUNT, PAIRING_TTL
 
 
@@ -27,7 +27,7 @@ def cmd_pair(args: argparse.Namespace) -> int:
 
 def cmd_pair_requests(args: argparse.Namespace) -> int:
     with closing(open_store(args)) as store:
-        requests = approvals.pair_requests(store, pending_only=not args.all)
+        requests = pair_requests.pair_requests(store, pending_only=not args.all)
     now = time.time()
     header = ("CODE", "STATUS", "KIND", "CLIENT", "SYSTEM", "FOUNDRY", "FROM", "EXPIRES", "WORLD")
     rows = [
@@ -50,14 +50,16 @@ def cmd_pair_requests(args: argparse.Namespace) -> int:
 
 def cmd_pair_approve(args: argparse.Namespace) -> int:
     with closing(open_store(args)) as store:
-        request = approvals.get_pair_request(store, args.code)
+        request = pair_requests.get_pair_request(store, args.code)
         account = args.account
         if request is not None and request.ask.upgrade_only and args.account is None:
             world = store.known_client(request.ask.client_id)
             account = world.account if world is not None else None
         done = decided(
             args.code,
-            lambda: approvals.approve_pair_request(store, args.code, account or DEFAULT_ACCOUNT),
+            lambda: pair_requests.approve_pair_request(
+                store, args.code, account or DEFAULT_ACCOUNT
+            ),
         )
     if done is None:
         return 1
@@ -78,7 +80,7 @@ def cmd_pair_approve(args: argparse.Namespace) -> int:
 
 def cmd_pair_refuse(args: argparse.Namespace) -> int:
     with closing(open_store(args)) as store:
-        request = decided(args.code, lambda: approvals.refuse_pair_request(store, args.code))
+        request = decided(args.code, lambda: pair_requests.refuse_pair_request(store, args.code))
     if request is None:
         return 1
     err(f"Refused pair request {request.code} of world {request.ask.world!r}.")

@@ -23,7 +23,7 @@ from tests.support.e2e import CLIENT_ID
 from vttrelay.client import AsyncClient, BadRequest, Client
 from vttrelay.client.groups import ROUTES
 from vttrelay.client.types import Connected, conforms
-from vttrelay.relay.accounts import approvals
+from vttrelay.relay.accounts import key_requests
 from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.sessions.manager import SessionManager
 from vttrelay.sessions.model import RelayHooks, SessionConfig
@@ -366,7 +366,7 @@ async def _key_exchange(ctx: Ctx, method: Method) -> Any:
     asked = await ctx.sdk.auth.key_request(
         "Dice Bot", ["chat:read"], callback_url="https://bot.example/done"
     )
-    done = approvals.approve_key_request(ctx.relay.store, asked["code"], "default")
+    done = key_requests.approve_key_request(ctx.relay.store, asked["code"], "default")
     assert done.exchange_code
     return await method(done.exchange_code)
 

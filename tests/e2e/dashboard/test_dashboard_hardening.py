@@ -14,8 +14,8 @@ from tests.support.dashboard import Visitor, csrf_of, signin_csrf_of
 from yarl import URL
 
 from vttrelay.dashboard.sessions import issue_signin_token, redeem_signin_token
-from vttrelay.relay.accounts import approvals
-from vttrelay.relay.accounts.approvals import KeyAsk
+from vttrelay.relay.accounts import key_requests
+from vttrelay.relay.accounts.key_requests import KeyAsk
 
 TRAVERSAL = "z/../../keys/{key}/revoke?"
 
@@ -174,12 +174,12 @@ async def test_deciding_unknown_codes_is_limited_per_account(
         assert status == 404 and "not found" in page
     # the same account from another address: its budget is the account's, already spent
     elsewhere = await _signin_from(relay, "127.0.0.2", "gm")
-    made = approvals.create_key_request(relay.store, KeyAsk("Bot", ("world:info",)))
+    made = key_requests.create_key_request(relay.store, KeyAsk("Bot", ("world:info",)))
     status, page, _ = await elsewhere.post(
         f"/dashboard/approve/{made.code}/refuse", {"scopes": "world:info"}
     )
     assert status == 429 and "Too many unknown request codes" in page
-    still = approvals.get_key_request(relay.store, made.code)
+    still = key_requests.get_key_request(relay.store, made.code)
     assert still is not None and still.status == "pending"
     # another account is not charged for gm's guesses
     other = await _signin_from(relay, "127.0.0.3", "bob")

@@ -14,8 +14,9 @@ from tests.support.dashboard import signin_csrf_of
 from vttrelay import cli
 from vttrelay.dashboard.sessions import issue_signin_token
 from vttrelay.relay import peer_limits
-from vttrelay.relay.accounts import approvals
-from vttrelay.relay.accounts.approvals import KeyAsk, PairAsk
+from vttrelay.relay.accounts import key_requests, pair_requests
+from vttrelay.relay.accounts.key_requests import KeyAsk
+from vttrelay.relay.accounts.pair_requests import PairAsk
 
 
 async def _post_token(relay: Any, token: str, base: str = "") -> tuple[int, str, Any]:
@@ -186,7 +187,7 @@ async def test_pages_behind_a_path_prefix(relay_factory: Any) -> None:
 
 
 async def test_pair_page_asks_to_sign_in_then_approves(relay: Any, signin: Any) -> None:
-    made = approvals.create_pair_request(
+    made = pair_requests.create_pair_request(
         relay.store, PairAsk("my-world", "My <World>", "dnd5e", "D&D", "5.1.4", "14.363")
     )
     status, page, _ = await _get(relay, f"/pair/{made.code}")
@@ -200,7 +201,7 @@ async def test_pair_page_asks_to_sign_in_then_approves(relay: Any, signin: Any) 
     assert f'formaction="/dashboard/pair/{made.code}/refuse"' in page
     status, _, headers = await owner.post(f"/dashboard/pair/{made.code}/approve", {})
     assert status == 303 and headers["Location"] == f"/pair/{made.code}?msg=approved"
-    decided = approvals.get_pair_request(relay.store, made.code)
+    decided = pair_requests.get_pair_request(relay.store, made.code)
     assert decided is not None and decided.account == "gm" and decided.pairing_code
     _, page, _ = await owner.get(f"/pair/{made.code}?msg=approved")
     assert "already been approved" in page
@@ -209,7 +210,7 @@ async def test_pair_page_asks_to_sign_in_then_approves(relay: Any, signin: Any) 
 
 
 async def test_key_request_page_grants_the_chosen_scopes(relay: Any, signin: Any) -> None:
-    made = approvals.create_key_request(
+    made = key_requests.create_key_request(
         relay.store, KeyAsk("Dice Bot", ("world:info", "chat:read", "roll:execute"))
     )
     operator = await signin(relay)
@@ -221,7 +222,7 @@ async def test_key_request_page_grants_the_chosen_scopes(relay: Any, signin: Any
         [("account", "team"), ("scopes", "world:info"), ("scopes", "chat:read")],
     )
     assert status == 303
-    status, body = approvals.key_status(relay.store, made.code)
+    status, body = key_requests.key_status(relay.store, made.code)
     assert body["scopes"] == ["world:info", "chat:read"]
     assert relay.store.key_by_secret(body["apiKey"]).account == "team"
 
@@ -264,8 +265,8 @@ async def _get(relay: Any, path: str) -> tuple[int, str, Any]:
 async def test_the_operator_decides_pending_requests_from_the_worlds_page(
     relay: Any, signin: Any
 ) -> None:
-    made = approvals.create_pair_request(relay.store, PairAsk("friday", "Friday Game", "dnd5e"))
-    asked = approvals.create_key_request(relay.store, KeyAsk("Dice Bot", ("world:info",)))
+    made = pair_requests.create_pair_request(relay.store, PairAsk("friday", "Friday Game", "dnd5e"))
+    asked = key_requests.create_key_request(relay.store, KeyAsk("Dice Bot", ("world:info",)))
     owner = await signin(relay, "gm")
     _, page, _ = await owner.get("/dashboard/worlds")
     assert made.code not in page and "Dice Bot" not in page  # not bound to an account yet
@@ -276,7 +277,7 @@ async def test_the_operator_decides_pending_requests_from_the_worlds_page(
     assert f'action="{action}"' in page
     status, _, _ = await operator.post(action, {"account": "fridays"})
     assert status == 303
-    decided = approvals.get_pair_request(relay.store, made.code)
+    decided = pair_requests.get_pair_request(relay.store, made.code)
     assert decided is not None and decided.account == "fridays"
     _, page, _ = await operator.get("/dashboard/worlds")
     assert "Friday Game" not in page  # no longer waiting

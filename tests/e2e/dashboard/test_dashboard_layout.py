@@ -15,7 +15,7 @@ from tests.support.dashboard import sign_in_page
 
 from vttrelay.cli import build_parser
 from vttrelay.dashboard.scopes import routes_by_scope
-from vttrelay.relay.accounts import approvals
+from vttrelay.relay.accounts import key_requests
 
 DESKTOP = {"width": 1366, "height": 900}
 SYSTEM = "Dungeons & Dragons Fifth Edition"
@@ -68,7 +68,7 @@ async def test_worlds_table_fits_and_key_requests_are_decided_inline(
     inline = page.locator(f"form.decide[data-code='{code}']")
     await inline.locator("button.primary").click()
     await page.wait_for_url(f"**/approve/{code}?msg=approved")
-    decided = approvals.get_key_request(relay.store, code)
+    decided = key_requests.get_key_request(relay.store, code)
     assert decided is not None and decided.status == "approved", decided
 
 

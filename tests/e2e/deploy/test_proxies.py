@@ -27,7 +27,7 @@ from tests.support.proxies import Proxy, make_certificate, start_caddy, start_ng
 from tests.support.relay import WorldDouble
 
 from vttrelay.protocol import Close
-from vttrelay.relay.accounts import approvals, keys
+from vttrelay.relay.accounts import keys, pair_requests
 
 PROXY = "127.0.0.1"
 
@@ -91,7 +91,7 @@ async def test_module_pairs_and_everything_works_through_the_proxy_over_tls(
         assert resp.status == 201
         made = await resp.json()
     assert made["pairUrl"] == f"{base}/pair/{made['code']}"
-    stored = approvals.get_pair_request(relay.store, made["code"])
+    stored = pair_requests.get_pair_request(relay.store, made["code"])
     assert stored is not None and stored.peer == "127.0.0.2"  # the client, not the proxy
     async with module.get(made["pairUrl"]) as page:
         assert page.status == 200 and "text/html" in page.headers["Content-Type"]
@@ -179,7 +179,7 @@ async def test_forwarding_headers_from_an_untrusted_peer_change_nothing(
     ) as resp:
         made = await resp.json()
     assert made["pairUrl"].startswith(f"http://127.0.0.1:{relay.port}/vtt/pair/")
-    stored = approvals.get_pair_request(relay.store, made["code"])
+    stored = pair_requests.get_pair_request(relay.store, made["code"])
     assert stored is not None and stored.peer == "127.0.0.2"
     statuses = []
     for n in range(3):

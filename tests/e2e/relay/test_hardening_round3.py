@@ -17,7 +17,7 @@ import pytest
 from tests.support.e2e import eventually
 
 from vttrelay import protocol
-from vttrelay.relay.accounts import approvals
+from vttrelay.relay.accounts import key_requests
 from vttrelay.relay.backends.redis import link as redis_link
 from vttrelay.relay.core import RelayError
 
@@ -207,13 +207,13 @@ async def test_a_key_request_for_another_accounts_world_is_refused_clearly(relay
     app = {"appName": "Bot", "scopes": ["world:info"], "clientIds": ["alice-world"]}
     code = (await relay.call("POST", "/auth/key-request", json=app)).json()["code"]
     with pytest.raises(RelayError) as refused:
-        approvals.approve_key_request(relay.store, code, "mallory")
+        key_requests.approve_key_request(relay.store, code, "mallory")
     assert (refused.value.status, refused.value.message) == (
         400,
         "World alice-world is not a world of account mallory",
     )
     assert relay.store.list_keys("mallory") == []
-    done = approvals.approve_key_request(relay.store, code, "alice")
+    done = key_requests.approve_key_request(relay.store, code, "alice")
     assert relay.store.get_key(done.key_id).client_ids == ("alice-world",)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from vttrelay.relay.accounts import approvals
+from vttrelay.relay.accounts import key_requests, pair_requests
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.store import PAIRING_ALPHABET
 
@@ -64,10 +64,10 @@ async def test_web_flow_request_approve_exchange_use(relay: Any) -> None:
     assert await _status(relay, code) == (200, {"status": "pending"})
 
     with pytest.raises(RelayError) as refused:  # only scopes that were asked for
-        approvals.approve_key_request(relay.store, code, "default", scopes=("execute-js",))
+        key_requests.approve_key_request(relay.store, code, "default", scopes=("execute-js",))
     assert refused.value.status == 400
     assert refused.value.message == "Cannot grant scope not in original request: execute-js"
-    done = approvals.approve_key_request(
+    done = key_requests.approve_key_request(
         relay.store, code.lower(), "default", scopes=("world:info", "chat:read")
     )
     assert done.exchange_code is not None and re.fullmatch("[0-9a-f]{32}", done.exchange_code)
@@ -102,7 +102,7 @@ async def test_web_flow_request_approve_exchange_use(relay: Any) -> None:
 async def test_device_flow_key_on_first_status_read(relay: Any) -> None:
     await relay.world("world-1")
     code = (await _request_key(relay, clientIds=None))["code"]
-    done = approvals.approve_key_request(relay.store, code, "default")
+    done = key_requests.approve_key_request(relay.store, code, "default")
     assert done.exchange_code is None and done.client_ids == ()
     assert relay.store.get_key(done.key_id).enabled  # listed and revocable before retrieval
     status, body = await _status(relay, code)
@@ -116,17 +116,19 @@ async def test_device_flow_key_on_first_status_read(relay: Any) -> None:
 
 async def test_key_request_refused_and_expired(relay: Any) -> None:
     code = (await _request_key(relay))["code"]
-    approvals.refuse_key_request(relay.store, code)
+    key_requests.refuse_key_request(relay.store, code)
     assert await _status(relay, code) == (200, {"status": "denied"})
     with pytest.raises(RelayError) as refused:
-        approvals.approve_key_request(relay.store, code, "default")
+        key_requests.approve_key_request(relay.store, code, "default")
     assert (refused.value.status, refused.value.message) == (400, "Key request is not pending")
     assert relay.store.list_keys() == []
 
-    made = approvals.create_key_request(relay.store, approvals.KeyAsk("late", ("search",)), ttl=-1)
+    made = key_requests.create_key_request(
+        relay.store, key_requests.KeyAsk("late", ("search",)), ttl=-1
+    )
     assert await _status(relay, made.code) == (410, {"status": "expired"})
     with pytest.raises(RelayError) as refused:
-        approvals.approve_key_request(relay.store, made.code, "default")
+        key_requests.approve_key_request(relay.store, made.code, "default")
     assert (refused.value.status, refused.value.message) == (410, "Key request has expired")
     assert await _status(relay, "NOPE42") == (404, {"error": "Key request not found"})
     assert relay.store.list_keys() == []
@@ -134,14 +136,14 @@ async def test_key_request_refused_and_expired(relay: Any) -> None:
 
 async def test_exchange_code_expires(relay: Any) -> None:
     code = (await _request_key(relay, callbackUrl="https://bot.example/cb"))["code"]
-    done = approvals.approve_key_request(relay.store, code, "default", now=0.0)  # long ago
+    done = key_requests.approve_key_request(relay.store, code, "default", now=0.0)  # long ago
     got = await relay.call("POST", "/auth/key-request/exchange", json={"code": done.exchange_code})
     assert (got.status, got.json()) == (410, {"error": "Exchange code has expired"})
 
 
 async def test_a_key_revoked_before_retrieval_is_never_handed_out(relay: Any) -> None:
     code = (await _request_key(relay))["code"]
-    done = approvals.approve_key_request(relay.store, code, "default")
+    done = key_requests.approve_key_request(relay.store, code, "default")
     relay.store.revoke_key(done.key_id)
     assert await _status(relay, code) == (200, {"status": "approved"})
 
@@ -172,7 +174,7 @@ async def test_a_key_revoked_before_retrieval_is_never_handed_out(relay: Any) ->
 async def test_key_request_errors(relay: Any, body: bytes, message: str) -> None:
     got = await relay.call("POST", "/auth/key-request", data=body)
     assert (got.status, got.json()) == (400, {"error": message})
-    assert approvals.key_requests(relay.store, pending_only=False) == []
+    assert key_requests.key_requests(relay.store, pending_only=False) == []
 
 
 @pytest.mark.parametrize(
@@ -206,7 +208,7 @@ async def test_exchange_errors(relay: Any, body: bytes, status: int, message: st
 async def test_pair_request_errors(relay: Any, body: bytes, message: str) -> None:
     got = await relay.call("POST", "/auth/pair-request", data=body)
     assert (got.status, got.json()) == (400, {"error": message})
-    assert approvals.pair_requests(relay.store, pending_only=False) == []
+    assert pair_requests.pair_requests(relay.store, pending_only=False) == []
 
 
 async def test_pair_request_fields_stored_and_shown(
@@ -231,7 +233,7 @@ async def test_pair_request_fields_stored_and_shown(
     assert got.status == 201
     made = got.json()
     assert made["pairUrl"] == f"https://relay.example/pair/{made['code']}"
-    stored = approvals.get_pair_request(relay.store, made["code"])
+    stored = pair_requests.get_pair_request(relay.store, made["code"])
     assert stored is not None
     # serve's log says how to decide it, never the code (whoever has it may collect the answer)
     assert "`vttrelay pair requests` and `vttrelay pair approve CODE`" in caplog.text
@@ -306,7 +308,7 @@ async def test_guessing_codes_gets_429_after_the_budget(relay_factory: Any) -> N
             assert (got.status, got.json()) == TOO_MANY
         # The app, at another address, is not affected and gets its key.
         assert await app("GET", f"/auth/key-request/{code}/status") == (200, {"status": "pending"})
-        approvals.approve_key_request(relay.store, code, "default")
+        key_requests.approve_key_request(relay.store, code, "default")
         status, body = await app("GET", f"/auth/key-request/{code}/status")
         assert status == 200 and body["status"] == "approved"
         assert relay.store.key_by_secret(body["apiKey"]) is not None
@@ -321,7 +323,7 @@ async def test_an_app_polling_its_own_code_is_never_refused(relay_factory: Any) 
     assert (await _status(relay, typo))[0] == 404
     for _ in range(400):
         assert await _status(relay, code) == (200, {"status": "pending"})
-    done = approvals.approve_key_request(relay.store, code, "default")
+    done = key_requests.approve_key_request(relay.store, code, "default")
     status, body = await _status(relay, code)
     assert status == 200 and relay.store.key_by_secret(body["apiKey"]).id == done.key_id
     assert await _status(relay, code) == EXCHANGED
@@ -332,7 +334,7 @@ async def test_device_flow_key_is_readable_exactly_once(relay: Any) -> None:
     gets the key, every other is told it was already retrieved, and so is anyone later."""
     await relay.world("world-1")
     code = (await _request_key(relay))["code"]
-    done = approvals.approve_key_request(relay.store, code, "default")
+    done = key_requests.approve_key_request(relay.store, code, "default")
     answers = await asyncio.gather(*(_status(relay, code) for _ in range(20)))
     keys = [body["apiKey"] for status, body in answers if "apiKey" in body]
     assert len(keys) == 1 and relay.store.key_by_secret(keys[0]).id == done.key_id

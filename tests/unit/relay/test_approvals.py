@@ -10,8 +10,9 @@ import pytest
 
 from vttrelay.cli import build_parser
 from vttrelay.cli.pair import cmd_pair, cmd_pair_approve
-from vttrelay.relay.accounts import approvals
-from vttrelay.relay.accounts.approvals import KeyAsk, PairAsk
+from vttrelay.relay.accounts import pair_requests
+from vttrelay.relay.accounts.key_requests import KeyAsk
+from vttrelay.relay.accounts.pair_requests import PairAsk
 from vttrelay.relay.accounts.pairing import parse_key_ask, parse_pair_ask, url_problem
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.openapi import build_document
@@ -66,42 +67,42 @@ def test_body_rules() -> None:
 
 
 def test_pair_request_lifecycle_with_a_clock(store: RelayStore) -> None:
-    made = approvals.create_pair_request(store, PairAsk("w"), "1.2.3.4", ttl=600, now=1000.0)
+    made = pair_requests.create_pair_request(store, PairAsk("w"), "1.2.3.4", ttl=600, now=1000.0)
     assert made.expires_at == 1600.0 and made.state(1599.0) == "pending"
     assert made.state(1600.0) == "expired"
-    assert approvals.pair_status(store, made.code, now=1599.0) == (200, {"status": "pending"})
-    assert approvals.pair_status(store, made.code, now=1600.0) == (410, {"status": "expired"})
-    assert approvals.pair_requests(store, now=1599.0) == [made]
-    assert approvals.pair_requests(store, now=1600.0) == []
+    assert pair_requests.pair_status(store, made.code, now=1599.0) == (200, {"status": "pending"})
+    assert pair_requests.pair_status(store, made.code, now=1600.0) == (410, {"status": "expired"})
+    assert pair_requests.pair_requests(store, now=1599.0) == [made]
+    assert pair_requests.pair_requests(store, now=1600.0) == []
     with pytest.raises(RelayError) as refused:
-        approvals.approve_pair_request(store, made.code, "default", now=1600.0)
+        pair_requests.approve_pair_request(store, made.code, "default", now=1600.0)
     assert (refused.value.status, refused.value.message) == (410, "Pair request has expired")
 
-    done = approvals.approve_pair_request(store, made.code, "acct", now=1500.0, code_ttl=60)
+    done = pair_requests.approve_pair_request(store, made.code, "acct", now=1500.0, code_ttl=60)
     assert done.pairing_code is not None and not done.upgraded
     # The approved code is a normal pairing code of that account, valid code_ttl seconds.
-    status = approvals.pair_status(store, made.code, now=1501.0)
+    status = pair_requests.pair_status(store, made.code, now=1501.0)
     assert status == (200, {"pairingCode": done.pairing_code, "status": "approved"})
-    assert approvals.pair_status(store, made.code)[1]["status"] == "exchanged"
+    assert pair_requests.pair_status(store, made.code)[1]["status"] == "exchanged"
     # Minted at t=1500 and valid 60 s: long expired by the real clock.
     assert store.redeem_pairing_code(done.pairing_code) is PairingError.EXPIRED
-    fresh = approvals.create_pair_request(store, PairAsk("w"))
-    code = approvals.approve_pair_request(store, fresh.code, "acct").pairing_code
+    fresh = pair_requests.create_pair_request(store, PairAsk("w"))
+    code = pair_requests.approve_pair_request(store, fresh.code, "acct").pairing_code
     assert getattr(store.redeem_pairing_code(code or ""), "account", None) == "acct"
 
 
 def test_a_refused_approval_changes_nothing(store: RelayStore) -> None:
     ask = PairAsk("w", client_id="fvtt_unknown", upgrade_only=True)
-    made = approvals.create_pair_request(store, ask)
+    made = pair_requests.create_pair_request(store, ask)
     with pytest.raises(RelayError, match="cannot upgrade"):
-        approvals.approve_pair_request(store, made.code, "default")
-    assert approvals.get_pair_request(store, made.code) == made
+        pair_requests.approve_pair_request(store, made.code, "default")
+    assert pair_requests.get_pair_request(store, made.code) == made
     store.create_connection_token("other", "fvtt_unknown")  # another account's world
     with pytest.raises(RelayError, match="cannot upgrade"):
-        approvals.approve_pair_request(store, made.code, "default")
-    done = approvals.approve_pair_request(store, made.code, "other")
+        pair_requests.approve_pair_request(store, made.code, "default")
+    done = pair_requests.approve_pair_request(store, made.code, "other")
     assert done.upgraded and done.pairing_code is None
-    assert approvals.pair_status(store, made.code) == (
+    assert pair_requests.pair_status(store, made.code) == (
         200,
         {"status": "approved", "upgraded": True},
     )

@@ -23,9 +23,10 @@ from vttrelay.dashboard.views import (
     with_query,
 )
 from vttrelay.relay import peer_limits
-from vttrelay.relay.accounts import approvals, pairing
-from vttrelay.relay.accounts.approvals import KeyRequest, PairRequest
+from vttrelay.relay.accounts import key_requests, pair_requests, pairing
 from vttrelay.relay.accounts.client_ids import keeps_id
+from vttrelay.relay.accounts.key_requests import KeyRequest
+from vttrelay.relay.accounts.pair_requests import PairRequest
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.routes import Route
 
@@ -78,7 +79,7 @@ class RequestPages:
         viewer = await self.dash.viewer(request)
         found = await self.asked(
             request,
-            approvals.get_pair_request,
+            pair_requests.get_pair_request,
             "Pair request not found: no pair request has this code.",
         )
         ask = found.ask
@@ -108,7 +109,7 @@ class RequestPages:
             scopes=(),
         )
 
-    async def redeemed_id(self, viewer: Viewer | None, ask: approvals.PairAsk) -> str:
+    async def redeemed_id(self, viewer: Viewer | None, ask: pair_requests.PairAsk) -> str:
         """Which client id the world gets when it pairs after approval (`client_ids.keeps_id`,
         the rule `POST /auth/pair` applies), in words for the approver."""
         if not ask.client_id:
@@ -137,7 +138,7 @@ class RequestPages:
         viewer = await self.dash.viewer(request)
         found = await self.asked(
             request,
-            approvals.get_key_request,
+            key_requests.get_key_request,
             "Key request not found: no API key request has this code.",
         )
         ask = found.ask
@@ -193,10 +194,10 @@ class RequestPages:
         code = request.match_info["code"]
         if request.match_info["decision"] == "approve":
             account = self.dash.account_for(viewer, fields.get("account"))
-            await self.decided(request, viewer, approvals.approve_pair_request, code, account)
+            await self.decided(request, viewer, pair_requests.approve_pair_request, code, account)
             log.info("dashboard (%s): approved pair request %s", viewer.label, code)
             return self.dash.redirect(f"/pair/{code}?msg=approved")
-        await self.decided(request, viewer, approvals.refuse_pair_request, code)
+        await self.decided(request, viewer, pair_requests.refuse_pair_request, code)
         return self.dash.redirect(f"/pair/{code}?msg=refused")
 
     async def decide_key(self, request: web.Request) -> web.StreamResponse:
@@ -210,7 +211,7 @@ class RequestPages:
             done = await self.decided(
                 request,
                 viewer,
-                functools.partial(approvals.approve_key_request, scopes=chosen),
+                functools.partial(key_requests.approve_key_request, scopes=chosen),
                 code,
                 account,
             )
@@ -225,7 +226,7 @@ class RequestPages:
                     continue_url=with_query(done.request.ask.callback_url, code=done.exchange_code),
                 )
             return self.dash.redirect(f"/approve/{code}?msg=approved")
-        await self.decided(request, viewer, approvals.refuse_key_request, code)
+        await self.decided(request, viewer, key_requests.refuse_key_request, code)
         return self.dash.redirect(f"/approve/{code}?msg=refused")
 
 

@@ -15,7 +15,7 @@ from vttrelay.dashboard.sessions import Viewer
 from vttrelay.dashboard.views import Dashboard, Refused
 from vttrelay.dashboard.worldlist import world_rows
 from vttrelay.protocol import Close
-from vttrelay.relay.accounts import approvals
+from vttrelay.relay.accounts import key_requests, pair_requests
 from vttrelay.relay.accounts.mail import base_url
 from vttrelay.relay.accounts.services import ACCOUNTS
 from vttrelay.relay.link.connection import WorldConnection
@@ -35,19 +35,19 @@ class WorldsPage:
         if request.query.get("part") == "live":
             return self.dash.render(request, "worlds_table.html", viewer, worlds=rows)
         store = self.dash.state.store
-        pair_requests: list[approvals.PairRequest] = []
-        key_requests: list[approvals.KeyRequest] = []
+        waiting_pairs: list[pair_requests.PairRequest] = []
+        waiting_keys: list[key_requests.KeyRequest] = []
         if viewer.operator:
-            pair_requests = await asyncio.to_thread(approvals.pair_requests, store)
-            key_requests = await asyncio.to_thread(approvals.key_requests, store)
+            waiting_pairs = await asyncio.to_thread(pair_requests.pair_requests, store)
+            waiting_keys = await asyncio.to_thread(key_requests.key_requests, store)
         return self.dash.render(
             request,
             "worlds.html",
             viewer,
             active="worlds",
             worlds=rows,
-            pair_requests=pair_requests,
-            key_requests=key_requests,
+            pair_requests=waiting_pairs,
+            key_requests=waiting_keys,
         )
 
     async def _world_account(self, viewer: Viewer, client_id: str) -> str:

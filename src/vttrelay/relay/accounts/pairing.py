@@ -5,10 +5,11 @@ small pages their URLs open.
 module's "Pair" and "Upgrade" buttons; `POST /auth/key-request`, its status and
 `POST /auth/key-request/exchange` let an app ask for an API key. All are public and answered
 with CORS (by the app's middleware). Handlers here only check the body, apply the per-IP limits
-and shape the answer; the records and their rules live in `approvals.py`, which the
-CLI calls to approve or refuse. `GET /pair/{code}` and `GET /approve/{code}`, the pages the
-module and apps open, are the dashboard's (`vttrelay.dashboard.pages.requests`): they use the per-IP
-budget of unknown codes below (`check_misses`, `count_miss`).
+and shape the answer; the records and their rules live in `pair_requests.py` and
+`key_requests.py`, which the CLI calls to approve or refuse. `GET /pair/{code}` and
+`GET /approve/{code}`, the pages the module and apps open, are the dashboard's
+(`vttrelay.dashboard.pages.requests`): they use the per-IP budget of unknown codes below
+(`check_misses`, `count_miss`).
 
 Two per-IP limits, both answered `429` with the reference's text:
 - the reference's "key request" limit (`key_request_rate_limit` per 15 minutes) on creating a
@@ -40,8 +41,10 @@ from aiohttp import web
 
 from vttrelay import protocol
 from vttrelay.relay import peer_limits
-from vttrelay.relay.accounts import approvals
-from vttrelay.relay.accounts.approvals import Answer, KeyAsk, KeyRequest, PairAsk, PairRequest
+from vttrelay.relay.accounts import key_requests, pair_requests
+from vttrelay.relay.accounts.approvals import Answer
+from vttrelay.relay.accounts.key_requests import KeyAsk, KeyRequest
+from vttrelay.relay.accounts.pair_requests import PairAsk, PairRequest
 from vttrelay.relay.core import error
 from vttrelay.relay.forward import read_body
 from vttrelay.relay.routes import ALL_SCOPES, Route
@@ -259,7 +262,7 @@ def _created(made: PairRequest | KeyRequest, ttl: float, **fields: Any) -> web.R
 async def _status(
     request: web.Request, state: RelayState, read: Callable[[RelayStore, str], Answer]
 ) -> web.Response:
-    """A status poll: the answer of `read` (approvals.pair_status or key_status) for the path's
+    """A status poll: the answer of `read` (pair_requests.pair_status or key_status) for the path's
     code, off the event loop; an unknown code counts as a miss against the asker (guessing codes
     is throttled)."""
     await check_misses(request, state)
@@ -274,7 +277,7 @@ async def h_pair_request(request: web.Request, route: Route, state: RelayState) 
     ask = parse_pair_ask(await _body(request, route))
     ttl = state.config.pair_request_ttl
     made = await asyncio.to_thread(
-        approvals.create_pair_request, state.store, ask, request.remote or "", ttl
+        pair_requests.create_pair_request, state.store, ask, request.remote or "", ttl
     )
     kind = "upgrade" if ask.upgrade_only else "pair"
     log.info(
@@ -291,7 +294,7 @@ async def h_pair_request(request: web.Request, route: Route, state: RelayState) 
 
 
 async def h_pair_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    return await _status(request, state, approvals.pair_status)
+    return await _status(request, state, pair_requests.pair_status)
 
 
 async def h_key_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
@@ -299,7 +302,7 @@ async def h_key_request(request: web.Request, route: Route, state: RelayState) -
     ask = parse_key_ask(await _body(request, route))
     ttl = state.config.key_request_ttl
     made = await asyncio.to_thread(
-        approvals.create_key_request, state.store, ask, request.remote or "", ttl
+        key_requests.create_key_request, state.store, ask, request.remote or "", ttl
     )
     log.info(
         "API key request from app %r (%s) for %s: decide it on the dashboard or with "
@@ -314,7 +317,7 @@ async def h_key_request(request: web.Request, route: Route, state: RelayState) -
 
 
 async def h_key_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    return await _status(request, state, approvals.key_status)
+    return await _status(request, state, key_requests.key_status)
 
 
 async def h_key_exchange(request: web.Request, route: Route, state: RelayState) -> web.Response:
@@ -324,7 +327,7 @@ async def h_key_exchange(request: web.Request, route: Route, state: RelayState) 
         raise error(400, "Code is required")
     if len(code) > MAX_TEXT:
         raise error(404, "Invalid exchange code")
-    status, body = await asyncio.to_thread(approvals.exchange_key, state.store, code)
+    status, body = await asyncio.to_thread(key_requests.exchange_key, state.store, code)
     return sorted_json(body, status)
 
 

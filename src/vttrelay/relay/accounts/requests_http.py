@@ -1,9 +1,10 @@
 """Approving an app's key request and a world's pair request with a session (accounts-auth.md
 §11, endpoints-beyond-seed §12.3-12.4): GET /auth/key-request/{code}, POST .../approve,
 POST .../deny, and the same for /auth/pair-request/{code}. The request is decided for the
-caller's account (the records and rules are `approvals.py`, which the CLI and the dashboard use
-too). A pair approval grants what the world asked for; cross-world settings sent in its body
-are not applied here (the relay has no cross-world tunnel)."""
+caller's account (the records and rules are `pair_requests.py` and `key_requests.py`, which
+the CLI and the dashboard use too). A pair approval grants what the world asked for;
+cross-world settings sent in its body are not applied here (the relay has no cross-world
+tunnel)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 from aiohttp import web
 
-from vttrelay.relay.accounts import approvals, keys
+from vttrelay.relay.accounts import key_requests, keys, pair_requests
 from vttrelay.relay.accounts.bodies import answer, map_body, stamp
 from vttrelay.relay.accounts.key_fields import key_changes
 from vttrelay.relay.accounts.sessions import SO, signed_in
@@ -36,7 +37,7 @@ def _code(request: web.Request, missing: str) -> str:
 async def h_key_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
     await signed_in(request, state, SO)
     code = _code(request, "Key request not found")
-    found = await asyncio.to_thread(approvals.get_key_request, state.store, code)
+    found = await asyncio.to_thread(key_requests.get_key_request, state.store, code)
     if found is None:
         raise error(404, "Key request not found")
     ask = found.ask
@@ -74,7 +75,7 @@ async def h_approve_key(request: web.Request, route: Route, state: RelayState) -
     scopes = tuple(orjson.loads(changes["scopes"])) if "scopes" in changes else None
     worlds = tuple(orjson.loads(changes["client_ids"])) if "client_ids" in changes else None
     approval = await asyncio.to_thread(
-        approvals.approve_key_request,
+        key_requests.approve_key_request,
         state.store,
         code,
         signed.account,
@@ -103,14 +104,14 @@ async def h_approve_key(request: web.Request, route: Route, state: RelayState) -
 async def h_deny_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
     await signed_in(request, state, SO)
     code = _code(request, "Key request not found")
-    await asyncio.to_thread(approvals.refuse_key_request, state.store, code)
+    await asyncio.to_thread(key_requests.refuse_key_request, state.store, code)
     return answer({"message": "Key request denied", "success": True})
 
 
 async def h_pair_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
     signed = await signed_in(request, state, SO)
     code = _code(request, "Pair request not found")
-    found = await asyncio.to_thread(approvals.get_pair_request, state.store, code)
+    found = await asyncio.to_thread(pair_requests.get_pair_request, state.store, code)
     if found is None:
         raise error(404, "Pair request not found")
     ask = found.ask
@@ -149,7 +150,7 @@ async def h_approve_pair(request: web.Request, route: Route, state: RelayState) 
     signed = await signed_in(request, state, SO)
     code = _code(request, "Pair request not found")
     approval = await asyncio.to_thread(
-        approvals.approve_pair_request, state.store, code, signed.account
+        pair_requests.approve_pair_request, state.store, code, signed.account
     )
     return answer({"success": True, **({"upgraded": True} if approval.upgraded else {})})
 
@@ -157,7 +158,7 @@ async def h_approve_pair(request: web.Request, route: Route, state: RelayState) 
 async def h_deny_pair(request: web.Request, route: Route, state: RelayState) -> web.Response:
     await signed_in(request, state, SO)
     code = _code(request, "Pair request not found")
-    await asyncio.to_thread(approvals.refuse_pair_request, state.store, code)
+    await asyncio.to_thread(pair_requests.refuse_pair_request, state.store, code)
     return answer({"message": "Pair request denied", "success": True})
 
 

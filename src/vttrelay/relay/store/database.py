@@ -1,6 +1,6 @@
 """The relay store's connection layer: SQLite (one file, the default) or PostgreSQL (a server that
 every relay instance shares), behind one small interface so that the store (`store/__init__.py`)
-and `accounts/approvals.py` write each statement once.
+and `accounts/` (pair_requests.py, key_requests.py, ...) write each statement once.
 
 - Statements are written in the dialect both engines share, with `?` placeholders; rows are
   read by column name (`row["id"]`).
