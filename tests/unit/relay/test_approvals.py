@@ -10,7 +10,7 @@ import pytest
 
 from vttrelay.cli import build_parser
 from vttrelay.cli.pair import cmd_pair, cmd_pair_approve
-from vttrelay.relay.accounts import pair_requests
+from vttrelay.relay.accounts import pair_requests, worlds
 from vttrelay.relay.accounts.key_requests import KeyAsk
 from vttrelay.relay.accounts.pair_requests import PairAsk
 from vttrelay.relay.accounts.pairing import parse_key_ask, parse_pair_ask, url_problem
@@ -129,3 +129,23 @@ def test_openapi_lists_the_answers_of_the_request_routes() -> None:
     }  # fmt: skip
     page = paths["/pair/{code}"]["get"]["responses"]["200"]
     assert list(page["content"]) == ["text/html"]
+
+
+def test_an_approved_upgrade_grants_its_cross_world_permissions(store: RelayStore) -> None:
+    store.create_connection_token("acct", "fvtt_up")
+    store.create_connection_token("acct", "fvtt_sib")
+    store.create_connection_token("other", "fvtt_theirs")
+    ask = PairAsk(
+        "w",
+        client_id="fvtt_up",
+        upgrade_only=True,
+        remote_scopes=("entity:read", "roll:execute"),
+        target_clients=("fvtt_sib", "fvtt_up", "fvtt_theirs", "fvtt_nobody"),
+    )
+    made = pair_requests.create_pair_request(store, ask)
+    assert pair_requests.approve_pair_request(store, made.code, "acct").upgraded
+    settings = worlds.world_settings(store, "fvtt_up")
+    assert settings is not None
+    # the world itself, another account's world and an unknown one are dropped
+    assert settings.allowed_targets == ("fvtt_sib",)
+    assert settings.remote_scopes == ("entity:read", "roll:execute")

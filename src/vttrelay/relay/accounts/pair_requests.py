@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import orjson
-
+from vttrelay.relay.accounts import worlds
 from vttrelay.relay.accounts.approvals import (
     APPROVED,
     EXCHANGED,
@@ -216,19 +215,13 @@ def approve_pair_request(
 
 
 def _grant_remote(db: Connection, ask: PairAsk, account: str) -> None:
-    """Record an upgrade's cross-world permissions on the world's known-client record."""
-    row = db.execute(
-        "SELECT account, metadata FROM known_clients WHERE client_id = ?", (ask.client_id,)
-    ).fetchone()
-    if not ask.client_id or row is None or row["account"] != account:
-        raise error(400, NOT_PAIRED)
-    metadata = orjson.loads(row["metadata"])
-    metadata["remoteScopes"] = list(ask.remote_scopes)
-    metadata["allowedTargetClients"] = [c for c in ask.target_clients if c != ask.client_id]
-    db.execute(
-        "UPDATE known_clients SET metadata = ? WHERE client_id = ?",
-        (orjson.dumps(metadata).decode(), ask.client_id),
+    """Record an upgrade's cross-world permissions on the world's settings (what PATCH
+    /auth/known-clients/{id} sets and GET /auth/known-clients shows)."""
+    granted = ask.client_id and worlds.grant_cross_world(
+        db, account, ask.client_id, ask.target_clients, ask.remote_scopes
     )
+    if not granted:
+        raise error(400, NOT_PAIRED)
 
 
 def refuse_pair_request(store: RelayStore, code: str, now: float | None = None) -> PairRequest:

@@ -141,6 +141,37 @@ def set_cross_world(
     return _change(store, account, client_id, changes)
 
 
+def grant_cross_world(
+    db: Connection, account: str, client_id: str, targets: Iterable[str], scopes: Iterable[str]
+) -> bool:
+    """Give the account's world these cross-world permissions (an approved pair request's
+    upgrade, inside the caller's transaction): of `targets`, "*" and the account's other worlds
+    (others are dropped), and `scopes` (checked when asked). False if the world is not the
+    account's."""
+    if not _owned(db, account, client_id):
+        return False
+    known = {
+        row["client_id"]
+        for row in db.execute(
+            "SELECT client_id FROM known_clients WHERE account = ?", (account,)
+        ).fetchall()
+    }
+    kept = [
+        t for t in dict.fromkeys(targets) if t != client_id and (t == ALL_TARGETS or t in known)
+    ]
+    db.execute(
+        "UPDATE known_clients SET allowed_targets = ?, remote_scopes = ?, settings_updated_at = ?"
+        " WHERE client_id = ?",
+        (
+            orjson.dumps(kept[:MAX_TARGETS]).decode(),
+            orjson.dumps(list(dict.fromkeys(scopes))).decode(),
+            time.time(),
+            client_id,
+        ),
+    )
+    return True
+
+
 def _change(store: RelayStore, account: str, client_id: str, changes: Mapping[str, Any]) -> bool:
     columns = sorted(changes)
     assignments = "".join(f"{c} = ?, " for c in columns)
