@@ -74,7 +74,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 0
     for setting in settings.values():  # the effective values, for whoever reads args
         setattr(args, setting.option.dest, setting.value)
-    setup_logging(args.log_level)
+    setup_logging(args.log_level, json=args.log_format == "json")
     config = serve_config(settings)
     refused = deployment_refusal(config)
     if refused:

@@ -263,6 +263,21 @@ SERVE_OPTIONS: Final = (
         field="activity_max_rows",
         minimum=0,
     ),
+    _o(
+        "log-format",
+        "choice",
+        "the log lines on stderr: text, or one JSON object per line (access lines and the others)",
+        field="log_format",
+        choices=("text", "json"),
+    ),
+    _o(
+        "access-log",
+        "choice",
+        "one access line per request (client address, key name, world, request id, status, "
+        "bytes, time); off: none (the activity log still records API calls)",
+        field="access_log",
+        choices=("on", "off"),
+    ),
     _o("max-body-mb", "float", "largest request body in MiB", field="max_body_mb", minimum=0),
     _o(
         "subscription-linger",

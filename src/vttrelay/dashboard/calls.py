@@ -187,14 +187,16 @@ class SessionCalls:
         self.activity.add(
             RequestRecord(
                 time.time(),
+                session_key(account),
                 account,
-                session_key_id(account) if account else "",
-                SESSION_KEY_NAME,
                 str(client_id or ""),
                 route.method,
+                request.path,
                 route.path,
                 status,
                 (time.perf_counter() - started) * 1000,
                 request.remote or "",
+                0,  # not an access line: the page's own request has one
+                0,
             )
         )

@@ -1,17 +1,31 @@
-"""The request log: one line per request (method, path, status, milliseconds), cheap per request,
-and what keeps every logged line one line: `escape` and `OneLineErrors`.
+"""The request log: one access line per request, built from the request's `RequestRecord` (the
+same record the activity log keeps), cheap per request, and what keeps every logged line one
+line: `escape` and `OneLineErrors`.
 
-Two sinks with one method, `line(method, path, status, ms)`, both on the `vttrelay.access`
-logger's level (INFO by default; `--log-level WARNING` turns the lines off):
+The relay's middleware builds one `RequestRecord` per request from what it has at hand (the key
+object the key cache holds, the named world, method, path, route, status, time, the client's
+address, a request number, the body's bytes) and hands it to the access log and, for an API
+route, to the activity log (`activity.py`, which completes it in its writer thread). The access
+line says (text):
+
+    127.0.0.1 "GET /world-info" 200 312B 1.2ms key="my bot" world=fvtt_abc id=r17_3fa2b1c0
+
+(`-` for no key or world; the key's name, or its id when it has none, never the key), or with
+`--log-format json` one JSON object: `{"time", "level", "logger", "peer", "method", "path",
+"status", "bytes", "ms", "key", "world", "requestId"}` (`logformat.py` writes the other log
+lines as JSON objects too). The request id also ends the line of a request that failed (500).
+
+Two sinks with one method, `record(rec)`, both on the `vttrelay.access` logger's level (INFO by
+default; `--log-level WARNING` turns the lines off, and so does `--access-log off`):
 
 - `LoggingAccessLog`, the default of `create_app`: one `logging` record per request, so whoever
   embeds the app (the tests' `caplog`, an application with its own handlers) sees the lines.
-- `BufferedAccessLog`, what `vttrelay serve` uses: the line is formatted with an f-string in the
-  CLI's log format (`LOG_FORMAT`, the timestamp formatted once per second), appended to a buffer,
-  and the buffer is written with one `write()` `interval` seconds (0.05) after its first line, at
-  once when it holds `max_bytes` (64 KiB), and at `close()`. A log record and an unbuffered
-  write per request cost a fifth of a forwarded request's CPU (bench/RESULTS.md).
-  Other log lines are written at once, so an access line may follow a later one by < interval.
+- `BufferedAccessLog`, what `vttrelay serve` uses: the records are appended to a buffer, and the
+  buffer is formatted and written with one `write()` `interval` seconds (0.05) after its first
+  record, at once when it holds `max_lines`, and at `close()`. A log record and an unbuffered
+  write per request cost a fifth of a forwarded request's CPU (bench/RESULTS.md). Every other
+  log line goes through the same buffer (`logformat.BufferedHandler`: appended, then the buffer
+  written at once), so the lines are written in the order they were made.
 
 A path is logged through `logged_path` (a pair or key request's code, a bearer secret, shows as
 `{code}`). What a client sends is logged through `escape`: control characters (an encoded
@@ -28,28 +42,56 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
 import sys
+import threading
 import time
 import traceback
 from collections.abc import MutableMapping
-from typing import Any, NamedTuple, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TextIO
+
+import orjson
+
+if TYPE_CHECKING:
+    from vttrelay.relay.store import KeyRecord
 
 from aiohttp import web
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def setup_logging(level: str) -> None:
-    """Log lines to stderr in `LOG_FORMAT` from `level` (DEBUG, INFO, WARNING...) up."""
+def setup_logging(level: str, json: bool = False) -> None:
+    """Log lines to stderr in `LOG_FORMAT` (or as JSON objects, `JsonFormatter`) from `level`
+    (DEBUG, INFO, WARNING...) up."""
     logging.basicConfig(
         level=getattr(logging, level.upper(), logging.INFO), format=LOG_FORMAT, stream=sys.stderr
     )
+    if json:
+        for handler in logging.getLogger().handlers:
+            if type(handler) is logging.StreamHandler:
+                handler.setFormatter(JsonFormatter())
     logging.getLogger("yoyo").setLevel(logging.WARNING)
+
+
+class JsonFormatter(logging.Formatter):
+    """A log record as one JSON object on one line: `time` (UTC), `level`, `logger`,
+    `message`, and `error` with the traceback when there is one (`--log-format json`)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, object] = {
+            "time": utc_stamp(record.created),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            line["error"] = self.formatException(record.exc_info)
+        return orjson.dumps(line).decode()
 
 
 ACCESS_LOGGER = "vttrelay.access"
 FLUSH_INTERVAL = 0.05
-MAX_BUFFER = 64 * 1024
+MAX_LINES = 500  # records buffered before the buffer is written at once
 
 MAX_LOGGED = 2000  # characters of a client's text in one log line
 
@@ -124,69 +166,140 @@ def logged_path(request: web.BaseRequest) -> str:
 
 
 class RequestRecord(NamedTuple):
-    """The facts of one API call, built once by the relay's middleware and read by every sink
-    that keeps them (the activity log, `activity.py`): never a secret, a body or a query."""
+    """One request's facts as the middleware has them at hand (a tuple: cheap to make), read by
+    the access log and the activity log (which completes it in its writer thread: the key's
+    account, id and name). Never a secret, a body or a query."""
 
     at: float  # time.time() when it ended
-    account: str  # the key's account ('' if the call named no known key)
-    key_id: str
-    key_name: str
-    world: str  # the `clientId` it named ('' if none)
+    key: KeyRecord | None  # the key it named, as the key cache holds it (None: no known key)
+    account: str  # the account acting ("": the key's)
+    world: str  # the `clientId` it named ("" if none)
     method: str
-    route: str  # the route-table path (`/get/{uuid}`)
+    path: str  # the path asked for (the access line)
+    route: str | None  # the route-table path (`/get/{uuid}`); None: no API route (not recorded)
     status: int
     ms: float
-    peer: str  # the client's address
+    peer: str  # the client's address (behind a trusted proxy, the one it names)
+    number: int  # this process's request counter (`request_id`)
+    size: int  # bytes of the response body (a stream or socket: bytes sent, headers included)
+
+
+_process = secrets.token_hex(4)  # per process (and per forked child), as core's request ids
+
+
+def _new_process() -> None:
+    global _process
+    _process = secrets.token_hex(4)
+
+
+os.register_at_fork(after_in_child=_new_process)
+
+
+def request_id(number: int) -> str:
+    """The id an access line shows for request `number` of this process: `r<number>_<random>`."""
+    return f"r{number}_{_process}"
+
+
+def _key_name(rec: RequestRecord) -> str:
+    """The key's name, or its id when it has none ("": no known key)."""
+    key = rec.key
+    return "" if key is None else key.name or key.id
+
+
+def text_line(rec: RequestRecord) -> str:
+    """The access line's message in the text format (see the module docstring)."""
+    key = "-"
+    if rec.key is not None:
+        named = rec.key.name
+        key = '"' + escape(named, 200).replace('"', '\\"') + '"' if named else rec.key.id
+    return (
+        f'{rec.peer or "-"} "{rec.method} {escape(rec.path)}" {rec.status} {rec.size}B '
+        f"{rec.ms:.1f}ms key={key} world={escape(rec.world, 200) or '-'} "
+        f"id={request_id(rec.number)}"
+    )
+
+
+def utc_stamp(at: float) -> str:
+    """`2026-11-27T06:50:00.123Z`: the time of a JSON log line."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at % 1 * 1000):03d}Z"
+
+
+def json_line(rec: RequestRecord) -> str:
+    """The access line as one JSON object (`--log-format json`), without its newline."""
+    return orjson.dumps(
+        {
+            "time": utc_stamp(rec.at),
+            "level": "INFO",
+            "logger": ACCESS_LOGGER,
+            "peer": rec.peer,
+            "method": rec.method,
+            "path": rec.path[:MAX_LOGGED],
+            "status": rec.status,
+            "bytes": rec.size,
+            "ms": round(rec.ms, 1),
+            "key": _key_name(rec) or None,
+            "world": rec.world[:200] or None,
+            "requestId": request_id(rec.number),
+        }
+    ).decode()
 
 
 class AccessLog(Protocol):
-    def line(self, method: str, path: str, status: int, ms: float) -> None: ...
+    enabled: bool  # False: `record` need not be called (`--access-log off`)
+
+    def record(self, rec: RequestRecord) -> None: ...
 
     def close(self) -> None: ...
 
 
 class LoggingAccessLog:
-    """A `logging` record per request on `vttrelay.access` (INFO)."""
+    """A `logging` record per request on `vttrelay.access` (INFO), in the text format."""
 
-    def line(self, method: str, path: str, status: int, ms: float) -> None:
-        access_logger.info("%s %s %d %.1fms", method, escape(path), status, ms)
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+
+    def record(self, rec: RequestRecord) -> None:
+        if access_logger.isEnabledFor(logging.INFO):
+            access_logger.info("%s", text_line(rec))
 
     def close(self) -> None:
         pass
 
 
 class BufferedAccessLog:
-    """Lines as `logging.Formatter(LOG_FORMAT)` would write them, written to `stream` in batches."""
+    """Access records and other log lines, written to `stream` in order and in batches: access
+    lines as `logging.Formatter(LOG_FORMAT)` would write them (or as JSON objects), formatted
+    when the buffer is written. Safe from any thread: a line logged by another thread is
+    appended under the lock and the buffer written at once (`line`)."""
 
     def __init__(
-        self, stream: TextIO, interval: float = FLUSH_INTERVAL, max_bytes: int = MAX_BUFFER
+        self,
+        stream: TextIO,
+        interval: float = FLUSH_INTERVAL,
+        max_lines: int = MAX_LINES,
+        json: bool = False,
+        enabled: bool = True,
     ) -> None:
         self.stream = stream
         self.interval = interval
-        self.max_bytes = max_bytes
-        self._lines: list[str] = []
-        self._size = 0
+        self.max_lines = max_lines
+        self.json = json
+        self.enabled = enabled  # access lines (other lines are written anyway)
+        self._items: list[RequestRecord | str] = []
+        self._lock = threading.Lock()
         self._timer: asyncio.TimerHandle | None = None
         self._second = -1
         self._stamp = ""
         self._prefix = f" INFO {ACCESS_LOGGER}: "
 
-    def line(self, method: str, path: str, status: int, ms: float) -> None:
+    def record(self, rec: RequestRecord) -> None:
         if not access_logger.isEnabledFor(logging.INFO):
             return
-        now = time.time()
-        second = int(now)
-        if second != self._second:
-            # logging's default asctime: local time, "%Y-%m-%d %H:%M:%S,mmm"
-            self._second = second
-            self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
-        text = (
-            f"{self._stamp},{int((now - second) * 1000):03d}{self._prefix}"
-            f"{method} {escape(path)} {status} {ms:.1f}ms\n"
-        )
-        self._lines.append(text)
-        self._size += len(text)
-        if self._size >= self.max_bytes:
+        with self._lock:
+            items = self._items
+            items.append(rec)
+            full = len(items) >= self.max_lines
+        if full:
             self.flush()
         elif self._timer is None:
             try:
@@ -194,21 +307,45 @@ class BufferedAccessLog:
             except RuntimeError:  # no loop (a synchronous caller): write at once
                 self.flush()
                 return
-            self._timer = loop.call_later(self.interval, self.flush)
+            self._timer = loop.call_later(self.interval, self._on_timer)
+
+    def line(self, text: str) -> None:
+        """Another log line (formatted, without its newline): written after what is buffered,
+        at once."""
+        with self._lock:
+            self._items.append(text)
+        self.flush()
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.flush()
+
+    def _text(self, item: RequestRecord | str) -> str:
+        if isinstance(item, str):
+            return item + "\n"
+        if self.json:
+            return json_line(item) + "\n"
+        second = int(item.at)
+        if second != self._second:
+            # logging's default asctime: local time, "%Y-%m-%d %H:%M:%S,mmm"
+            self._second = second
+            self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+        millis = int((item.at - second) * 1000)
+        return f"{self._stamp},{millis:03d}{self._prefix}{text_line(item)}\n"
 
     def flush(self) -> None:
-        """Write the buffered lines with one write()."""
+        """Format and write what is buffered with one write(), in order."""
+        with self._lock:
+            if not self._items:
+                return
+            items, self._items = self._items, []
+            text = "".join([self._text(item) for item in items])
+            with contextlib.suppress(OSError, ValueError):  # a closed stream loses the lines
+                self.stream.write(text)
+                self.stream.flush()
+
+    def close(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not self._lines:
-            return
-        text = "".join(self._lines)
-        self._lines.clear()
-        self._size = 0
-        with contextlib.suppress(OSError, ValueError):  # a closed stream loses the lines only
-            self.stream.write(text)
-            self.stream.flush()
-
-    def close(self) -> None:
         self.flush()

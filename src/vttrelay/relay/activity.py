@@ -1,12 +1,15 @@
-"""The activity log: every API call's facts (`accesslog.RequestRecord`: time, account, key,
-world, route, status, duration, client address; never a secret or a body) kept in the relay's
-store for `RelayConfig.activity_days` and at most `activity_max_rows` calls, and read back
-filtered (`Filter`, `find`) or counted per key and hour (`usage`) by the dashboard.
+"""The activity log: every API call's facts (time, account, key id and name, world, route,
+status, duration, client address; never a secret or a body) kept in the relay's store for
+`RelayConfig.activity_days` and at most `activity_max_rows` calls, and read back filtered
+(`Filter`, `find`) or counted per key and hour (`usage`) by the dashboard.
 
-On the hot path a call costs one append (`ActivityLog.add`). Every `activity_flush_interval`
-seconds a worker thread writes what is pending as one row per account (`activity_batches`: the
-calls as one JSON array), so the store sees one insert a second, not one per request (a row per
-call cost the forwarded mix +14 % instructions per request, bench/RESULTS.md). At most
+On the hot path a call costs one append (`ActivityLog.add`) of the request's
+`accesslog.RequestRecord`, the tuple the middleware made for the access line too (the key object
+the key cache holds, not its fields). Every `activity_flush_interval` seconds a worker thread
+completes what is pending (the key's account, id and name) and writes it as one row per account
+(`activity_batches`: the calls as one JSON array), so the store sees one insert a second, not
+one per request (a row per call cost the forwarded mix +14 % instructions per request,
+bench/RESULTS.md). At most
 `MAX_PENDING` wait in memory (past it the oldest are dropped and counted in `dropped`). Old
 batches are pruned after a write at most once a minute (`prune`). Reading decodes the batches
 newest first, one at a time (each at most `MAX_BATCH` calls: a few ms of CPU each).
@@ -69,8 +72,11 @@ class ActivityLog:
         count = 0
         while pending:
             r = pending.popleft()
-            by_account.setdefault(r.account, []).append(
-                (r.at, r.key_id, r.key_name, r.world, r.method, r.route, r.status, r.ms, r.peer)
+            key = r.key
+            key_id, key_name = (key.id, key.name) if key is not None else ("", "")
+            account = r.account or (key.account if key is not None else "")
+            by_account.setdefault(account, []).append(
+                (r.at, key_id, key_name, r.world, r.method, r.route, r.status, r.ms, r.peer)
             )
             count += 1
         if by_account:

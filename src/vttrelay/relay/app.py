@@ -115,7 +115,7 @@ def create_app(
         usage=usage,
         counters=backends.counters,
         gateway=WorldGateway(config, store, registry),
-        access=access or LoggingAccessLog(),
+        access=access or LoggingAccessLog(enabled=config.access_log != "off"),
         gate=Gate(config, keys, usage, backends.counters, registry),
         activity=ActivityLog(store.db, config.activity_days, config.activity_max_rows),
         owns_store=owns_store,

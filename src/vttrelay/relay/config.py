@@ -103,6 +103,9 @@ class RelayConfig:
     activity_days: float = 14.0
     activity_max_rows: int = 200_000
     activity_flush_interval: float = 1.0
+    # Logs (accesslog.py, logformat.py): "text" or "json" lines on stderr; "off": no access lines
+    log_format: str = "text"
+    access_log: str = "on"
     # Event streams (used by events/settings.py)
     keepalive_interval: float = 15.0
     event_buffer_size: int = 1000

@@ -4,6 +4,7 @@ loop, errors as responses, the access-log line, `/metrics` and the activity reco
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -11,7 +12,13 @@ from collections.abc import Awaitable, Callable
 from aiohttp import StreamReader, web
 from aiohttp.typedefs import Middleware
 
-from vttrelay.relay.accesslog import RequestRecord, describe_error, escape, logged_path
+from vttrelay.relay.accesslog import (
+    RequestRecord,
+    describe_error,
+    escape,
+    logged_path,
+    request_id,
+)
 from vttrelay.relay.accounts.key_cache import TOO_MANY_UNKNOWN_KEYS
 from vttrelay.relay.core import RelayError, error
 from vttrelay.relay.forward import (
@@ -42,25 +49,31 @@ def relay_middleware(state: RelayState) -> Middleware:
     """The one middleware (one per request costs CPU, bench/RESULTS.md): CORS preflight and
     the CORS headers of every response (`forward.add_cors`), the body limit (413) and time
     limit (408, `body_timeout`), an API key not in the key cache yet read off the event loop
-    (`KeyCache.load`), a `core.RelayError` from any handler as its HTTP response, one access-log
-    line per request (method, path, status, ms), the request's count in `/metrics` (route,
-    method, status, seconds) and, for a route of the route table, its `RequestRecord` in the
-    activity log (one append; `activity.py` writes them in batches)."""
+    (`KeyCache.load`), a `core.RelayError` from any handler as its HTTP response, the request's
+    count in `/metrics` (route, method, status, seconds) and its `RequestRecord`, a tuple of what
+    is at hand, handed to the access log (one line per request) and, for a route of the route
+    table, to the activity log (one append; `activity.py` completes and writes them in batches
+    in its writer thread)."""
     max_body = state.config.max_body_bytes
     body_timeout = state.config.body_timeout
-    access = state.access
     keys = state.keys
+    cached = keys.cached
     observe = state.metrics.observe
     clock = time.perf_counter
-    activity = state.activity
+    wall = time.time
     api_routes = state.api_routes
-    record = activity.add if activity.enabled else None
+    log_line = state.access.record if state.access.enabled else None
+    record = state.activity.add if state.activity.enabled else None
+    recording = log_line is not None or record is not None
+    numbers = itertools.count(1)
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         started = clock()
+        number = next(numbers)
         status = 500
         response: web.StreamResponse | None = None
+        secret: str | None = None
         try:
             if request.method == "OPTIONS":
                 status = 200
@@ -109,7 +122,13 @@ def relay_middleware(state: RelayState) -> Middleware:
             if isinstance(exc, ConnectionError) or request.writer.output_size:
                 raise  # the client went away, or a stream already began: aiohttp ends it
             shown = escape(logged_path(request))
-            log.error("%s %s failed: %s", request.method, shown, describe_error(exc))
+            log.error(
+                "%s %s failed (%s): %s",
+                request.method,
+                shown,
+                request_id(number),
+                describe_error(exc),
+            )
             log.debug("%s %s failed", request.method, shown, exc_info=exc)
             response = json_response({"error": INTERNAL_ERROR}, 500)
             return response
@@ -117,28 +136,39 @@ def relay_middleware(state: RelayState) -> Middleware:
             if response is not None and not response.prepared:
                 add_cors(response.headers)
             elapsed = clock() - started
-            access.line(request.method, logged_path(request), status, elapsed * 1000)
             resource = request.match_info.route.resource
             observe(resource, request.method, status, elapsed)
-            if record is not None and (path := api_routes.get(resource)) is not None:
-                sent = request.headers.get(API_KEY_HEADER)
-                key = keys.cached(sent) if sent else None
-                record(
-                    RequestRecord(
-                        time.time(),
-                        key.account if key else "",
-                        key.id if key else "",
-                        key.name if key else "",
-                        request.query.get("clientId", ""),
-                        request.method,
-                        path,
-                        status,
-                        elapsed * 1000,
-                        request.remote or "",
-                    )
+            if recording:
+                route = api_routes.get(resource)
+                rec = RequestRecord(
+                    wall(),
+                    cached(secret) if secret else None,
+                    "",
+                    request.query.get("clientId", ""),
+                    request.method,
+                    logged_path(request),
+                    route,
+                    status,
+                    elapsed * 1000,
+                    request.remote or "",
+                    number,
+                    _size(request, response),
                 )
+                if log_line is not None:
+                    log_line(rec)
+                if record is not None and route is not None:
+                    record(rec)
 
     return middleware
+
+
+def _size(request: web.Request, response: web.StreamResponse | None) -> int:
+    """The response body's bytes (a stream or socket, already sent: bytes sent so far)."""
+    if response is None:
+        return 0
+    if response.prepared:
+        return request.writer.output_size if request.writer is not None else 0
+    return response.content_length or 0
 
 
 class BodyTimeout(Exception):

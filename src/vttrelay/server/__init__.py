@@ -40,6 +40,7 @@ from vttrelay.relay.backends import BackendUnavailable
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import seed_request_ids
 from vttrelay.relay.listener import RelaySite, connection_limit, make_runner, raise_fd_limit
+from vttrelay.relay.logformat import route_logging
 from vttrelay.relay.metrics import metrics_app
 from vttrelay.relay.state import STATE
 from vttrelay.relay.store import RelayStore
@@ -188,7 +189,12 @@ async def run_instance(
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError):
                 loop.add_signal_handler(sig, stop.set)
-    access = BufferedAccessLog(sys.stderr)  # request lines written in batches (accesslog.py)
+    # access lines written in batches and, in a process of its own, the other log lines through
+    # the same buffer, in order and in the same format (accesslog.py, logformat.py)
+    access = BufferedAccessLog(
+        sys.stderr, json=config.log_format == "json", enabled=config.access_log != "off"
+    )
+    restore_logging = route_logging(access) if own_process else (lambda: None)
     # no token may connect as the embedded world's id until `prepared_once_bound` reserves it
     config.reserved_client_ids.setdefault(EMBEDDED_CLIENT_ID, None)
     sessions = session_manager(config, store)
@@ -259,6 +265,7 @@ async def run_instance(
         if metrics_runner is not None:
             await metrics_runner.cleanup()
         access.close()
+        restore_logging()
         store.close()
 
 

@@ -81,7 +81,7 @@ class WorkerSpec:
 def worker_main(spec: WorkerSpec, started: Queue[tuple[int, int, str]]) -> None:
     """A worker process: one relay on the shared port until SIGTERM (`server.run_instance`)."""
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # until run_instance reloads on it (with TLS)
-    setup_logging(spec.log_level)
+    setup_logging(spec.log_level, json=spec.config.log_format == "json")
     config = spec.config
 
     def ready(_: Listening) -> None:

@@ -144,8 +144,10 @@ def test_serve_no_world(tmp_path: Path) -> None:
     finally:
         logs = _stop(proc)
     assert proc.returncode == 0
-    assert re.search(r"vttrelay\.access: GET /clients 200 \d+\.\dms$", logs, re.M), logs
-    assert re.search(r"GET /world-info 404 \d+\.\dms$", logs, re.M)
+    assert re.search(
+        r'vttrelay\.access: 127\.0\.0\.1 "GET /clients" 200 \d+B \d+\.\dms key="serve', logs
+    ), logs
+    assert re.search(r'"GET /world-info" 404 \d+B \d+\.\dms ', logs)
 
     # A second start keeps the key the first one printed and prints no secret: the key is in
     # the data dir (owner-only), the sign-in link comes from `vttrelay dashboard-link`.

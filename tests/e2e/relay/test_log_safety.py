@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 import pytest
@@ -33,7 +34,9 @@ async def test_an_encoded_newline_in_the_path_is_one_escaped_line(
     assert answer.startswith(b"HTTP/1.1 404")
     [line] = [r.getMessage() for r in caplog.records if r.name == ACCESS_LOGGER]
     assert "\n" not in line and "\r" not in line
-    assert line.startswith("GET /x\\r\\n2026-01-01 00:00:00,000 INFO vttrelay.access: GET /admin")
+    assert line.startswith(
+        '127.0.0.1 "GET /x\\r\\n2026-01-01 00:00:00,000 INFO vttrelay.access: GET /admin'
+    )
 
 
 async def test_a_malformed_request_is_one_short_line(
@@ -64,7 +67,10 @@ async def test_a_failing_handler_answers_500_json_and_logs_one_line(
     errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(errors) == 1 and errors[0].exc_info is None
     message = errors[0].getMessage()
-    assert message.startswith("GET /api/health failed: RuntimeError: boom\\n")
+    failed = re.match(r"GET /api/health failed \((r\d+_\w{8})\): RuntimeError: boom\\n", message)
+    assert failed, message
     assert len(message) < 2500
     access = [r.getMessage() for r in caplog.records if r.name == ACCESS_LOGGER]
-    assert access and access[-1].startswith("GET /api/health 500 ")
+    # the access line names the same request id as the error line
+    assert access and access[-1].startswith('127.0.0.1 "GET /api/health" 500 ')
+    assert access[-1].endswith(f" id={failed.group(1)}")
