@@ -51,11 +51,10 @@ from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TextIO
 
 import orjson
+from aiohttp import web
 
 if TYPE_CHECKING:
     from vttrelay.relay.store import KeyRecord
-
-from aiohttp import web
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 

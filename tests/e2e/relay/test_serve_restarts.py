@@ -143,7 +143,7 @@ async def test_restarts_keep_keys_and_print_no_secret(tmp_path: Path) -> None:
         await stop_process(proc)
 
     whole = log.read_text()
-    assert "world connected: vttrelay-demo" in whole and "GET /world-info 200" in whole
+    assert "world connected: vttrelay-demo" in whole and '"GET /world-info" 200' in whole
     assert (
         "pair request from world 'W'" in whole and "GET /auth/pair-request/{code}/status" in whole
     )
