@@ -435,6 +435,12 @@ async def test_billing_is_not_offered(auth: Auth) -> None:
         401,
         {"error": "Invalid or expired session. Please log in again."},
     )
+    # Stripe's webhook: acknowledged, as the reference does with Stripe off; nothing changes
+    event = {"type": "customer.subscription.updated", "data": {"object": {"status": "active"}}}
+    hook = await auth.call("POST", "/api/webhooks/stripe", json=event)
+    assert (hook.status, hook.json()) == (200, {"received": "true"})
+    status = await auth.call("GET", "/api/subscriptions/status", key=key)
+    assert status.json()["subscriptionStatus"] == "free"
 
 
 async def test_verify_page_without_mail(auth: Auth) -> None:

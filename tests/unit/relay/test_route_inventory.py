@@ -144,6 +144,7 @@ EXPECTED: dict[tuple[str, str], tuple[str | None, str | None, float | None]] = {
             ("GET", "/api/subscriptions/status"),
             ("POST", "/api/subscriptions/create-checkout-session"),
             ("POST", "/api/subscriptions/create-portal-session"),
+            ("POST", "/api/webhooks/stripe"),
             ("POST", "/auth/api-keys"),
             ("GET", "/auth/api-keys"),
             ("PATCH", "/auth/api-keys/{id}"),

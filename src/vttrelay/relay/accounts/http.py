@@ -448,6 +448,12 @@ async def h_billing_session(request: web.Request, route: Route, state: RelayStat
     raise error(503, NO_BILLING, message="This relay has no subscriptions: every account is free.")
 
 
+async def h_billing_webhook(request: web.Request, route: Route, state: RelayState) -> web.Response:
+    """Stripe's webhook: acknowledged, nothing read or done (what the reference answers with
+    Stripe off, accounts-auth.md §17); the body is not read."""
+    return answer({"received": "true"})
+
+
 HANDLERS: Final = {
     "auth_register": h_register,
     "auth_verify": h_verify,
@@ -464,4 +470,5 @@ HANDLERS: Final = {
     "auth_delete_account": h_delete_account,
     "billing_status": h_billing_status,
     "billing_session": h_billing_session,
+    "billing_webhook": h_billing_webhook,
 }

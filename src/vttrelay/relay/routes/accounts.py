@@ -386,6 +386,13 @@ ROUTES: Final = (
         )
         for name in ("create-checkout-session", "create-portal-session")
     ),
+    _account(
+        "POST",
+        "/api/webhooks/stripe",
+        "billing_webhook",
+        'Billing is not offered: Stripe\'s webhook is acknowledged and ignored ({"received":'
+        '"true"}, as the reference answers with Stripe off; no authentication).',
+    ),
 )
 
 GROUP: Final = Group(NAME, "accounts", ROUTES)
