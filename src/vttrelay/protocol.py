@@ -22,6 +22,18 @@ AUTH_SUCCESS: Final = "auth-success"
 PING: Final = "ping"
 PONG: Final = "pong"
 PLAYER_LIST: Final = "player-list"
+# a world asks for its account's other worlds (accounts-auth.md §7.12), answered with the result
+GET_KNOWN_CLIENTS: Final = "get-known-clients"
+KNOWN_CLIENTS_RESULT: Final = "known-clients-result"
+KNOWN_CLIENTS_FAILED: Final = "failed to retrieve known clients"
+KNOWN_CLIENTS_BUSY: Final = "a get-known-clients request is already being answered"
+
+
+def known_clients_error(request_id: str, text: str) -> dict[str, Any]:
+    """A refused `get-known-clients`: the result type, no clients, the error."""
+    return {"type": KNOWN_CLIENTS_RESULT, "requestId": request_id, "clients": [], "error": text}
+
+
 SUBSCRIPTION_UPDATE: Final = "event-subscription-update"
 
 RESULT_SUFFIX: Final = "-result"

@@ -6,6 +6,7 @@ never read or change another account's worlds."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tests.support.accounts import Auth
@@ -239,3 +240,54 @@ async def test_one_account_never_reaches_anothers_world_settings_or_users(auth: 
     assert (await listed(auth, alice))["alice-only"] == before
     bob_world = (await listed(auth, bob))["bob-world"]
     assert bob_world["credentialId"] is None and bob_world["allowedTargetClients"] is None
+
+
+async def test_a_world_asks_for_its_accounts_worlds_on_its_socket(
+    make_auth: Callable[..., Awaitable[Auth]],
+) -> None:
+    """The module's `get-known-clients` on /relay (accounts-auth.md §7.12)."""
+    auth = await make_auth(token_check_interval=3600.0)  # the revoked token is asked with
+    session, account = await signed_up(auth, "list@example.com")
+    _, other_account = await signed_up(auth, "other-list@example.com")
+    await (await auth.relay.world("list-b", account=account, worldTitle="B")).close()
+    await (await auth.relay.world("list-theirs", account=other_account)).close()
+    made = await auth.call("POST", "/auth/credentials", session=session, json=CREDENTIAL)
+    await patch(auth, session, "/auth/known-clients/list-b/credential",
+                {"credentialId": made.json()["id"]})  # fmt: skip
+    await patch(auth, session, "/auth/known-clients/list-b/auto-start", {"enabled": True})
+    world = await auth.relay.world("list-a", account=account, worldTitle="A")
+    await patch(
+        auth, session, "/auth/known-clients/list-a",
+        {"allowedTargetClients": ["list-b"], "remoteScopes": ["entity:read"]},
+    )  # fmt: skip
+
+    async def ask(request_id: str) -> dict[str, Any]:
+        await world.emit({"type": "get-known-clients", "requestId": request_id})
+        for _ in range(100):
+            for frame in world.received:
+                if frame.get("type") == "known-clients-result" and frame["requestId"] == request_id:
+                    return frame
+            await asyncio.sleep(0.05)
+        raise AssertionError("no known-clients-result")
+
+    result = await ask("k1")
+    assert result["tokenScopes"] == ["entity:read"]
+    assert result["tokenAllowedTargets"] == ["list-b"]
+    listed = {c["clientId"]: c for c in result["clients"]}
+    assert set(listed) == {"list-a", "list-b"}  # never another account's world
+    assert listed["list-a"]["isOnline"] is True and listed["list-a"]["canAutoStart"] is False
+    assert listed["list-b"]["isOnline"] is False and listed["list-b"]["canAutoStart"] is True
+    assert listed["list-b"]["worldTitle"] == "B"
+    assert all(isinstance(c["publicUrl"], str) for c in result["clients"])
+    assert set(listed["list-b"]) == {
+        "clientId", "worldTitle", "customName", "systemTitle", "systemId", "isOnline",
+        "canAutoStart", "publicUrl",
+    }  # fmt: skip
+    # without a request id: answered with ""
+    assert (await ask(""))["clients"]
+    # the world's token revoked meanwhile (the relay closes it at its next check)
+    auth.relay.store.db.run(
+        "UPDATE connection_tokens SET revoked_at = 1 WHERE client_id = 'list-a'"
+    )
+    refused = await ask("k2")
+    assert (refused["clients"], refused["error"]) == ([], "connection token not found or revoked")

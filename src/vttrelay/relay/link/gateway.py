@@ -23,19 +23,27 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import orjson
 from aiohttp import WSMessage, WSMsgType, web
 
 from vttrelay import protocol
-from vttrelay.protocol import Close
+from vttrelay.protocol import KNOWN_CLIENTS_FAILED, Close
 from vttrelay.relay.accounts.preauth import PreAuthBudget
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.link import handshake
 from vttrelay.relay.link.connection import WorldConnection, send_quietly
 from vttrelay.relay.link.handshake import MISSING_ID, TOKEN_IN_URL, Refusal
-from vttrelay.relay.link.session import Beat, EventReceived, Keepalive, PlayersChanged, now_ms
+from vttrelay.relay.link.session import (
+    Beat,
+    EventReceived,
+    Keepalive,
+    KnownClientsAsked,
+    PlayersChanged,
+    now_ms,
+)
 
 if TYPE_CHECKING:
     from vttrelay.relay.backends.ports import Store, WorldDirectory
@@ -74,6 +82,10 @@ def is_world_upgrade(request: web.Request) -> bool:
     return request.headers.get("Upgrade", "").lower() == "websocket"
 
 
+# (client id, account, token id, request id) -> the `known-clients-result` frame
+KnownClientsAnswer = Callable[[str, str, str, str], Awaitable[dict[str, Any]]]
+
+
 class WorldGateway:
     """Serves `/relay`: handshake, auth, duplicates, keepalive and the frame loop."""
 
@@ -83,6 +95,9 @@ class WorldGateway:
         self.registry = registry
         # told each world's users when it sends a player-list (the account services keep them)
         self.users_changed: Callable[[str, str, list[Any]], None] | None = None
+        # answers a world's get-known-clients (the account services: accounts/world_list.py)
+        self.known_clients: KnownClientsAnswer | None = None
+        self._asking: dict[str, asyncio.Task[None]] = {}  # one question per world at a time
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         query = request.query
@@ -255,17 +270,45 @@ class WorldGateway:
             pinger.cancel()
 
     def _act(
-        self, world: WorldConnection, received: bytes | PlayersChanged | EventReceived
+        self,
+        world: WorldConnection,
+        received: bytes | PlayersChanged | EventReceived | KnownClientsAsked,
     ) -> None:
         """Do what the session made of a frame: answer it, or tell the directory."""
         if isinstance(received, bytes):
             send_quietly(world, received)
         elif isinstance(received, EventReceived):
             self.registry.notify("world_event", world, received.frame)
+        elif isinstance(received, KnownClientsAsked):
+            self._ask_known_clients(world, received.request_id)
         else:
             self.registry.updated(world)
             if self.users_changed is not None:
                 self.users_changed(world.client_id, world.account, world.users)
+
+    def _ask_known_clients(self, world: WorldConnection, request_id: str) -> None:
+        """Answer a world's `get-known-clients` in a task, one at a time per world (a second
+        question while one is answered gets an error result at once)."""
+        answer = self.known_clients
+        if answer is None:
+            return
+        if world.client_id in self._asking:
+            busy = protocol.KNOWN_CLIENTS_BUSY
+            send_quietly(world, orjson.dumps(protocol.known_clients_error(request_id, busy)))
+            return
+
+        async def reply() -> None:
+            try:
+                frame = await answer(world.client_id, world.account, world.token_id, request_id)
+                send_quietly(world, orjson.dumps(frame))
+            except Exception:
+                log.exception("world %s: could not list its known clients", world.client_id)
+                failed = protocol.known_clients_error(request_id, KNOWN_CLIENTS_FAILED)
+                send_quietly(world, orjson.dumps(failed))
+            finally:
+                del self._asking[world.client_id]
+
+        self._asking[world.client_id] = asyncio.ensure_future(reply())
 
     async def _keepalive(self, world: WorldConnection, keepalive: Keepalive) -> None:
         """Ping every `ping_interval`; drop the world `pong_timeout` after its last pong."""

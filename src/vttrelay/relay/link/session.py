@@ -7,6 +7,7 @@ what it means:
   returns None; a long plain reply is matched without parsing (`pending.peek_reply`);
 - `ping` returns `PONG`, the frame to send back;
 - `player-list` stores the world's users and returns `PlayersChanged`;
+- `get-known-clients` returns `KnownClientsAsked` (the gateway has the account services answer);
 - an event frame (`protocol.EVENT_FRAME_CHANNEL`) returns `EventReceived` for the hub;
 - anything else (not JSON, not an object, an unknown type) is dropped: None.
 
@@ -52,9 +53,17 @@ class EventReceived:
     frame: protocol.EventFrame
 
 
-PLAYERS_CHANGED: Final = PlayersChanged()
+@dataclass(frozen=True, slots=True)
+class KnownClientsAsked:
+    """The world asked for its account's worlds (`get-known-clients`); answer with this id."""
 
-Received = bytes | PlayersChanged | EventReceived | None
+    request_id: str
+
+
+PLAYERS_CHANGED: Final = PlayersChanged()
+MAX_REQUEST_ID: Final = 256
+
+Received = bytes | PlayersChanged | EventReceived | KnownClientsAsked | None
 """What a frame means: a frame to send back, an event for the relay, or nothing more to do."""
 
 
@@ -112,6 +121,9 @@ class WorldSession:
             users = frame.get("users")
             self.users = users if isinstance(users, list) else []
             return PLAYERS_CHANGED
+        if kind == protocol.GET_KNOWN_CLIENTS:
+            asked = request_id if isinstance(request_id, str) else ""
+            return KnownClientsAsked(asked[:MAX_REQUEST_ID])
         if kind in protocol.EVENT_FRAME_CHANNEL:
             event: protocol.EventFrame = frame  # type: ignore[assignment]  # `events.model` checks
             return EventReceived(event)
