@@ -81,8 +81,18 @@ async def main(argv: list[str] | None = None) -> int:
         type=float,
         help="the relay's --activity-days (default: the product's; 0: no activity log)",
     )
+    parser.add_argument(
+        "--activity-flush",
+        type=float,
+        help="seconds between the activity log's writes (default 1; see bench/RESULTS.md: under "
+        "callgrind a second holds ~50 times fewer requests than on a real core)",
+    )
     args = parser.parse_args(argv)
-    relay_args = () if args.activity_days is None else ("--activity-days", str(args.activity_days))
+    relay_args: tuple[str, ...] = ()
+    if args.activity_days is not None:
+        relay_args += ("--activity-days", str(args.activity_days))
+    if args.activity_flush is not None:
+        relay_args += ("--activity-flush", str(args.activity_flush))
     if shutil.which("valgrind") is None:
         print("bench.instructions needs valgrind (Debian: valgrind)", file=sys.stderr)
         return 2

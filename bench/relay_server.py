@@ -53,6 +53,12 @@ def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str, int]:
         default=RelayConfig.activity_days,
         help="as `vttrelay serve --activity-days` (0: no activity log)",
     )
+    parser.add_argument(
+        "--activity-flush",
+        type=float,
+        default=RelayConfig.activity_flush_interval,
+        help="seconds between the activity log's writes (RelayConfig.activity_flush_interval)",
+    )
     args = parser.parse_args(argv)
     if args.backlog:
         listen_backlog(args.backlog)
@@ -64,6 +70,7 @@ def parse(argv: list[str] | None = None) -> tuple[RelayConfig, str, int]:
         max_connections=BENCH_MAX_CONNECTIONS,  # serve() keeps it below the open-files limit
         redis_url=args.redis,
         activity_days=args.activity_days,
+        activity_flush_interval=args.activity_flush,
     )
     return config, args.log_level, args.workers
 

@@ -111,10 +111,13 @@ class ActivityLog:
                 break
 
     async def run(self, interval: float) -> None:
-        """Write every `interval` seconds until cancelled, then once more."""
+        """Write every `interval` seconds until cancelled, then once more. A turn with nothing
+        to write and no prune due costs no thread hand-over."""
         try:
             while True:
                 await asyncio.sleep(interval)
+                if not self._pending and time.time() - self._pruned_at < PRUNE_EVERY:
+                    continue
                 try:
                     await asyncio.to_thread(self.flush)
                 except Exception:
