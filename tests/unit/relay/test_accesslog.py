@@ -11,6 +11,7 @@ import time
 
 import orjson
 import pytest
+from tests.support.keys import key_record
 
 from vttrelay.relay.accesslog import (
     ACCESS_LOGGER,
@@ -64,34 +65,17 @@ def rec(
     )
 
 
-def a_key(name: str) -> KeyRecord:
-    return KeyRecord(
-        id="k1",
-        account="acct",
-        name=name,
-        scopes=(),
-        client_ids=(),
-        user_id=None,
-        expires_at=None,
-        enabled=True,
-        rate_per_minute=None,
-        created_at=0.0,
-        last_used_at=None,
-        request_count=0,
-    )
-
-
 async def test_line_is_what_logging_writes_and_arrives_after_the_interval() -> None:
     out = io.StringIO()
     sink = BufferedAccessLog(out, interval=0.02)
     started = time.time()
-    sink.record(rec(key=a_key("my bot"), world="fvtt_abc"))
+    sink.record(rec(key=key_record(name="my bot"), world="fvtt_abc"))
     sink.record(rec("POST", "/dnd5e/skill-check", 400, 12.05, number=8, size=0))
     assert out.getvalue() == ""  # buffered
     await asyncio.sleep(0.1)
     lines = out.getvalue().splitlines()
     assert len(lines) == 2
-    message = text_line(rec(key=a_key("my bot"), world="fvtt_abc"))
+    message = text_line(rec(key=key_record(name="my bot"), world="fvtt_abc"))
     assert message == (
         f'203.0.113.5 "GET /chat" 200 312B 3.1ms key="my bot" world=fvtt_abc id={request_id(7)}'
     )
@@ -118,7 +102,7 @@ async def test_json_lines_and_other_lines_in_the_order_they_were_made() -> None:
     logger.propagate = False
     logger.addHandler(BufferedHandler(sink, JsonFormatter()))
     try:
-        sink.record(rec(key=a_key('a "quoted" bot'), world="w1", at=1_700_000_000.25))
+        sink.record(rec(key=key_record(name='a "quoted" bot'), world="w1", at=1_700_000_000.25))
         logger.info("world connected: %s", "w1")  # written at once, after the buffered line
         assert len(out.getvalue().splitlines()) == 2
         sink.record(rec("POST", "/chat", 201, 1.0))

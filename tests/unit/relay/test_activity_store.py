@@ -7,34 +7,30 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tests.support.keys import key_record
+
 from vttrelay.relay import activity
 from vttrelay.relay.accesslog import RequestRecord
-from vttrelay.relay.store import KeyRecord, RelayStore
+from vttrelay.relay.store import RelayStore
 
 NOW = 1_800_000_000.0  # a fixed time (2027-01-15), on an hour boundary
-
-
-def _key(key_id: str, account: str = "alice") -> KeyRecord:
-    return KeyRecord(
-        id=key_id,
-        account=account,
-        name=f"name {key_id}",
-        scopes=(),
-        client_ids=(),
-        user_id=None,
-        expires_at=None,
-        enabled=True,
-        rate_per_minute=None,
-        created_at=0.0,
-        last_used_at=None,
-        request_count=0,
-    )
 
 
 def _record(at: float, status: int = 200, key: str = "k1", world: str = "w1") -> RequestRecord:
     """What the middleware hands over: the key object, the account left to the writer."""
     return RequestRecord(
-        at, _key(key), "", world, "GET", "/clients", "/clients", status, 1.5, "10.0.0.1", 1, 10
+        at,
+        key_record(key, "alice", f"name {key}"),
+        "",
+        world,
+        "GET",
+        "/clients",
+        "/clients",
+        status,
+        1.5,
+        "10.0.0.1",
+        1,
+        10,
     )
 
 
@@ -47,7 +43,7 @@ def test_filters_usage_and_pruning(store_target: str | Path) -> None:
         log.add(_record(NOW - 3600 - 10, status=403))  # the previous hour
         assert log.flush() == 1
         log.add(_record(NOW - 10))
-        other = _record(NOW - 5)._replace(key=_key("kb", "bob"))
+        other = _record(NOW - 5)._replace(key=key_record("kb", "bob", "name kb"))
         log.add(other)
         assert log.flush() == 2 and log.flush() == 0
         batches = store.db.all("SELECT account, calls FROM activity_batches ORDER BY last_at")
