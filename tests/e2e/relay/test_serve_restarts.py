@@ -16,6 +16,7 @@ from pathlib import Path
 import aiohttp
 import httpx
 from bench.procs import free_port
+from tests.support.dashboard import Visitor, csrf_of, signin_csrf_of
 from tests.support.relay import WorldDouble, stop_process
 
 from vttrelay.relay.store import RelayStore
@@ -65,6 +66,24 @@ async def _sign_in(base: str, link: str) -> int:
             return signed.status
 
 
+async def _dashboard_approves_a_pair_request(base: str, link: str) -> str:
+    """Sign in with the printed link, then approve a world's pair request on the dashboard (the
+    module's Pair button); returns the request's code."""
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+        visitor = Visitor(base, http)
+        status, form, _ = await visitor.get(link.removeprefix(base))
+        assert status == 200
+        fields = {"token": link.split("token=", 1)[1], "signin_csrf": signin_csrf_of(form)}
+        assert (await visitor.post("/dashboard/signin", fields, csrf=False))[0] == 303
+        visitor.csrf = csrf_of((await visitor.get("/dashboard/worlds"))[1])
+        async with httpx.AsyncClient(base_url=base) as api:
+            asked = await api.post("/auth/pair-request", json={"worldId": "w2", "worldTitle": "W2"})
+        code = str(asked.json()["code"])
+        status, _, _ = await visitor.post(f"/dashboard/pair/{code}/approve", {"account": "default"})
+        assert status == 303
+        return code
+
+
 async def _pair_a_world(base: str, data: Path) -> list[str]:
     """The module's Pair button: a pair request, approved with the CLI, its pairing code
     collected and exchanged for a connection token; the world connects with it. Returns the
@@ -101,7 +120,7 @@ async def test_restarts_keep_keys_and_print_no_secret(tmp_path: Path) -> None:
         secrets += [key, link.split("token=")[1]]
         assert (data / "demo-key").read_text() == key + "\n"
         assert (data / "demo-key").stat().st_mode & 0o777 == 0o600
-        assert await _sign_in(base, link) == 303
+        secrets.append(await _dashboard_approves_a_pair_request(base, link))
 
         # a second serve on the same data dir and port: refused, and it changed nothing
         code, out, err = await _cli("serve", "--port", str(port), "--data-dir", str(data))

@@ -195,7 +195,7 @@ class RequestPages:
         if request.match_info["decision"] == "approve":
             account = self.dash.account_for(viewer, fields.get("account"))
             await self.decided(request, viewer, pair_requests.approve_pair_request, code, account)
-            log.info("dashboard (%s): approved pair request %s", viewer.label, code)
+            log.info("dashboard (%s): approved a pair request", viewer.label)  # not its code
             return self.dash.redirect(f"/pair/{code}?msg=approved")
         await self.decided(request, viewer, pair_requests.refuse_pair_request, code)
         return self.dash.redirect(f"/pair/{code}?msg=refused")
@@ -215,7 +215,7 @@ class RequestPages:
                 code,
                 account,
             )
-            log.info("dashboard (%s): approved key request %s", viewer.label, code)
+            log.info("dashboard (%s): approved a key request", viewer.label)  # not its code
             if done.exchange_code is not None:  # the web flow: the app gets it by its callback
                 return self.dash.render(
                     request,
