@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import socket
 import sys
 from pathlib import Path
 
@@ -168,3 +169,23 @@ async def test_restarts_keep_keys_and_print_no_secret(tmp_path: Path) -> None:
     )
     for secret in secrets:
         assert secret not in whole, secret
+
+
+async def test_workers_refuse_a_port_a_relay_listens_on(tmp_path: Path) -> None:
+    """`serve --workers 2` binds with SO_REUSEPORT, which the kernel would let share a port
+    with another `--workers` relay of this user: it looks first, and a port something already
+    serves is refused in one line, before the store is touched."""
+    data, port = tmp_path / "data", free_port()
+    with socket.socket() as taken:
+        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        code, out, err = await _cli(
+            "serve", "--workers", "2", "--redis", "redis://127.0.0.1:1/0", "--no-world",
+            "--port", str(port), "--data-dir", str(data),
+        )  # fmt: skip
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1] == (
+        f"vttrelay serve: cannot listen on 127.0.0.1:{port}: another server listens there"
+    )
+    assert not (data / "relay.db").exists() and not (data / "demo-key").exists()
