@@ -327,6 +327,57 @@ def token_view(token: dict[str, Any]) -> dict[str, Any]:
 SPENDING = ("spent ", " left", " is used up", "regained ")
 
 
+def _spent(outcome: dict[str, Any]) -> list[str]:
+    return [n for n in outcome.get("notes") or [] if any(s in n for s in SPENDING)]
+
+
+def _on_one(name: str, found: dict[str, Any]) -> str:
+    """One of several targets in a sentence: its save, the damage it takes, its HP after."""
+    said = [name]
+    save = found.get("save")
+    if save:
+        said.append(f"save {save.get('total')}, {'success' if save['success'] else 'failure'}")
+    damage = found.get("damage")
+    if damage:
+        said.append(f"takes {damage['taken']}" if damage.get("applied") else "not applied")
+    if "healing" in found:
+        said.append(f"regains {found['healing']} HP")
+    down = str(found.get("hp", "")).startswith("0/")
+    said.append(f"at {found.get('hp')} HP" + (", down" if down else ""))
+    return said[0] + ": " + ", ".join(said[1:])
+
+
+def outcome_on_targets(
+    actor: str, used: str, names: list[str], data: dict[str, Any]
+) -> dict[str, Any]:
+    """A use-* reply on several targets (`outcome.targets`, in the order asked) as what
+    happened: the save asked and the damage rolled once, then each target's save, damage
+    taken and HP after, by the names the agent knows them by."""
+    outcome = data.get("outcome") or {}
+    found = list(outcome.get("targets") or [])
+    said = [f"{actor} uses {used} on {', '.join(names)}"]
+    save, damage = outcome.get("save"), outcome.get("damage")
+    if save:
+        said.append(f"{save.get('ability', '').upper()} save DC {save.get('dc')}")
+    if damage:
+        said.append(f"{damage.get('total')} damage ({damage.get('formula')})")
+    said += [_on_one(name, one) for name, one in zip(names, found, strict=False)]
+    spent = _spent(outcome)
+    if spent:
+        said.append("; ".join(spent))
+    out: dict[str, Any] = {"summary": ". ".join(said) + ".", "actor": actor, "used": used}
+    for key in ("save", "damage"):
+        if key in outcome:
+            out[key] = outcome[key]
+    out["targets"] = [
+        {"name": name, **{k: v for k, v in one.items() if k not in ("name", "uuid")}}
+        for name, one in zip(names, found, strict=False)
+    ]
+    if spent:
+        out["spent"] = spent
+    return out
+
+
 def outcome_view(actor: str, used: str, target: str | None, data: dict[str, Any]) -> dict[str, Any]:
     """A use-* reply's `data` as what happened, in one sentence (`summary`) and in fields:
     the attack against the target's AC, its saving throw, the damage and whether it was
@@ -376,7 +427,7 @@ def outcome_view(actor: str, used: str, target: str | None, data: dict[str, Any]
     if hit_target.get("hp") and "healing" not in outcome:
         down = str(hit_target["hp"]).startswith("0/")
         said.append(f"{target} is at {hit_target['hp']} HP" + (", down" if down else ""))
-    spent = [n for n in outcome.get("notes") or [] if any(s in n for s in SPENDING)]
+    spent = _spent(outcome)
     if spent:
         said.append("; ".join(spent))
     out: dict[str, Any] = {"summary": ". ".join(said) + ".", "actor": actor, "used": used}

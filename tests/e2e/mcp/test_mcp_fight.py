@@ -133,20 +133,38 @@ async def play_the_ambush(session: ClientSession) -> None:
     )  # fmt: skip
 
     await next_turn(session, "Elara Quill")
+    # Burning Hands on both goblins, one call: one slot, one damage roll, a save each.
     spell = await call(
-        session, "use", actor="Elara Quill", kind="spell", name="Burning Hands", target="Goblin 2"
+        session,
+        "use",
+        actor="Elara Quill",
+        kind="spell",
+        name="Burning Hands",
+        targets=["Goblin 1", "Goblin 2"],
     )
     save, damage = spell["save"], spell["damage"]
-    assert (save["ability"], save["onSave"]) == ("dex", "half")
-    assert save["success"] is (save["total"] >= save["dc"])
-    assert damage["taken"] == (damage["total"] // 2 if save["success"] else damage["total"])
-    verdict = "success" if save["success"] else "failure"
+    assert save == {"ability": "dex", "dc": 13, "onSave": "half"}
     summary = spell["summary"]
-    assert summary.startswith("Elara Quill uses Burning Hands on Goblin 2"), summary
-    assert f"Goblin 2 makes a DEX save DC {save['dc']}: {save['total']}, {verdict}" in summary
-    assert f"Goblin 2 takes {damage['taken']}" in summary
-    left = max(0, MAX_HP["Goblin 2"] - damage["taken"])
-    assert spell["target"] == {"name": "Goblin 2", "hp": f"{left}/7"}
+    assert summary.startswith(
+        "Elara Quill uses Burning Hands on Goblin 1, Goblin 2. DEX save DC 13. "
+        f"{damage['total']} damage ({damage['formula']}). "
+    ), summary
+    before = {"Goblin 1": goblin1, "Goblin 2": MAX_HP["Goblin 2"]}
+    assert [t["name"] for t in spell["targets"]] == ["Goblin 1", "Goblin 2"]
+    for target in spell["targets"]:
+        name, saved = target["name"], target["save"]
+        assert saved["success"] is (saved["total"] >= save["dc"])
+        taken = damage["total"] // 2 if saved["success"] else damage["total"]
+        assert target["damage"] == {"taken": taken, "applied": True}
+        left = max(0, before[name] - taken)
+        assert target["hp"] == f"{left}/7"
+        verdict = "success" if saved["success"] else "failure"
+        down = ", down" if left == 0 else ""
+        assert (
+            f"{name}: save {saved['total']}, {verdict}, takes {taken}, at {left}/7 HP{down}"
+        ) in summary
+        hp = (await call(session, "actor_summary", actor=name))["hp"]
+        assert hp == f"{left}/7"
     assert spell["spent"] == ["spent a 1st-level slot"]
     slots = await call(session, "actor_summary", actor="Elara Quill")
     assert slots["spellSlots"]["1"] == "3/4"

@@ -77,6 +77,35 @@ def test_a_save_spell_and_a_potion() -> None:
     )
 
 
+def test_a_spell_on_several_targets_says_each_ones_save_damage_and_hp() -> None:
+    spell = {
+        "outcome": {
+            "save": {"ability": "dex", "dc": 13, "onSave": "half"},
+            "damage": {"formula": "3d6", "total": 9},
+            "targets": [
+                {"name": "Goblin", "uuid": "a", "save": {"total": 8, "success": False},
+                 "damage": {"taken": 9, "applied": True}, "hp": "0/7"},
+                {"name": "Goblin", "uuid": "b", "save": {"total": 15, "success": True},
+                 "damage": {"taken": 4, "applied": True}, "hp": "3/7"},
+            ],
+            "notes": ["spent a 1st-level slot", "DC 13 Dexterity saving throw"],
+        }
+    }  # fmt: skip
+    seen = views.outcome_on_targets("Elara Quill", "Burning Hands", ["Goblin 1", "Goblin 2"], spell)
+    assert seen["summary"] == (
+        "Elara Quill uses Burning Hands on Goblin 1, Goblin 2. DEX save DC 13. 9 damage (3d6). "
+        "Goblin 1: save 8, failure, takes 9, at 0/7 HP, down. "
+        "Goblin 2: save 15, success, takes 4, at 3/7 HP. spent a 1st-level slot."
+    )
+    assert seen["targets"] == [
+        {"name": "Goblin 1", "save": {"total": 8, "success": False},
+         "damage": {"taken": 9, "applied": True}, "hp": "0/7"},
+        {"name": "Goblin 2", "save": {"total": 15, "success": True},
+         "damage": {"taken": 4, "applied": True}, "hp": "3/7"},
+    ]  # fmt: skip
+    assert seen["spent"] == ["spent a 1st-level slot"]
+
+
 def test_a_turn_reports_the_defeated_combatants_it_passed_over() -> None:
     order = [{"name": "A"}, {"name": "Goblin 1", "defeated": True}, {"name": "B"}]
     before = {"round": 2, "turn": 0, "order": order}

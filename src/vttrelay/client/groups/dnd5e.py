@@ -58,6 +58,7 @@ USE_ABILITY = RouteSpec(
         ParamSpec("abilityName", "ability_name", "string", ("body", "query")),
         ParamSpec("targetUuid", "target_uuid", "string", ("body", "query")),
         ParamSpec("targetName", "target_name", "string", ("body", "query")),
+        ParamSpec("targetUuids", "target_uuids", "array", ("body", "query")),
         ParamSpec("applyDamage", "apply_damage", "boolean", ("body", "query")),
     ),
     "json",
@@ -77,6 +78,7 @@ USE_FEATURE = RouteSpec(
         ParamSpec("abilityName", "ability_name", "string", ("body", "query")),
         ParamSpec("targetUuid", "target_uuid", "string", ("body", "query")),
         ParamSpec("targetName", "target_name", "string", ("body", "query")),
+        ParamSpec("targetUuids", "target_uuids", "array", ("body", "query")),
         ParamSpec("applyDamage", "apply_damage", "boolean", ("body", "query")),
     ),
     "json",
@@ -96,6 +98,7 @@ USE_SPELL = RouteSpec(
         ParamSpec("abilityName", "ability_name", "string", ("body", "query")),
         ParamSpec("targetUuid", "target_uuid", "string", ("body", "query")),
         ParamSpec("targetName", "target_name", "string", ("body", "query")),
+        ParamSpec("targetUuids", "target_uuids", "array", ("body", "query")),
         ParamSpec("applyDamage", "apply_damage", "boolean", ("body", "query")),
     ),
     "json",
@@ -115,6 +118,7 @@ USE_ITEM = RouteSpec(
         ParamSpec("abilityName", "ability_name", "string", ("body", "query")),
         ParamSpec("targetUuid", "target_uuid", "string", ("body", "query")),
         ParamSpec("targetName", "target_name", "string", ("body", "query")),
+        ParamSpec("targetUuids", "target_uuids", "array", ("body", "query")),
         ParamSpec("applyDamage", "apply_damage", "boolean", ("body", "query")),
     ),
     "json",
@@ -486,6 +490,7 @@ class Dnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        target_uuids: Sequence[str] | None = None,
         apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -498,6 +503,8 @@ class Dnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            target_uuids: Several token or actor uuids to target (at most 50; vttrelay): the use is
+                spent and its damage rolled once, each target saves and takes damage on its own.
             apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
@@ -514,6 +521,7 @@ class Dnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "targetUuids": target_uuids,
                     "applyDamage": apply_damage,
                 },
             ),
@@ -527,6 +535,7 @@ class Dnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        target_uuids: Sequence[str] | None = None,
         apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -539,6 +548,8 @@ class Dnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            target_uuids: Several token or actor uuids to target (at most 50; vttrelay): the use is
+                spent and its damage rolled once, each target saves and takes damage on its own.
             apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
@@ -555,6 +566,7 @@ class Dnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "targetUuids": target_uuids,
                     "applyDamage": apply_damage,
                 },
             ),
@@ -568,6 +580,7 @@ class Dnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        target_uuids: Sequence[str] | None = None,
         apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -580,6 +593,8 @@ class Dnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            target_uuids: Several token or actor uuids to target (at most 50; vttrelay): the use is
+                spent and its damage rolled once, each target saves and takes damage on its own.
             apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
@@ -596,6 +611,7 @@ class Dnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "targetUuids": target_uuids,
                     "applyDamage": apply_damage,
                 },
             ),
@@ -609,6 +625,7 @@ class Dnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        target_uuids: Sequence[str] | None = None,
         apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -621,6 +638,8 @@ class Dnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            target_uuids: Several token or actor uuids to target (at most 50; vttrelay): the use is
+                spent and its damage rolled once, each target saves and takes damage on its own.
             apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
@@ -637,6 +656,7 @@ class Dnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "targetUuids": target_uuids,
                     "applyDamage": apply_damage,
                 },
             ),
@@ -1270,6 +1290,7 @@ class AsyncDnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        target_uuids: Sequence[str] | None = None,
         apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -1282,6 +1303,8 @@ class AsyncDnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            target_uuids: Several token or actor uuids to target (at most 50; vttrelay): the use is
+                spent and its damage rolled once, each target saves and takes damage on its own.
             apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
@@ -1298,6 +1321,7 @@ class AsyncDnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "targetUuids": target_uuids,
                     "applyDamage": apply_damage,
                 },
             ),
@@ -1311,6 +1335,7 @@ class AsyncDnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        target_uuids: Sequence[str] | None = None,
         apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -1323,6 +1348,8 @@ class AsyncDnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            target_uuids: Several token or actor uuids to target (at most 50; vttrelay): the use is
+                spent and its damage rolled once, each target saves and takes damage on its own.
             apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
@@ -1339,6 +1366,7 @@ class AsyncDnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "targetUuids": target_uuids,
                     "applyDamage": apply_damage,
                 },
             ),
@@ -1352,6 +1380,7 @@ class AsyncDnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        target_uuids: Sequence[str] | None = None,
         apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -1364,6 +1393,8 @@ class AsyncDnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            target_uuids: Several token or actor uuids to target (at most 50; vttrelay): the use is
+                spent and its damage rolled once, each target saves and takes damage on its own.
             apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
@@ -1380,6 +1411,7 @@ class AsyncDnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "targetUuids": target_uuids,
                     "applyDamage": apply_damage,
                 },
             ),
@@ -1393,6 +1425,7 @@ class AsyncDnd5e:
         ability_name: str | None = None,
         target_uuid: str | None = None,
         target_name: str | None = None,
+        target_uuids: Sequence[str] | None = None,
         apply_damage: bool | None = None,
         user_id: str | None = None,
         client_id: str | None = None,
@@ -1405,6 +1438,8 @@ class AsyncDnd5e:
             ability_name: Name of the item to use.
             target_uuid: Token or actor uuid to target.
             target_name: Token or actor name to target.
+            target_uuids: Several token or actor uuids to target (at most 50; vttrelay): the use is
+                spent and its damage rolled once, each target saves and takes damage on its own.
             apply_damage: The target takes the damage rolled (after its saving throw).
             client_id: Id of the connected world.
             user_id: User id or name whose permissions scope the call.
@@ -1421,6 +1456,7 @@ class AsyncDnd5e:
                     "abilityName": ability_name,
                     "targetUuid": target_uuid,
                     "targetName": target_name,
+                    "targetUuids": target_uuids,
                     "applyDamage": apply_damage,
                 },
             ),

@@ -28,18 +28,24 @@ USE_KINDS = {
 
 async def _use_call(
     relay: Relay, args: dict[str, Any], name: str
-) -> tuple[dict[str, Any], Found, Found | None]:
-    """The use call's parameters, the actor and the target (resolved on the active scene)."""
+) -> tuple[dict[str, Any], Found, list[Found]]:
+    """The use call's parameters, the actor and the targets (resolved on the active scene;
+    `target`, or `targets`, each once)."""
     scene = await active_tokens(relay)
     actor = await resolve(relay, args["actor"], scene)
     params: dict[str, Any] = {"actorUuid": actor.uuid, "abilityName": name}
-    target = None
-    if args.get("target"):
-        target = await resolve(relay, args["target"], scene)
-        params["targetUuid"] = target.uuid
-        if args.get("apply_damage", True):
-            params["applyDamage"] = True
-    return params, actor, target
+    wanted = list(args.get("targets") or []) or ([args["target"]] if args.get("target") else [])
+    targets: dict[str, Found] = {}
+    for who in wanted:
+        found = await resolve(relay, who, scene)
+        targets.setdefault(found.uuid, found)
+    if len(targets) == 1:
+        params["targetUuid"] = next(iter(targets))
+    elif targets:
+        params["targetUuids"] = list(targets)
+    if targets and args.get("apply_damage", True):
+        params["applyDamage"] = True
+    return params, actor, list(targets.values())
 
 
 async def _missing(relay: Relay, actor: Found, name: str, route: str) -> str:
@@ -59,16 +65,17 @@ async def _missing(relay: Relay, actor: Found, name: str, route: str) -> str:
 
 
 async def _used(relay: Relay, args: dict[str, Any], route: str, name: str) -> dict[str, Any]:
-    params, actor, target = await _use_call(relay, args, name)
+    params, actor, targets = await _use_call(relay, args, name)
     try:
         reply = plain(await relay.call(route, **params))
     except VttRelayError as exc:
         if "not found on actor" in str(exc.body):
             raise ToolInputError(await _missing(relay, actor, name, route)) from exc
         raise
-    return views.outcome_view(
-        actor.name, name, target.name if target else None, plain(reply.get("data") or {})
-    )
+    data = plain(reply.get("data") or {})
+    if len(targets) > 1:
+        return views.outcome_on_targets(actor.name, name, [t.name for t in targets], data)
+    return views.outcome_view(actor.name, name, targets[0].name if targets else None, data)
 
 
 async def use(relay: Relay, args: dict[str, Any]) -> Any:
@@ -164,6 +171,15 @@ async def preview_rest(relay: Relay, args: dict[str, Any]) -> Any:
 
 TARGET = {**ACTOR, "description": "The target: a token of the active scene ('Goblin 2'), an "
           "actor, or a uuid. Healing without a target heals the actor."}  # fmt: skip
+MAX_TARGETS = 50
+TARGETS = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": 200},
+    "minItems": 1,
+    "maxItems": MAX_TARGETS,
+    "description": "Several targets at once (a spell's area: Burning Hands on 'Goblin 1' and "
+    "'Goblin 2'): spent and rolled once, each target saves and takes damage on its own.",
+}
 APPLY = {
     "type": "boolean",
     "default": True,
@@ -191,8 +207,8 @@ TOOLS: tuple[Tool, ...] = (
         "use",
         "Use an item, cast a spell or use a feature (a healing potion, Burning Hands, Second "
         "Wind), spending its uses, slots or quantity as the rules say: answers what happened "
-        "(attack against AC, the target's saving throw, damage, healing, HP after, what was "
-        "spent).",
+        "(attack against AC, each target's saving throw, damage, healing, HP after, what was "
+        "spent). One call for every target of an area spell (`targets`).",
         {
             "actor": ACTOR,
             "kind": {"type": "string", "enum": list(USE_ROUTES), "default": "item"},
@@ -202,6 +218,7 @@ TOOLS: tuple[Tool, ...] = (
                 "description": "The item's, spell's or feature's name.",
             },
             "target": TARGET,
+            "targets": TARGETS,
             "apply_damage": APPLY,
         },
         ("actor", "name"),

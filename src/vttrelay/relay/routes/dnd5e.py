@@ -43,6 +43,13 @@ USE_PARAMS = (
     bq("targetUuid", "string", description="Token or actor uuid to target."),
     bq("targetName", "string", description="Token or actor name to target."),
     bq(
+        "targetUuids",
+        "array",
+        description="Several token or actor uuids to target (at most 50; vttrelay): the use is "
+        "spent and its damage rolled once, each target saves and takes damage on its own.",
+        sdk_type="Sequence[str]",
+    ),
+    bq(
         "applyDamage",
         "boolean",
         description="The target takes the damage rolled (after its saving throw).",

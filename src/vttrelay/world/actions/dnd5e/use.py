@@ -9,6 +9,12 @@ happened (`outcome_of`): hit or miss against the target's AC, the damage rolled,
 saving throw against a save DC (half or no damage on a success), the healing, the target's HP
 after, and what was spent. With `applyDamage: true` the damage is taken by the target
 (temporary hit points first, not below 0), in the same transaction as the use.
+
+`targetUuids` (vttrelay's own, at most `MAX_TARGETS`) names several targets: the item is used
+once (one slot, one use) and its damage or healing rolled once, as the rules do for an area;
+each target makes its own saving throw and takes its own damage (half on a success where the
+spell says so), answered per target in `outcome.targets`. An attack takes one target (each
+attack roll is its own call); a target that cannot be found refuses the whole call.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from vttrelay.world.rules.use import (
     apply_damage,
     apply_healing,
     damage_taken,
+    first_activity,
     saving_throw,
     use_item,
 )
@@ -43,6 +50,7 @@ from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.table import action
 
 FEATURE_TYPES: Final = ("feat", "class", "subclass", "background")
+MAX_TARGETS: Final = 50  # targets one use names (`targetUuids`)
 NOT_ITEMS: Final = ("feat", "spell", "class", "subclass", "background")
 
 TYPE_FILTERS: Final[dict[str, Callable[[str], bool]]] = {
@@ -95,6 +103,25 @@ def _target(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _targets(ctx: ActionContext, frame: dict[str, Any]) -> list[dict[str, Any]]:
+    """The target actors `targetUuids` names (each once, in order); ActionError for a uuid
+    that names no actor or token, or past `MAX_TARGETS`."""
+    uuids = frame.get("targetUuids")
+    if uuids is None:
+        return []
+    if not isinstance(uuids, list) or not all(isinstance(u, str) for u in uuids):
+        raise ActionError("targetUuids must be a list of uuids")
+    if len(uuids) > MAX_TARGETS:
+        raise ActionError(f"At most {MAX_TARGETS} targets can be given in one use")
+    found: dict[str, dict[str, Any]] = {}
+    for uuid in uuids:
+        resolved = documents.resolve_uuid(ctx.tx, uuid)
+        if resolved is None or resolved.kind not in ("Actor", "Token") or not resolved.actor:
+            raise ActionError(f"Target not found: {uuid}")
+        found.setdefault(actor_uuid(resolved.actor), resolved.actor)
+    return list(found.values())
+
+
 def _card(item_name: str, description: str, notes: list[str]) -> str:
     parts = [f'<div class="dnd5e2 chat-card item-card"><h3>{html.escape(item_name)}</h3>']
     if description:
@@ -110,11 +137,9 @@ def _hp(actor: dict[str, Any]) -> str:
     return f"{as_int(hp.get('value'), 0)}/{as_int(hp.get('max'), 0)}"
 
 
-def outcome_of(
-    out: UseOutcome, target: dict[str, Any] | None, dice: Dice, *, apply: bool
-) -> dict[str, Any]:
-    """What the use did to its target: the attack against its AC, the damage (taken when
-    `apply`), its saving throw, and its HP after. Changes `target` when damage is applied."""
+def _shared(out: UseOutcome) -> dict[str, Any]:
+    """What the use did whoever its targets: the attack roll, the save asked, the damage
+    rolled."""
     outcome: dict[str, Any] = {}
     if out.attack is not None:
         outcome["attack"] = {
@@ -125,31 +150,99 @@ def outcome_of(
         }
         if out.hit is not None:
             outcome["attack"].update(hit=out.hit, ac=out.target_ac)
-    saved = False
     if out.save is not None:
         ability, dc, on_save = out.save
         outcome["save"] = {"ability": ability, "dc": dc, "onSave": on_save}
-        if target is not None:
-            roll, saved = saving_throw(target, ability, dc, dice)
-            outcome["save"].update(total=roll.total, success=saved)
-            out.rolls.append(roll)
-            verdict = "succeeds on" if saved else "fails"
-            out.notes.append(f"{target.get('name', '')} {verdict} the save ({roll.total})")
+    if out.damage is not None:
+        outcome["damage"] = {"formula": out.damage.formula, "total": out.damage.total}
+    return outcome
+
+
+def _against(out: UseOutcome, target: dict[str, Any], dice: Dice, *, apply: bool) -> dict[str, Any]:
+    """What the use did to one target: its saving throw, the damage it takes (taken when
+    `apply`). Changes `target` when damage is applied; its HP is read by the caller after."""
+    found: dict[str, Any] = {"name": target.get("name", ""), "uuid": actor_uuid(target)}
+    saved = False
+    if out.save is not None:
+        ability, dc, _ = out.save
+        roll, saved = saving_throw(target, ability, dc, dice)
+        found["save"] = {"total": roll.total, "success": saved}
+        out.rolls.append(roll)
+        verdict = "succeeds on" if saved else "fails"
+        out.notes.append(f"{target.get('name', '')} {verdict} the save ({roll.total})")
     if out.damage is not None:
         taken = damage_taken(out.damage.total, saved, out.save[2] if out.save else "none")
-        outcome["damage"] = {"formula": out.damage.formula, "total": out.damage.total}
-        if target is not None:
-            outcome["damage"]["taken"] = taken
-            outcome["damage"]["applied"] = apply
-            if apply:
-                lost = apply_damage(target, taken)
-                out.notes.append(f"{target.get('name', '')} takes {lost} damage")
+        found["damage"] = {"taken": taken, "applied": apply}
+        if apply:
+            lost = apply_damage(target, taken)
+            out.notes.append(f"{target.get('name', '')} takes {lost} damage")
+    return found
+
+
+def outcome_of(
+    out: UseOutcome, target: dict[str, Any] | None, dice: Dice, *, apply: bool
+) -> dict[str, Any]:
+    """What the use did to its target: the attack against its AC, the damage (taken when
+    `apply`), its saving throw, and its HP after. Changes `target` when damage is applied."""
+    outcome = _shared(out)
+    if target is None:
+        return outcome
+    found = _against(out, target, dice, apply=apply)
+    if "save" in found:
+        outcome["save"].update(found["save"])
+    if "damage" in found:
+        outcome["damage"].update(found["damage"])
+    outcome["target"] = {"name": found["name"], "uuid": found["uuid"], "hp": _hp(target)}
+    return outcome
+
+
+def _own(target: dict[str, Any], actor: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The target, or `after` when the actor targets itself (its own changes and the target's
+    are one document)."""
+    return after if actor_uuid(target) == actor_uuid(actor) else target
+
+
+def _on_target(
+    ctx: ActionContext,
+    out: UseOutcome,
+    target: dict[str, Any] | None,
+    after: dict[str, Any],
+    *,
+    apply: bool,
+) -> dict[str, Any]:
+    """The outcome on one target (or none: healing heals the actor), the target saved."""
+    outcome = outcome_of(out, target, ctx.dice, apply=apply)
+    if out.healing:
+        healed_actor = after if target is None else target
+        healed = apply_healing(healed_actor, out.healing)
+        out.notes.append(f"{healed_actor.get('name', '')} regains {healed} hit points")
+        outcome["healing"] = healed
+        outcome["hp"] = _hp(healed_actor)
+    changed_target = out.healing or (apply and "damage" in outcome)
+    if target is not None and target is not after and changed_target:
+        save_actor(ctx, target)
     if target is not None:
-        outcome["target"] = {
-            "name": target.get("name", ""),
-            "uuid": actor_uuid(target),
-            "hp": _hp(target),
-        }
+        outcome["target"]["hp"] = _hp(target)
+    return outcome
+
+
+def _on_targets(
+    ctx: ActionContext, out: UseOutcome, targets: list[dict[str, Any]], *, apply: bool
+) -> dict[str, Any]:
+    """The outcome on several targets: one damage or healing roll, each target's own save,
+    damage or healing and HP after (`targets`), each changed target saved."""
+    outcome = _shared(out)
+    outcome["targets"] = []
+    for target in targets:
+        ctx.checkpoint()
+        found = _against(out, target, ctx.dice, apply=apply)
+        if out.healing:
+            found["healing"] = apply_healing(target, out.healing)
+            out.notes.append(f"{target.get('name', '')} regains {found['healing']} hit points")
+        if (out.healing or (apply and out.damage is not None)) and target is not out.actor:
+            save_actor(ctx, target)
+        found["hp"] = _hp(target)
+        outcome["targets"].append(found)
     return outcome
 
 
@@ -164,27 +257,21 @@ def _use(ctx: ActionContext, frame: dict[str, Any], endpoint: str) -> dict[str, 
     item = _find_ability(ctx, actor, frame, TYPE_FILTERS[endpoint])
     if item is None:
         raise ActionError(f"Ability not found on actor {actor.get('name', '')}")
-    target = _target(ctx, frame)
+    several = _targets(ctx, frame)
+    if len(several) > 1 and (first_activity(item)[1] or {}).get("type") == "attack":
+        raise ActionError("An attack takes one target: make one use per target")
+    target = several[0] if len(several) == 1 else None if several else _target(ctx, frame)
     try:
         out = use_item(actor, item["_id"], ctx.dice, target=target)
     except UseError as exc:
         raise ActionError(str(exc)) from exc
     after = out.actor
-    if target is not None and actor_uuid(target) == actor_uuid(actor):
-        target = after  # the actor's own changes and the target's are one document
     apply = flag(frame, "applyDamage")
-    outcome = outcome_of(out, target, ctx.dice, apply=apply)
-    if out.healing:
-        healed_actor = after if target is None else target
-        healed = apply_healing(healed_actor, out.healing)
-        out.notes.append(f"{healed_actor.get('name', '')} regains {healed} hit points")
-        outcome["healing"] = healed
-        outcome["hp"] = _hp(healed_actor)
-    changed_target = out.healing or (apply and "damage" in outcome)
-    if target is not None and target is not after and changed_target:
-        save_actor(ctx, target)
-    if target is not None:
-        outcome["target"]["hp"] = _hp(target)
+    if len(several) > 1:
+        outcome = _on_targets(ctx, out, [_own(t, actor, after) for t in several], apply=apply)
+    else:
+        target = _own(target, actor, after) if target is not None else None
+        outcome = _on_target(ctx, out, target, after, apply=apply)
     item_uuid = f"{actor_uuid(actor)}.Item.{item['_id']}"
     if out.concentration:
         current = conc.concentration_effect(after)
