@@ -80,7 +80,7 @@ class AccountPages:
     async def reset(self, request: web.Request) -> web.StreamResponse:
 
         dash = self.dash
-        await limit(request, dash.state, "reset")
+        await limit(request, dash.state.counters, "reset")
         data = await dash.presession_form(request)
         token = str(data.get("token") or "")[:256]
         password = str(data.get("password") or "")[:MAX_FIELD]

@@ -2,7 +2,7 @@
 
 `create_app(config)` wires: the world WebSocket (`/relay`, `/relay/`, and `/` with an Upgrade
 header), one handler per route of `routes.ROUTES` (forward routes through `forward.py`, local
-routes by their `handler` name in `handlers.LOCAL_HANDLERS`, stream routes and `/ws/api` through
+routes by their `handler` name in `handlers.local_handlers`, stream routes and `/ws/api` through
 `events/`), the one middleware (`middleware.py`: CORS on every response (wire-protocol §8), the
 body limit (413), one access-log line per request) and the background usage flusher, key-cache
 refresh and token checks. The store is read and written in worker threads (`asyncio.to_thread`):
@@ -35,7 +35,7 @@ from vttrelay.relay.events.sse import serve_sse
 from vttrelay.relay.events.streams import Streams
 from vttrelay.relay.events.ws_api import ClientSocket
 from vttrelay.relay.forward import forward, json_response
-from vttrelay.relay.handlers import LOCAL_HANDLERS, LocalHandler
+from vttrelay.relay.handlers import Bound, LocalHandler, bind, local_handlers
 from vttrelay.relay.link.gateway import WorldGateway, is_world_upgrade
 from vttrelay.relay.metrics import RelayCollector, make_registry
 from vttrelay.relay.middleware import relay_middleware
@@ -58,13 +58,13 @@ class Plugin:
 
     name: str
     install: Callable[[web.Application, RelayState], object]
-    handlers: Mapping[str, LocalHandler] = field(default_factory=dict)
+    handlers: Mapping[str, LocalHandler[RelayState]] = field(default_factory=dict)
 
 
 # The application -----------------------------------------------------------------------------
 
 
-def _bind(route: Route, state: RelayState, handlers: Mapping[str, LocalHandler]) -> Handler:
+def _bind(route: Route, state: RelayState, handlers: Mapping[str, Bound]) -> Handler:
     if route.mode == "forward":
         gate = state.gate
 
@@ -81,7 +81,7 @@ def _bind(route: Route, state: RelayState, handlers: Mapping[str, LocalHandler])
     local = handlers[route.handler or ""]
 
     async def local_handler(request: web.Request) -> web.StreamResponse:
-        return await local(request, route, state)
+        return await local(request, route)
 
     return local_handler
 
@@ -137,7 +137,12 @@ def create_app(
 
     app.router.add_get("/relay", state.gateway.handle)
     app.router.add_get("/relay/", state.gateway.handle)
-    handlers = {**LOCAL_HANDLERS, **{n: h for p in plugins for n, h in p.handlers.items()}}
+    state.prometheus = make_registry(
+        RelayCollector(config.instance_id, state.metrics, registry, state.streams)
+    )
+    handlers = local_handlers(state)
+    for plugin in plugins:
+        handlers.update(bind(plugin.handlers, state))  # a plug-in's pages get the relay's state
     for route in ROUTES:
         if route.mode == "local" and route.handler not in handlers:
             continue
@@ -146,9 +151,6 @@ def create_app(
             state.api_routes[added.resource] = route.path
         if route.mode == "stream" and added.resource is not None:
             state.metrics.add_streaming((added.resource,))
-    state.prometheus = make_registry(
-        RelayCollector(config.instance_id, state.metrics, registry, state.streams)
-    )
 
     async def client_ws(request: web.Request) -> web.StreamResponse:
         return await ClientSocket(state.streams, request).run()  # wire-protocol §8
@@ -193,7 +195,7 @@ async def _run_token_checks(state: RelayState) -> None:
 
 async def _run_session_sweeps(state: RelayState, sessions: SessionService) -> None:
     """End idle sessions (and those whose world died) every `session_sweep_interval` seconds."""
-    seen = sessions_api.last_request(state)
+    seen = sessions_api.last_request(state.registry)
     while True:
         await asyncio.sleep(state.config.session_sweep_interval)
         try:

@@ -24,8 +24,9 @@ import asyncio
 import base64
 import contextlib
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import IO, Any, Final
 
 from aiohttp import web
 
@@ -43,9 +44,6 @@ from vttrelay.relay.link.pending import Reply, WorldGone
 from vttrelay.relay.routes import Route
 from vttrelay.relay.upload_body import NO_DATA, BodyError, Spooled, spool
 
-if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
-
 INLINE_BYTES: Final = 4 * 1024 * 1024  # larger uploads are streamed to the world in chunks
 CHUNK_BYTES: Final = 1024 * 1024
 SPOOL_DIR: Final = "uploads"  # under the relay's data dir
@@ -62,12 +60,21 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-async def h_upload(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state.gate))
+@dataclass(frozen=True, slots=True)
+class FileDeps:
+    """What the file routes use: the request core and the relay's data directory (an upload is
+    spooled in its `SPOOL_DIR` before it is streamed to the world)."""
+
+    gate: core.Gate
+    data_dir: Path
+
+
+async def h_upload(request: web.Request, route: Route, deps: FileDeps) -> web.StreamResponse:
+    key = await core.admitted(admit_request(request, route, deps.gate))
     json_mode = _issorted_json_response(request)
     if request.headers.get("Content-Type", "").lower().startswith("multipart/"):
         raise error(400, "Multipart bodies are not accepted: send the file as the body")
-    folder = Path(state.config.data_dir) / SPOOL_DIR
+    folder = deps.data_dir / SPOOL_DIR
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile(dir=folder) as out:
         try:
@@ -82,7 +89,7 @@ async def h_upload(request: web.Request, route: Route, state: RelayState) -> web
         filename = _text(fields.get("filename")) or query.get("filename", "")
         if not path or not filename:
             raise error(400, PATH_AND_NAME)
-        world = await state.gate.target_world(key, query.get("clientId"))
+        world = await deps.gate.target_world(key, query.get("clientId"))
         options = fields if json_mode else query
         frame: dict[str, Any] = {
             "type": route.action,
@@ -181,10 +188,10 @@ def _disposition(filename: str) -> str:
     return f'attachment; filename="{safe}"'
 
 
-async def h_download(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state.gate))
+async def h_download(request: web.Request, route: Route, deps: FileDeps) -> web.StreamResponse:
+    key = await core.admitted(admit_request(request, route, deps.gate))
     params = await read_params(request, route)
-    reply = await state.gate.forward(key, route, params)
+    reply = await deps.gate.forward(key, route, params)
     refused = module_error_response(reply)
     if refused is not None:
         return refused

@@ -12,19 +12,18 @@ the routes answer as the reference does with `ALLOW_HEADLESS=false` (§4.2).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
 
 from aiohttp import web
 
 from vttrelay import protocol
 from vttrelay.relay import core
 from vttrelay.relay.accounts.bodies import map_body
+from vttrelay.relay.backends.ports import WorldDirectory
 from vttrelay.relay.core import error
 from vttrelay.relay.forward import admit_request, sorted_json_response
 from vttrelay.relay.routes import Route
-
-if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
 
 Answer = tuple[int, dict[str, Any]]
 LastRequest = Callable[[str], float | None]
@@ -62,15 +61,26 @@ class SessionService(Protocol):
     def worlds(self, account: str) -> list[dict[str, Any]]: ...
 
 
-def last_request(state: RelayState) -> LastRequest:
+def last_request(registry: WorldDirectory) -> LastRequest:
     """When the relay last forwarded a request to a world (seconds since the epoch), if live."""
 
     def seen(client_id: str) -> float | None:
-        world = state.registry.get(client_id)
+        world = registry.get(client_id)
         value = getattr(world, "last_request", None) if world is not None else None
         return value if isinstance(value, float) else None
 
     return seen
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDeps:
+    """What the session routes use: the request core, the session manager (None: sessions are
+    turned off), the live worlds (when each last got a request) and this instance's id."""
+
+    gate: core.Gate
+    sessions: SessionService | None
+    registry: WorldDirectory
+    instance_id: str
 
 
 def _answer(answer: Answer) -> web.Response:
@@ -78,9 +88,9 @@ def _answer(answer: Answer) -> web.Response:
     return sorted_json_response(body, status)
 
 
-async def h_handshake(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state.gate))
-    if state.sessions is None:
+async def h_handshake(request: web.Request, route: Route, deps: SessionDeps) -> web.StreamResponse:
+    key = await core.admitted(admit_request(request, route, deps.gate))
+    if deps.sessions is None:
         return sorted_json_response(DISABLED, 503)
     headers = request.headers
     body = await map_body(request, route)
@@ -90,28 +100,28 @@ async def h_handshake(request: web.Request, route: Route, state: RelayState) -> 
         return value[:limit] if isinstance(value, str) else ""
 
     return _answer(
-        await state.sessions.handshake(
+        await deps.sessions.handshake(
             key.account,
             given("x-foundry-url", "foundryUrl", 2048),
             given("x-username", "username", 256),
             given("x-world-name", "worldName", 256),
-            state.config.instance_id,
+            deps.instance_id,
         )
     )
 
 
-async def h_start(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state.gate))
+async def h_start(request: web.Request, route: Route, deps: SessionDeps) -> web.StreamResponse:
+    key = await core.admitted(admit_request(request, route, deps.gate))
     body = await map_body(request, route)
-    if state.sessions is None:  # no handshake can exist: the reference's first refusals
+    if deps.sessions is None:  # no handshake can exist: the reference's first refusals
         if not body.get("handshakeToken") or not body.get("encryptedPassword"):
             raise error(400, "handshakeToken and encryptedPassword are required")
         raise error(400, "Invalid or expired handshake token")
-    return _answer(await state.sessions.start(key.account, body))
+    return _answer(await deps.sessions.start(key.account, body))
 
 
-async def h_end(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state.gate))
+async def h_end(request: web.Request, route: Route, deps: SessionDeps) -> web.StreamResponse:
+    key = await core.admitted(admit_request(request, route, deps.gate))
     session_id = request.query.get("sessionId") or ""
     if not session_id:
         body = await map_body(request, route)
@@ -119,31 +129,31 @@ async def h_end(request: web.Request, route: Route, state: RelayState) -> web.St
         session_id = found if isinstance(found, str) else ""
     if not session_id:
         raise error(400, "sessionId is required")
-    if state.sessions is None:
+    if deps.sessions is None:
         return sorted_json_response({"status": "ok"})
-    return _answer(await state.sessions.end(key.account, session_id[:128]))
+    return _answer(await deps.sessions.end(key.account, session_id[:128]))
 
 
-async def h_list(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state.gate))
-    if state.sessions is None:
+async def h_list(request: web.Request, route: Route, deps: SessionDeps) -> web.StreamResponse:
+    key = await core.admitted(admit_request(request, route, deps.gate))
+    if deps.sessions is None:
         return sorted_json_response({"activeSessions": []})
-    sessions = state.sessions.listing(key.account, last_request(state))
+    sessions = deps.sessions.listing(key.account, last_request(deps.registry))
     for entry in sessions:
-        world = state.registry.get(entry["clientId"])
+        world = deps.registry.get(entry["clientId"])
         if world is not None:
             entry.update({k: world.metadata[k] for k in WORLD_FIELDS if world.metadata.get(k)})
     return sorted_json_response({"activeSessions": sessions})
 
 
-async def h_worlds(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state.gate))
-    if state.sessions is None:
+async def h_worlds(request: web.Request, route: Route, deps: SessionDeps) -> web.StreamResponse:
+    key = await core.admitted(admit_request(request, route, deps.gate))
+    if deps.sessions is None:
         return sorted_json_response(DISABLED, 503)
     if request.method == "POST":
         body = await map_body(request, route)
-        return _answer(await state.sessions.create_world(key.account, body.get("name")))
-    return sorted_json_response({"worlds": state.sessions.worlds(key.account)})
+        return _answer(await deps.sessions.create_world(key.account, body.get("name")))
+    return sorted_json_response({"worlds": deps.sessions.worlds(key.account)})
 
 
 HANDLERS: Final = {

@@ -25,7 +25,7 @@ from vttrelay.relay.forward import (
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
+    from vttrelay.relay.core import Gate
 
 
 def _number(value: Any, default: float) -> float:
@@ -49,10 +49,10 @@ def sheet_frame_params(params: dict[str, Any]) -> dict[str, Any]:
     return wire
 
 
-async def h_sheet(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    key = await core.admitted(admit_request(request, route, state.gate))
+async def h_sheet(request: web.Request, route: Route, gate: Gate) -> web.StreamResponse:
+    key = await core.admitted(admit_request(request, route, gate))
     params = await read_params(request, route)
-    reply = await state.gate.forward(key, route, sheet_frame_params(params))
+    reply = await gate.forward(key, route, sheet_frame_params(params))
     return module_error_response(reply) or image_response(reply)
 
 

@@ -59,7 +59,7 @@ async def test_a_failing_handler_answers_500_json_and_logs_one_line(
     async def broken(*_: Any) -> Any:
         raise RuntimeError("boom\n" + "x" * 100_000)
 
-    monkeypatch.setitem(relay_handlers.LOCAL_HANDLERS, "health", broken)
+    monkeypatch.setitem(relay_handlers.HANDLERS, "health", broken)
     relay = await relay_factory()
     caplog.set_level(logging.INFO)
     answer = await relay.call("GET", "/api/health")

@@ -52,7 +52,7 @@ class RequestPages:
         as a miss against the asker, as on the status endpoints, and answers 404 `missing`."""
         found = await asyncio.to_thread(get, self.dash.state.store, request.match_info["code"])
         if found is None:
-            await pairing.count_miss(request, self.dash.state)
+            await pairing.count_miss(request, self.dash.state.config, self.dash.state.counters)
             raise Refused(404, missing)
         return found
 
@@ -178,14 +178,14 @@ class RequestPages:
         state = self.dash.state
         name = peer_limits.account_bucket(peer_limits.MISSES, viewer.account)
         limit = state.config.code_miss_limit
-        await pairing.check_misses(request, state)
+        await pairing.check_misses(request, state.config, state.counters)
         if not await peer_limits.has_token_named(state.counters, name, limit, SIGNIN_WINDOW):
             raise Refused(429, TOO_MANY_GUESSES)
         try:
             return await asyncio.to_thread(decide, state.store, *args)
         except RelayError as exc:
             if exc.status == 404:
-                await pairing.count_miss(request, state)
+                await pairing.count_miss(request, state.config, state.counters)
                 await peer_limits.take_named(state.counters, name, limit, SIGNIN_WINDOW)
             raise
 
@@ -243,13 +243,15 @@ REQUEST_PAGES = web.AppKey("vttrelay_dashboard_requests", RequestPages)
 
 
 async def _pair_page(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    await pairing.check_misses(request, state)  # a JSON 429, as the status polls answer it
+    await pairing.check_misses(
+        request, state.config, state.counters
+    )  # a JSON 429, as the status polls answer it
     dash = request.app[DASHBOARD]
     return await dash.page(request.app[REQUEST_PAGES].pair_page)(request)
 
 
 async def _key_page(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    await pairing.check_misses(request, state)
+    await pairing.check_misses(request, state.config, state.counters)
     dash = request.app[DASHBOARD]
     return await dash.page(request.app[REQUEST_PAGES].key_page)(request)
 

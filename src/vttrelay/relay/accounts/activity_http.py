@@ -34,7 +34,7 @@ from vttrelay.relay.routes import Route
 from vttrelay.relay.store import CONNECTION_LOG_ROWS, RelayStore
 
 if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
+    from vttrelay.relay.accounts.deps import AccountDeps
 
 TYPES: Final = ("connection", "remote_request", "module_event", "api_request")
 MAX_CALLS: Final = 20_000  # API calls one /auth/activity reads at most (the newest)
@@ -42,7 +42,7 @@ MAX_FILTER: Final = 256
 
 
 async def h_remote_request_logs(
-    request: web.Request, route: Route, state: RelayState
+    request: web.Request, route: Route, state: AccountDeps
 ) -> web.Response:
     signed = await signed_in(request, state, SO)
     limit, offset = page(request)
@@ -170,7 +170,7 @@ def feed(store: RelayStore, account: str, kind: str, query: dict[str, str]) -> l
     return kept
 
 
-async def h_activity(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_activity(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     query = {name: request.query.get(name, "") for name in
              ("type", "world", "action", "success", "since", "until")}  # fmt: skip

@@ -41,7 +41,7 @@ from vttrelay.relay.forward import API_KEY_HEADER
 from vttrelay.relay.routes import ALL_SCOPES, Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
+    from vttrelay.relay.accounts.deps import AccountDeps
 
 log = logging.getLogger("vttrelay.relay")
 
@@ -66,7 +66,7 @@ def _client(request: web.Request) -> tuple[str, str]:
     return request.headers.get("User-Agent", ""), request.remote or ""
 
 
-async def _close_tokens(state: RelayState, token_ids: list[str], reason: str) -> None:
+async def _close_tokens(state: AccountDeps, token_ids: list[str], reason: str) -> None:
     """Close the live worlds (on any instance) that used these revoked tokens, and make the key
     cache forget what changed (this instance at once, the others within its ttl)."""
     for token_id in token_ids:
@@ -77,8 +77,8 @@ async def _close_tokens(state: RelayState, token_ids: list[str], reason: str) ->
 # Sign-up and verification --------------------------------------------------------------------
 
 
-async def h_register(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    await limit(request, state, "auth")
+async def h_register(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
+    await limit(request, state.counters, "auth")
     accounts = services(request)
     policy = accounts.settings.signup
     if policy == "closed":
@@ -178,7 +178,7 @@ def verify_page(case: str, home: str) -> web.Response:
     return web.Response(text=page, status=status, content_type="text/html", charset="utf-8")
 
 
-def _verify(state: RelayState, token: str) -> str:
+def _verify(state: AccountDeps, token: str) -> str:
     user = users.user_by_verification(state.store, token)
     if user is None:
         return "unknown"
@@ -190,16 +190,16 @@ def _verify(state: RelayState, token: str) -> str:
     return "verified"
 
 
-async def h_verify(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_verify(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     token = request.query.get("token", "")
     case = await asyncio.to_thread(_verify, state, token) if token else "missing"
     return verify_page(case, state.config.base_path + "/dashboard/")
 
 
 async def h_resend_verification(
-    request: web.Request, route: Route, state: RelayState
+    request: web.Request, route: Route, state: AccountDeps
 ) -> web.Response:
-    await limit(request, state, "auth")
+    await limit(request, state.counters, "auth")
     signed = await signed_in(request, state, RESEND)
     if signed.user.email_verified:
         return answer({"message": "Email is already verified"})
@@ -216,12 +216,12 @@ async def h_resend_verification(
 # Sessions ------------------------------------------------------------------------------------
 
 
-async def _signed_with_password(request: web.Request, route: Route, state: RelayState) -> User:
+async def _signed_with_password(request: web.Request, route: Route, state: AccountDeps) -> User:
     """The account whose email and password the body carries (login, regenerate-key): the
     AUTH limit, then 400 without both, 401 `Invalid credentials` for a wrong pair, 403
     `Account disabled` for a disabled account (the reference lets it sign in, §14 Q9: we do
     not)."""
-    await limit(request, state, "auth")
+    await limit(request, state.counters, "auth")
     body = await map_body(request, route)
     email, password = _email(body), _password(body, "password")
     if not email or not password:
@@ -234,7 +234,7 @@ async def _signed_with_password(request: web.Request, route: Route, state: Relay
     return user
 
 
-async def h_login(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_login(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     user = await _signed_with_password(request, route, state)
     user_agent, ip = _client(request)
     ttl = services(request).settings.session_ttl
@@ -251,7 +251,7 @@ async def h_login(request: web.Request, route: Route, state: RelayState) -> web.
     )
 
 
-async def _account_fields(state: RelayState, user: User) -> dict[str, Any]:
+async def _account_fields(state: AccountDeps, user: User) -> dict[str, Any]:
     """What login and user-data both say about the account (its calls this month included)."""
     month, _ = await asyncio.to_thread(users.account_usage, state.store, user.account)
     return {
@@ -264,7 +264,7 @@ async def _account_fields(state: RelayState, user: User) -> dict[str, Any]:
     }
 
 
-async def h_logout(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_logout(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     token = bearer(request)
     if token is None:
         raise error(401, "Bearer token required")
@@ -273,7 +273,7 @@ async def h_logout(request: web.Request, route: Route, state: RelayState) -> web
     return answer({"success": True})
 
 
-async def h_user_data(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_user_data(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, USER_DATA)
     return answer(
         {
@@ -284,7 +284,7 @@ async def h_user_data(request: web.Request, route: Route, state: RelayState) -> 
     )
 
 
-async def h_regenerate_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_regenerate_key(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     user = await _signed_with_password(request, route, state)
     secret, revoked = await asyncio.to_thread(
         users.regenerate_master_key, state.store, user.account, ALL_SCOPES
@@ -297,8 +297,8 @@ async def h_regenerate_key(request: web.Request, route: Route, state: RelayState
 # Passwords -----------------------------------------------------------------------------------
 
 
-async def h_change_password(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    await limit(request, state, "account")
+async def h_change_password(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
+    await limit(request, state.counters, "account")
     signed = await signed_in(request, state, SH)
     body = await map_body(request, route)
     current, new = _password(body, "currentPassword"), _password(body, "newPassword")
@@ -315,8 +315,8 @@ async def h_change_password(request: web.Request, route: Route, state: RelayStat
     return answer({"message": "Password changed successfully"})
 
 
-async def h_forgot_password(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    await limit(request, state, "reset")
+async def h_forgot_password(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
+    await limit(request, state.counters, "reset")
     body = await map_body(request, route)
     email = _email(body)
     if not email:
@@ -339,8 +339,8 @@ async def h_forgot_password(request: web.Request, route: Route, state: RelayStat
     return answer({"message": RESET_SENT})
 
 
-async def h_reset_password(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    await limit(request, state, "reset")
+async def h_reset_password(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
+    await limit(request, state.counters, "reset")
     body = await map_body(request, route)
     token, password = text(body, "token", 256), _password(body, "password")
     if not token or not password:
@@ -357,7 +357,7 @@ async def h_reset_password(request: web.Request, route: Route, state: RelayState
     return answer({"message": "Password has been reset successfully"})
 
 
-async def h_validate_reset(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_validate_reset(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     token = request.match_info["token"]
     return answer({"valid": await asyncio.to_thread(users.reset_valid, state.store, token)})
 
@@ -365,7 +365,7 @@ async def h_validate_reset(request: web.Request, route: Route, state: RelayState
 # The account ---------------------------------------------------------------------------------
 
 
-def _export(state: RelayState, user: User) -> dict[str, Any]:
+def _export(state: AccountDeps, user: User) -> dict[str, Any]:
     month, day = users.account_usage(state.store, user.account)
     keys = state.store.list_keys(user.account)
     return {
@@ -395,14 +395,14 @@ def _export(state: RelayState, user: User) -> dict[str, Any]:
     }
 
 
-async def h_export_data(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    await limit(request, state, "account")
+async def h_export_data(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
+    await limit(request, state.counters, "account")
     signed = await signed_in(request, state, SH)
     return answer(await asyncio.to_thread(_export, state, signed.user))
 
 
-async def h_delete_account(request: web.Request, route: Route, state: RelayState) -> web.Response:
-    await limit(request, state, "account")
+async def h_delete_account(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
+    await limit(request, state.counters, "account")
     signed = await signed_in(request, state, SH)
     body = await map_body(request, route)
     confirm, password = _email(body, "confirmEmail"), _password(body, "password")
@@ -430,7 +430,7 @@ async def h_delete_account(request: web.Request, route: Route, state: RelayState
 # Billing (not offered) -----------------------------------------------------------------------
 
 
-async def _billing_caller(request: web.Request, state: RelayState) -> None:
+async def _billing_caller(request: web.Request, state: AccountDeps) -> None:
     """The reference's `AM` check: a Bearer session (SO rules) or an API key (no scope)."""
     if request.headers.get("Authorization", "").startswith("Bearer "):
         await signed_in(request, state, SO)
@@ -438,17 +438,17 @@ async def _billing_caller(request: web.Request, state: RelayState) -> None:
     await admitted(state.gate.admit(request.headers.get(API_KEY_HEADER), None, None))
 
 
-async def h_billing_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_billing_status(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     await _billing_caller(request, state)
     return answer({"message": f"{NO_BILLING} (billing disabled)", "subscriptionStatus": "free"})
 
 
-async def h_billing_session(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_billing_session(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     await _billing_caller(request, state)
     raise error(503, NO_BILLING, message="This relay has no subscriptions: every account is free.")
 
 
-async def h_billing_webhook(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_billing_webhook(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     """Stripe's webhook: acknowledged, nothing read or done (what the reference answers with
     Stripe off, accounts-auth.md §17); the body is not read."""
     return answer({"received": "true"})

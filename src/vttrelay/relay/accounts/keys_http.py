@@ -29,7 +29,7 @@ from vttrelay.relay.routes import Route
 from vttrelay.relay.store import PAIRING_TTL, KeyRecord, TokenRecord
 
 if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
+    from vttrelay.relay.accounts.deps import AccountDeps
 
 MAX_ID: Final = 64
 MAX_TOKEN_NAME: Final = 128
@@ -64,7 +64,7 @@ def key_view(key: KeyRecord) -> dict[str, Any]:
 # API keys ------------------------------------------------------------------------------------
 
 
-async def h_create_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_create_key(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     changes = key_changes(await map_body(request, route), creating=True)
     made = await asyncio.to_thread(keys.create_key, state.store, signed.account, changes)
@@ -76,7 +76,7 @@ async def h_create_key(request: web.Request, route: Route, state: RelayState) ->
     return answer({**key_view(key), "key": secret, "createdAt": stamp(key.created_at)}, 201)
 
 
-async def h_list_keys(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_list_keys(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     listed = await asyncio.to_thread(state.store.list_keys, signed.account)
     return answer(
@@ -97,7 +97,7 @@ async def h_list_keys(request: web.Request, route: Route, state: RelayState) -> 
     )
 
 
-async def h_update_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_update_key(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     key_id = path_id(request, "Invalid key ID")
     if await asyncio.to_thread(keys.account_key, state.store, signed.account, key_id) is None:
@@ -110,7 +110,7 @@ async def h_update_key(request: web.Request, route: Route, state: RelayState) ->
     return answer({**key_view(key), "updatedAt": stamp(key.updated_at)})
 
 
-async def h_delete_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_delete_key(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     key_id = path_id(request, "Invalid key ID")
     signed = await signed_in(request, state, SO)
     if not await asyncio.to_thread(keys.delete_key, state.store, signed.account, key_id):
@@ -119,7 +119,7 @@ async def h_delete_key(request: web.Request, route: Route, state: RelayState) ->
     return answer({"message": "API key deleted", "success": True})
 
 
-async def h_regenerate_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_regenerate_key(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     key_id = path_id(request, "Invalid key ID")
     secret = await asyncio.to_thread(keys.regenerate_key, state.store, signed.account, key_id)
@@ -143,7 +143,7 @@ def token_view(token: TokenRecord) -> dict[str, Any]:
     }
 
 
-async def h_mint_code(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_mint_code(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     client_id = (await loose_body(request, route)).get("clientId")
     if client_id is not None and client_id != "":
@@ -174,7 +174,7 @@ def page(request: web.Request) -> tuple[int, int]:
     return (50 if limit <= 0 else min(limit, 200)), min(offset, 10**9)
 
 
-async def h_list_tokens(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_list_tokens(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     limit, offset = page(request)
     tokens = await asyncio.to_thread(keys.live_tokens, state.store, signed.account)
@@ -194,7 +194,7 @@ def _ip_list(value: str) -> str:
     return ",".join(entries)
 
 
-async def h_update_token(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_update_token(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     token_id = path_id(request, "Invalid token ID")
     if await asyncio.to_thread(keys.account_token, state.store, signed.account, token_id) is None:
@@ -218,7 +218,7 @@ async def h_update_token(request: web.Request, route: Route, state: RelayState) 
     return answer({"success": True})
 
 
-async def h_revoke_token(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_revoke_token(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     token_id = path_id(request, "Invalid token ID")
     signed = await signed_in(request, state, SO)
     token = await asyncio.to_thread(keys.account_token, state.store, signed.account, token_id)
@@ -232,7 +232,7 @@ async def h_revoke_token(request: web.Request, route: Route, state: RelayState) 
     )
 
 
-async def h_connection_logs(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_connection_logs(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     limit, offset = page(request)
     total, rows = await asyncio.to_thread(

@@ -50,7 +50,9 @@ from vttrelay.relay.forward import read_body
 from vttrelay.relay.routes import ALL_SCOPES, Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
+    from vttrelay.relay.accounts.deps import AccountDeps
+    from vttrelay.relay.backends.ports import Counters
+    from vttrelay.relay.config import RelayConfig
     from vttrelay.relay.store import RelayStore
 
 log = logging.getLogger("vttrelay.relay")
@@ -88,7 +90,7 @@ def public_base(request: web.Request, base_path: str = "") -> str:
     return f"{request.scheme}://{request.host}{base_path}"
 
 
-async def _check_rate(request: web.Request, state: RelayState) -> None:
+async def _check_rate(request: web.Request, state: AccountDeps) -> None:
     limit = state.config.key_request_rate_limit
     if not await peer_limits.take(
         state.counters, peer_limits.REQUESTS, request, limit, RATE_WINDOW
@@ -96,10 +98,9 @@ async def _check_rate(request: web.Request, state: RelayState) -> None:
         raise error(429, TOO_MANY)
 
 
-async def check_misses(request: web.Request, state: RelayState) -> None:
+async def check_misses(request: web.Request, config: RelayConfig, counters: Counters) -> None:
     """Refuse any code lookup from an IP that has spent its budget of unknown codes, or once all
     callers together have spent theirs (`code_miss_global_limit`)."""
-    config, counters = state.config, state.counters
     if not await peer_limits.has_token(
         counters, peer_limits.MISSES, request, config.code_miss_limit, RATE_WINDOW
     ) or not await peer_limits.has_token_named(
@@ -108,10 +109,9 @@ async def check_misses(request: web.Request, state: RelayState) -> None:
         raise error(429, TOO_MANY)
 
 
-async def count_miss(request: web.Request, state: RelayState) -> None:
+async def count_miss(request: web.Request, config: RelayConfig, counters: Counters) -> None:
     """Charge the IP, and all callers together, one token of the unknown-code budget (a lookup
     found nothing)."""
-    config, counters = state.config, state.counters
     await peer_limits.take(
         counters, peer_limits.MISSES, request, config.code_miss_limit, RATE_WINDOW
     )
@@ -248,7 +248,7 @@ def parse_key_ask(body: dict[str, Any]) -> KeyAsk:
 
 # Handlers (route.handler names) ----------------------------------------------------------------
 
-LocalHandler = Callable[[web.Request, Route, "RelayState"], Awaitable[web.Response]]
+LocalHandler = Callable[[web.Request, Route, "AccountDeps"], Awaitable[web.Response]]
 
 
 def _created(made: PairRequest | KeyRequest, ttl: float, **fields: Any) -> web.Response:
@@ -260,19 +260,19 @@ def _created(made: PairRequest | KeyRequest, ttl: float, **fields: Any) -> web.R
 
 
 async def _status(
-    request: web.Request, state: RelayState, read: Callable[[RelayStore, str], Answer]
+    request: web.Request, state: AccountDeps, read: Callable[[RelayStore, str], Answer]
 ) -> web.Response:
     """A status poll: the answer of `read` (pair_requests.pair_status or key_status) for the path's
     code, off the event loop; an unknown code counts as a miss against the asker (guessing codes
     is throttled)."""
-    await check_misses(request, state)
+    await check_misses(request, state.config, state.counters)
     status, body = await asyncio.to_thread(read, state.store, request.match_info["code"])
     if status == 404:
-        await count_miss(request, state)
+        await count_miss(request, state.config, state.counters)
     return sorted_json(body, status)
 
 
-async def h_pair_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_pair_request(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     await _check_rate(request, state)
     ask = parse_pair_ask(await _body(request, route))
     ttl = state.config.pair_request_ttl
@@ -293,11 +293,11 @@ async def h_pair_request(request: web.Request, route: Route, state: RelayState) 
     )
 
 
-async def h_pair_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_pair_status(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     return await _status(request, state, pair_requests.pair_status)
 
 
-async def h_key_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_key_request(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     await _check_rate(request, state)
     ask = parse_key_ask(await _body(request, route))
     ttl = state.config.key_request_ttl
@@ -316,11 +316,11 @@ async def h_key_request(request: web.Request, route: Route, state: RelayState) -
     )
 
 
-async def h_key_status(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_key_status(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     return await _status(request, state, key_requests.key_status)
 
 
-async def h_key_exchange(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_key_exchange(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     await _check_rate(request, state)
     code = (await _body(request, route)).get("code")
     if not isinstance(code, str) or not code.strip():

@@ -22,7 +22,7 @@ from vttrelay.relay.core import error
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
+    from vttrelay.relay.accounts.deps import AccountDeps
 
 MAX_CODE: Final = 16
 
@@ -34,7 +34,7 @@ def _code(request: web.Request, missing: str) -> str:
     return code.upper()
 
 
-async def h_key_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_key_request(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     await signed_in(request, state, SO)
     code = _code(request, "Key request not found")
     found = await asyncio.to_thread(key_requests.get_key_request, state.store, code)
@@ -58,7 +58,7 @@ async def h_key_request(request: web.Request, route: Route, state: RelayState) -
     )
 
 
-async def h_approve_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_approve_key(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     code = _code(request, "Key request not found")
     body = await map_body(request, route)
@@ -101,14 +101,14 @@ async def h_approve_key(request: web.Request, route: Route, state: RelayState) -
     return answer(reply)
 
 
-async def h_deny_key(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_deny_key(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     await signed_in(request, state, SO)
     code = _code(request, "Key request not found")
     await asyncio.to_thread(key_requests.refuse_key_request, state.store, code)
     return answer({"message": "Key request denied", "success": True})
 
 
-async def h_pair_request(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_pair_request(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     code = _code(request, "Pair request not found")
     found = await asyncio.to_thread(pair_requests.get_pair_request, state.store, code)
@@ -146,7 +146,7 @@ async def h_pair_request(request: web.Request, route: Route, state: RelayState) 
     )
 
 
-async def h_approve_pair(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_approve_pair(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     code = _code(request, "Pair request not found")
     approval = await asyncio.to_thread(
@@ -155,7 +155,7 @@ async def h_approve_pair(request: web.Request, route: Route, state: RelayState) 
     return answer({"success": True, **({"upgraded": True} if approval.upgraded else {})})
 
 
-async def h_deny_pair(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_deny_pair(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     await signed_in(request, state, SO)
     code = _code(request, "Pair request not found")
     await asyncio.to_thread(pair_requests.refuse_pair_request, state.store, code)

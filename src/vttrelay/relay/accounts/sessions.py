@@ -4,7 +4,7 @@ The reference checks a session four ways with their own texts (accounts-auth.md 
 a `SessionRule` value here and `signed_in(request, state, rule)` applies one: the token, its
 session (live in the shared store, so valid on every instance), its user, then the account
 checks the rule asks for (disabled, email not verified). Per-IP limits of the /auth routes are
-`limit(request, state, name)`, counted in the relay's shared Counters (`peer_limits`).
+`limit(request, counters, name)`, counted in the relay's shared Counters (`peer_limits`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from vttrelay.relay.accounts.users import Session, User
 from vttrelay.relay.core import error
 
 if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
+    from vttrelay.relay.accounts.deps import AccountDeps
+    from vttrelay.relay.backends.ports import Counters
 
 INVALID_SESSION: Final = "Invalid or expired session. Please log in again."
 NOT_VERIFIED: Final = "Please verify your email address before using the API."
@@ -75,7 +76,7 @@ class Signed:
         return self.user.account
 
 
-def _lookup(state: RelayState, token: str) -> tuple[Session | None, User | None]:
+def _lookup(state: AccountDeps, token: str) -> tuple[Session | None, User | None]:
     session = users.session_by_token(state.store, token)
     if session is None:
         return None, None
@@ -85,7 +86,7 @@ def _lookup(state: RelayState, token: str) -> tuple[Session | None, User | None]
     return session, user
 
 
-async def signed_in(request: web.Request, state: RelayState, rule: SessionRule) -> Signed:
+async def signed_in(request: web.Request, state: AccountDeps, rule: SessionRule) -> Signed:
     """The caller's session under `rule`, or the rule's RelayError."""
     token = bearer(request)
     if token is None:
@@ -116,7 +117,7 @@ LIMITS: Final = {
 }
 
 
-async def limit(request: web.Request, state: RelayState, name: str) -> None:
+async def limit(request: web.Request, counters: Counters, name: str) -> None:
     """Take one token of the caller's budget `name` (429 when spent); before anything else, so
     refused and malformed requests cost a token too, as in the reference."""
     settings = services(request).settings
@@ -126,5 +127,5 @@ async def limit(request: web.Request, state: RelayState, name: str) -> None:
         "account": settings.account_rate_limit,
     }[name]
     window, text = LIMITS[name]
-    if not await peer_limits.take(state.counters, f"acct-{name}", request, per_window, window):
+    if not await peer_limits.take(counters, f"acct-{name}", request, per_window, window):
         raise error(429, text)

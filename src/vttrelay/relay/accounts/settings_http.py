@@ -26,7 +26,7 @@ from vttrelay.relay.core import error
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
+    from vttrelay.relay.accounts.deps import AccountDeps
 
 REQUIRED: Final = "name, foundryUrl, foundryUsername, and foundryPassword are all required"
 LIMITS: Final = {
@@ -75,7 +75,7 @@ def _check_vault(vault: Vault) -> None:
 
 
 async def h_create_credential(
-    request: web.Request, route: Route, state: RelayState
+    request: web.Request, route: Route, state: AccountDeps
 ) -> web.Response:
     signed = await signed_in(request, state, SO)
     fields = _fields(
@@ -100,7 +100,9 @@ async def h_create_credential(
     return answer({**credential_view(made), "createdAt": stamp(made.created_at)}, 201)
 
 
-async def h_list_credentials(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_list_credentials(
+    request: web.Request, route: Route, state: AccountDeps
+) -> web.Response:
     signed = await signed_in(request, state, SO)
     listed = await asyncio.to_thread(_vault(request).list, signed.account)
     return answer(
@@ -125,7 +127,7 @@ def _credential_id(request: web.Request) -> str:
 
 
 async def h_update_credential(
-    request: web.Request, route: Route, state: RelayState
+    request: web.Request, route: Route, state: AccountDeps
 ) -> web.Response:
     signed = await signed_in(request, state, SO)
     credential_id = _credential_id(request)
@@ -152,7 +154,7 @@ async def h_update_credential(
 
 
 async def h_delete_credential(
-    request: web.Request, route: Route, state: RelayState
+    request: web.Request, route: Route, state: AccountDeps
 ) -> web.Response:
     signed = await signed_in(request, state, SO)
     credential_id = _credential_id(request)
@@ -169,7 +171,7 @@ OWNERS: Final = {  # level kind -> (400 text for a bad id, 404 text)
 }
 
 
-async def _owner(request: web.Request, state: RelayState, level: Level) -> tuple[Signed, str]:
+async def _owner(request: web.Request, state: AccountDeps, level: Level) -> tuple[Signed, str]:
     """The caller and the owner id of the settings a route names (its key or world must be the
     caller's)."""
     signed = await signed_in(request, state, SO)
@@ -194,7 +196,7 @@ def _level(route: Route) -> Level:
 
 
 async def h_get_notifications(
-    request: web.Request, route: Route, state: RelayState
+    request: web.Request, route: Route, state: AccountDeps
 ) -> web.Response:
     level = _level(route)
     signed, owner = await _owner(request, state, level)
@@ -206,7 +208,7 @@ async def h_get_notifications(
 
 
 async def h_put_notifications(
-    request: web.Request, route: Route, state: RelayState
+    request: web.Request, route: Route, state: AccountDeps
 ) -> web.Response:
     level = _level(route)
     signed, owner = await _owner(request, state, level)
@@ -219,7 +221,7 @@ async def h_put_notifications(
 
 
 async def h_delete_notifications(
-    request: web.Request, route: Route, state: RelayState
+    request: web.Request, route: Route, state: AccountDeps
 ) -> web.Response:
     level = _level(route)
     signed, owner = await _owner(request, state, level)
@@ -228,7 +230,7 @@ async def h_delete_notifications(
 
 
 async def h_test_notifications(
-    request: web.Request, route: Route, state: RelayState
+    request: web.Request, route: Route, state: AccountDeps
 ) -> web.Response:
     level = _level(route)
     signed, owner = await _owner(request, state, level)

@@ -28,7 +28,7 @@ from vttrelay.relay.routes import ALL_SCOPES, Route
 from vttrelay.relay.store import KnownClient, TokenRecord
 
 if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
+    from vttrelay.relay.accounts.deps import AccountDeps
 
 BAD_BODY: Final = "Invalid JSON body"
 NOT_FOUND: Final = "Known client not found"
@@ -60,7 +60,7 @@ def world_view(
     }
 
 
-def _listing(state: RelayState, account: str) -> list[dict[str, Any]]:
+def _listing(state: AccountDeps, account: str) -> list[dict[str, Any]]:
     store = state.store
     known = store.known_clients(account)
     tokens = keys.live_tokens(store, account)
@@ -69,12 +69,12 @@ def _listing(state: RelayState, account: str) -> list[dict[str, Any]]:
     return [world_view(w, w.client_id in live, tokens, settings.get(w.client_id)) for w in known]
 
 
-async def h_list_worlds(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_list_worlds(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     return answer({"clients": await asyncio.to_thread(_listing, state, signed.account)})
 
 
-async def h_forget_world(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_forget_world(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     client_id = path_id(request, "Invalid client ID")
     signed = await signed_in(request, state, SO)
     revoked = await asyncio.to_thread(keys.forget_world, state.store, signed.account, client_id)
@@ -88,7 +88,7 @@ async def h_forget_world(request: web.Request, route: Route, state: RelayState) 
     return answer({"disconnected": closed > 0, "message": "Known client removed", "success": True})
 
 
-async def _world(request: web.Request, state: RelayState) -> tuple[Signed, str]:
+async def _world(request: web.Request, state: AccountDeps) -> tuple[Signed, str]:
     """The caller and the clientId of the world the path names: 400 for an id no world can
     have, 404 when it is not one of the caller's worlds."""
     signed = await signed_in(request, state, SO)
@@ -139,7 +139,7 @@ def _per_hour(body: dict[str, Any]) -> int | None:
     return int(value)
 
 
-async def h_world_settings(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_world_settings(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed, client_id = await _world(request, state)
     body = await strict_body(request, route, BAD_BODY)
     targets, scopes = _strings(body, "allowedTargetClients"), _strings(body, "remoteScopes")
@@ -157,7 +157,9 @@ async def h_world_settings(request: web.Request, route: Route, state: RelayState
     return answer({"success": True})
 
 
-async def h_world_credential(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_world_credential(
+    request: web.Request, route: Route, state: AccountDeps
+) -> web.Response:
     signed, client_id = await _world(request, state)
     body = await strict_body(request, route, BAD_BODY)
     value = body.get("credentialId")
@@ -176,7 +178,9 @@ async def h_world_credential(request: web.Request, route: Route, state: RelaySta
     return answer({"success": True})
 
 
-async def h_world_auto_start(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_world_auto_start(
+    request: web.Request, route: Route, state: AccountDeps
+) -> web.Response:
     signed, client_id = await _world(request, state)
     body = await strict_body(request, route, BAD_BODY)
     enabled = body.get("enabled", False)
@@ -189,7 +193,7 @@ async def h_world_auto_start(request: web.Request, route: Route, state: RelaySta
     return answer({"success": True})
 
 
-async def h_world_users(request: web.Request, route: Route, state: RelayState) -> web.Response:
+async def h_world_users(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
     signed = await signed_in(request, state, SO)
     client_id = path_id(request, "Invalid client ID")
     listed = await asyncio.to_thread(worlds.known_users, state.store, signed.account, client_id)
