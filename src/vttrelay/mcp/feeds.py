@@ -17,7 +17,7 @@ from vttrelay.mcp import tools as tool_table
 from vttrelay.mcp import views
 
 if TYPE_CHECKING:
-    from vttrelay.mcp.server import Caller
+    from vttrelay.mcp.caller import Caller
 
 log = logging.getLogger("vttrelay.mcp")
 

@@ -31,7 +31,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import mcp_types as types
@@ -43,9 +42,10 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 from mcp.shared.exceptions import MCPError
 
 from vttrelay import __version__
-from vttrelay.client import AsyncClient, VttRelayError
+from vttrelay.client import VttRelayError
 from vttrelay.mcp import tools as tool_table
 from vttrelay.mcp import views, worlds
+from vttrelay.mcp.caller import Caller
 from vttrelay.mcp.feeds import EVENT_STREAMS, EVENTS_PREFIX, EventFeeds
 
 log = logging.getLogger("vttrelay.mcp")
@@ -55,17 +55,6 @@ INSTRUCTIONS = (
     "world_overview, read an actor with actor_summary before acting for it, and pass "
     "dry_run: true to any changing tool to see what it would do first."
 )
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who is calling: the relay client to call with, the key's name and scopes (None when the
-    relay didn't say), and the world the session plays in (None: the relay's default)."""
-
-    relay: AsyncClient
-    key_name: str
-    scopes: tuple[str, ...] | None
-    world: str | None = None
 
 
 class Callers(Protocol):
