@@ -1,5 +1,6 @@
-"""An account's audit logs over REST (accounts-auth.md §10): GET /auth/remote-request-logs (the
-cross-world requests, `remote_logs.py`) and GET /auth/activity, one feed newest first of
+"""An account's audit logs over REST (accounts-auth.md §10): GET /auth/connection-logs (its
+worlds' connections), GET /auth/remote-request-logs (the cross-world requests,
+`remote_logs.py`) and GET /auth/activity, one feed newest first of
 
 - `connection`: each world connection on /relay (the connection log, `eventSubtype` "connect");
 - `remote_request`: each cross-world request (`remote_logs.py`);
@@ -19,6 +20,7 @@ the feed reads at most the account's newest `MAX_CALLS` API calls and the logs' 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -41,29 +43,57 @@ MAX_CALLS: Final = 20_000  # API calls one /auth/activity reads at most (the new
 MAX_FILTER: Final = 256
 
 
+Page = Callable[[RelayStore, str, int, int], tuple[int, list[dict[str, Any]]]]
+
+
+async def _logs(
+    request: web.Request, state: AccountDeps, read: Page, view: Callable[[Any], dict[str, Any]]
+) -> web.Response:
+    """One page of one of the caller's logs: `{limit, offset, total, logs}` (limit 1-200, else
+    50; `total` the full count)."""
+    signed = await signed_in(request, state, SO)
+    limit, offset = page(request)
+    total, rows = await asyncio.to_thread(read, state.store, signed.account, limit, offset)
+    logs = [view(row) for row in rows]
+    return answer({"limit": limit, "offset": offset, "total": total, "logs": logs})
+
+
+def _connection(row: Any) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "clientId": row["client_id"],
+        "tokenName": row["token_name"],
+        "ipAddress": row["ip_address"],
+        "worldId": row["world_id"],
+        "worldTitle": row["world_title"],
+        "systemId": row["system_id"],
+        "foundryVersion": row["foundry_version"],
+        "createdAt": stamp(row["created_at"]),
+    }
+
+
+def _remote_request(row: Any) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "sourceClientId": row["source_client_id"],
+        "sourceTokenId": row["source_token_id"],
+        "targetClientId": row["target_client_id"],
+        "action": row["action"],
+        "success": bool(row["success"]),
+        "errorMessage": row["error_message"],
+        "sourceIp": row["source_ip"],
+        "createdAt": stamp(row["created_at"]),
+    }
+
+
+async def h_connection_logs(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
+    return await _logs(request, state, keys.connection_logs, _connection)
+
+
 async def h_remote_request_logs(
     request: web.Request, route: Route, state: AccountDeps
 ) -> web.Response:
-    signed = await signed_in(request, state, SO)
-    limit, offset = page(request)
-    total, rows = await asyncio.to_thread(
-        remote_logs.page, state.store, signed.account, limit, offset
-    )
-    logs = [
-        {
-            "id": row["id"],
-            "sourceClientId": row["source_client_id"],
-            "sourceTokenId": row["source_token_id"],
-            "targetClientId": row["target_client_id"],
-            "action": row["action"],
-            "success": bool(row["success"]),
-            "errorMessage": row["error_message"],
-            "sourceIp": row["source_ip"],
-            "createdAt": stamp(row["created_at"]),
-        }
-        for row in rows
-    ]
-    return answer({"limit": limit, "offset": offset, "total": total, "logs": logs})
+    return await _logs(request, state, remote_logs.page, _remote_request)
 
 
 def _time(text: str) -> float | None:
@@ -187,6 +217,7 @@ async def h_activity(request: web.Request, route: Route, state: AccountDeps) -> 
 
 
 HANDLERS: Final = {
+    "auth_connection_logs": h_connection_logs,
     "auth_remote_request_logs": h_remote_request_logs,
     "auth_activity": h_activity,
 }

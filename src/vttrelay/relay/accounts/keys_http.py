@@ -1,6 +1,6 @@
 """Keys and connection tokens over REST (accounts-auth.md §6, §7.1-7.4): /auth/api-keys
 (create, list, PATCH, delete, regenerate), /auth/connection-tokens (mint a pairing code, list,
-PATCH, revoke) and the connection log. The known worlds' routes: `worlds_http.py`.
+PATCH, revoke). The known worlds' routes: `worlds_http.py`; the logs: `activity_http.py`.
 
 Every route takes a session (`SO`: verified, not disabled); an API key is refused (401), as in
 the reference. Every read and change is scoped to the caller's account: another account's id
@@ -232,31 +232,7 @@ async def h_revoke_token(request: web.Request, route: Route, state: AccountDeps)
     )
 
 
-async def h_connection_logs(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
-    signed = await signed_in(request, state, SO)
-    limit, offset = page(request)
-    total, rows = await asyncio.to_thread(
-        keys.connection_logs, state.store, signed.account, limit, offset
-    )
-    logs = [
-        {
-            "id": row["id"],
-            "clientId": row["client_id"],
-            "tokenName": row["token_name"],
-            "ipAddress": row["ip_address"],
-            "worldId": row["world_id"],
-            "worldTitle": row["world_title"],
-            "systemId": row["system_id"],
-            "foundryVersion": row["foundry_version"],
-            "createdAt": stamp(row["created_at"]),
-        }
-        for row in rows
-    ]
-    return answer({"limit": limit, "offset": offset, "total": total, "logs": logs})
-
-
 HANDLERS: Final = {
-    "auth_connection_logs": h_connection_logs,
     "auth_create_key": h_create_key,
     "auth_list_keys": h_list_keys,
     "auth_update_key": h_update_key,
