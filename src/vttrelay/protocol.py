@@ -25,6 +25,10 @@ PLAYER_LIST: Final = "player-list"
 # a world asks for its account's other worlds (accounts-auth.md §7.12), answered with the result
 GET_KNOWN_CLIENTS: Final = "get-known-clients"
 KNOWN_CLIENTS_RESULT: Final = "known-clients-result"
+# a world's call to another world of its account through the relay (the cross-world tunnel),
+# answered with `remote-response`
+REMOTE_REQUEST: Final = "remote-request"
+REMOTE_RESPONSE: Final = "remote-response"
 KNOWN_CLIENTS_FAILED: Final = "failed to retrieve known clients"
 KNOWN_CLIENTS_BUSY: Final = "a get-known-clients request is already being answered"
 

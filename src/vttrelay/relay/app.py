@@ -26,6 +26,7 @@ from vttrelay.relay import forwarded, sessions_api
 from vttrelay.relay.accesslog import AccessLog, LoggingAccessLog
 from vttrelay.relay.accounts import services as accounts_services
 from vttrelay.relay.accounts.key_cache import KeyCache, UsageCounter
+from vttrelay.relay.accounts.tunnel import WorldTunnel
 from vttrelay.relay.accounts.world_list import WorldList
 from vttrelay.relay.activity import ActivityLog
 from vttrelay.relay.backends import Backends, backends_for
@@ -131,6 +132,8 @@ def create_app(
     accounts = accounts_services.install(app, config, store)
     state.gateway.users_changed = accounts.world_users.changed
     state.gateway.known_clients = WorldList(store, registry).answer
+    tunnel = WorldTunnel(store, state.gate, backends.counters, accounts.remote_requests)
+    state.gateway.remote_request = tunnel.answer
     state.streams = Streams(state.gate, backends.events, backends.counters)
     state.streams.remote_requests = accounts.remote_requests.record
     registry.add_listener(state.streams)

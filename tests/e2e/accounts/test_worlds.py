@@ -291,3 +291,80 @@ async def test_a_world_asks_for_its_accounts_worlds_on_its_socket(
     )
     refused = await ask("k2")
     assert (refused["clients"], refused["error"]) == ([], "connection token not found or revoked")
+
+
+async def test_the_cross_world_tunnel_follows_the_worlds_settings(auth: Auth) -> None:
+    """A world's own `remote-request` on /relay (the module's tunnel), gated by what its owner
+    set with PATCH /auth/known-clients/{id}, and logged."""
+    session, account = await signed_up(auth, "tunnel@example.com")
+    _, other_account = await signed_up(auth, "other-tunnel@example.com")
+    source = await auth.relay.world("tn-a", account=account)
+    target = await auth.relay.world("tn-b", account=account)
+    await auth.relay.world("tn-theirs", account=other_account)
+    await (await auth.relay.world("tn-c", account=account)).close()
+
+    async def remote(request_id: str, **frame: Any) -> dict[str, Any]:
+        await source.emit({"type": "remote-request", "requestId": request_id, **frame})
+        for _ in range(100):
+            for got in source.received:
+                if got.get("type") == "remote-response" and got["requestId"] == request_id:
+                    return got
+            await asyncio.sleep(0.05)
+        raise AssertionError("no remote-response")
+
+    info: dict[str, Any] = {"targetClientId": "tn-b", "action": "world-info", "payload": {}}
+    nothing = await remote("r0", **info)  # nothing granted yet
+    assert (nothing["success"], nothing["status"]) == (False, 403)
+    assert nothing["error"] == "Target world not allowed: tn-b"
+    await patch(
+        auth, session, "/auth/known-clients/tn-a",
+        {"allowedTargetClients": ["tn-b", "tn-c"], "remoteScopes": ["world:info"],
+         "remoteRequestsPerHour": 2},
+    )  # fmt: skip
+    done = await remote("r1", **info)
+    assert done["success"] is True and "error" not in done
+    echoed = done["data"]["data"]["echo"]
+    assert echoed["type"] == "world-info" and echoed["_scopes"] == ["world:info"]
+    assert target.received[-1] == echoed  # it reached tn-b
+    refusals = [
+        ({**info, "targetClientId": "tn-theirs"}, 403, "Target world not allowed: tn-theirs"),
+        ({**info, "targetClientId": "tn-a"}, 400, "A world cannot send a remote-request to itself"),
+        ({**info, "targetClientId": None}, 400, "'targetClientId' is required"),
+        ({**info, "action": "roll"}, 403,
+         "Scope not allowed for cross-world requests: roll:execute"),
+        ({**info, "action": "gossip"}, 400, 'Unknown action: "gossip"'),
+        ({**info, "payload": [1]}, 400, "'payload' must be an object"),
+    ]  # fmt: skip
+    for i, (frame, status, text) in enumerate(refusals):
+        refused = await remote(f"x{i}", **frame)
+        assert (refused["success"], refused["status"], refused["error"]) == (False, status, text)
+    # an allowed target that is offline: the request core's answer
+    offline = await remote("r2", **{**info, "targetClientId": "tn-c"})
+    assert (offline["success"], offline["status"]) == (False, 404)
+    # two calls an hour: the third is refused
+    limited = await remote("r3", **info)
+    assert (limited["status"], limited["error"]) == (
+        429,
+        "Cross-world request limit reached for this hour",
+    )
+    # "*" reaches every world of the account, never another account's
+    await patch(auth, session, "/auth/known-clients/tn-a",
+                {"allowedTargetClients": ["*"], "remoteRequestsPerHour": 0})  # fmt: skip
+    theirs = await remote("r4", **{**info, "targetClientId": "tn-theirs"})
+    assert (theirs["success"], theirs["status"]) == (False, 404)
+    assert all(f.get("type") != "world-info" for f in auth.relay.worlds[2].received)
+    # every call is in the cross-world log, with the world's token
+    [token] = [t for t in auth.relay.store.list_tokens(account) if t.client_id == "tn-a"]
+
+    async def all_logged() -> bool:
+        got = (await auth.call("GET", "/auth/remote-request-logs", session=session)).json()
+        return bool(got["total"] == 11)
+
+    for _ in range(100):
+        if await all_logged():
+            break
+        await asyncio.sleep(0.05)
+    logs = (await auth.call("GET", "/auth/remote-request-logs", session=session)).json()["logs"]
+    assert len(logs) == 11 and {e["sourceClientId"] for e in logs} == {"tn-a"}
+    assert {e["sourceTokenId"] for e in logs} == {token.id}
+    assert [e["success"] for e in logs].count(True) == 1

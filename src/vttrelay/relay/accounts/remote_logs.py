@@ -1,6 +1,7 @@
 """The log of cross-world requests (accounts-auth.md §2.13, §10): one row per `remote-request`
-a socket bound to one world of an account sends to another of its worlds (`/ws/api`), read back
-by GET /auth/remote-request-logs and GET /auth/activity.
+a world sends to another world of its account, on its own socket (the tunnel, `tunnel.py`) or
+from a `/ws/api` socket bound to it, read back by GET /auth/remote-request-logs and
+GET /auth/activity.
 
 Kept `KEEP_DAYS` days and at most the newest `MAX_ROWS` rows per account; not written when the
 account's notification settings say `logCrossWorldRequests: false`. `RemoteRequestLog.record`

@@ -2,9 +2,9 @@
 §11, endpoints-beyond-seed §12.3-12.4): GET /auth/key-request/{code}, POST .../approve,
 POST .../deny, and the same for /auth/pair-request/{code}. The request is decided for the
 caller's account (the records and rules are `pair_requests.py` and `key_requests.py`, which
-the CLI and the dashboard use too). A pair approval grants what the world asked for;
-cross-world settings sent in its body are not applied here (the relay has no cross-world
-tunnel)."""
+the CLI and the dashboard use too). A pair approval grants what the world asked for (an
+upgrade: the cross-world permissions it asked for, `worlds.grant_cross_world`); settings sent
+in the approval's body are not applied."""
 
 from __future__ import annotations
 

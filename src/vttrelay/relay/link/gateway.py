@@ -42,6 +42,7 @@ from vttrelay.relay.link.session import (
     Keepalive,
     KnownClientsAsked,
     PlayersChanged,
+    RemoteAsked,
     now_ms,
 )
 
@@ -84,6 +85,9 @@ def is_world_upgrade(request: web.Request) -> bool:
 
 # (client id, account, token id, request id) -> the `known-clients-result` frame
 KnownClientsAnswer = Callable[[str, str, str, str], Awaitable[dict[str, Any]]]
+# (the asking world, its remote-request frame) -> the `remote-response` frame
+RemoteAnswer = Callable[[WorldConnection, dict[str, Any]], Awaitable[dict[str, Any]]]
+MAX_REMOTE_IN_FLIGHT = 20  # a world's remote-requests answered at once
 
 
 class WorldGateway:
@@ -98,6 +102,9 @@ class WorldGateway:
         # answers a world's get-known-clients (the account services: accounts/world_list.py)
         self.known_clients: KnownClientsAnswer | None = None
         self._asking: dict[str, asyncio.Task[None]] = {}  # one question per world at a time
+        # answers a world's remote-request (the cross-world tunnel: accounts/tunnel.py)
+        self.remote_request: RemoteAnswer | None = None
+        self._remote: dict[str, set[asyncio.Task[None]]] = {}  # per world: calls in flight
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         query = request.query
@@ -272,7 +279,7 @@ class WorldGateway:
     def _act(
         self,
         world: WorldConnection,
-        received: bytes | PlayersChanged | EventReceived | KnownClientsAsked,
+        received: bytes | PlayersChanged | EventReceived | KnownClientsAsked | RemoteAsked,
     ) -> None:
         """Do what the session made of a frame: answer it, or tell the directory."""
         if isinstance(received, bytes):
@@ -281,6 +288,8 @@ class WorldGateway:
             self.registry.notify("world_event", world, received.frame)
         elif isinstance(received, KnownClientsAsked):
             self._ask_known_clients(world, received.request_id)
+        elif isinstance(received, RemoteAsked):
+            self._call_remote(world, received.frame)
         else:
             self.registry.updated(world)
             if self.users_changed is not None:
@@ -309,6 +318,41 @@ class WorldGateway:
                 del self._asking[world.client_id]
 
         self._asking[world.client_id] = asyncio.ensure_future(reply())
+
+    def _call_remote(self, world: WorldConnection, frame: dict[str, Any]) -> None:
+        """Answer a world's `remote-request` in a task: at most MAX_REMOTE_IN_FLIGHT per world
+        (past that it is refused at once, 429)."""
+        answer = self.remote_request
+        if answer is None:
+            return
+        running = self._remote.setdefault(world.client_id, set())
+        if len(running) >= MAX_REMOTE_IN_FLIGHT:
+            request_id = frame.get("requestId")
+            busy = {
+                "type": protocol.REMOTE_RESPONSE,
+                "requestId": request_id if isinstance(request_id, str) else "",
+                "success": False,
+                "error": "Too many remote requests in flight; try again shortly",
+                "status": 429,
+            }
+            send_quietly(world, orjson.dumps(busy))
+            return
+
+        async def reply() -> None:
+            try:
+                send_quietly(world, orjson.dumps(await answer(world, frame)))
+            except Exception:
+                log.exception("world %s: remote-request failed", world.client_id)
+
+        task = asyncio.ensure_future(reply())
+        running.add(task)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            running.discard(finished)
+            if not running:
+                self._remote.pop(world.client_id, None)
+
+        task.add_done_callback(done)
 
     async def _keepalive(self, world: WorldConnection, keepalive: Keepalive) -> None:
         """Ping every `ping_interval`; drop the world `pong_timeout` after its last pong."""

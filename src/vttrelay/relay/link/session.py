@@ -7,7 +7,8 @@ what it means:
   returns None; a long plain reply is matched without parsing (`pending.peek_reply`);
 - `ping` returns `PONG`, the frame to send back;
 - `player-list` stores the world's users and returns `PlayersChanged`;
-- `get-known-clients` returns `KnownClientsAsked` (the gateway has the account services answer);
+- `get-known-clients` returns `KnownClientsAsked` and `remote-request` `RemoteAsked` (the gateway
+  has the account services answer);
 - an event frame (`protocol.EVENT_FRAME_CHANNEL`) returns `EventReceived` for the hub;
 - anything else (not JSON, not an object, an unknown type) is dropped: None.
 
@@ -60,10 +61,17 @@ class KnownClientsAsked:
     request_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class RemoteAsked:
+    """The world sent a `remote-request` for another world of its account (the tunnel)."""
+
+    frame: dict[str, Any]
+
+
 PLAYERS_CHANGED: Final = PlayersChanged()
 MAX_REQUEST_ID: Final = 256
 
-Received = bytes | PlayersChanged | EventReceived | KnownClientsAsked | None
+Received = bytes | PlayersChanged | EventReceived | KnownClientsAsked | RemoteAsked | None
 """What a frame means: a frame to send back, an event for the relay, or nothing more to do."""
 
 
@@ -124,6 +132,8 @@ class WorldSession:
         if kind == protocol.GET_KNOWN_CLIENTS:
             asked = request_id if isinstance(request_id, str) else ""
             return KnownClientsAsked(asked[:MAX_REQUEST_ID])
+        if kind == protocol.REMOTE_REQUEST:
+            return RemoteAsked(frame)
         if kind in protocol.EVENT_FRAME_CHANNEL:
             event: protocol.EventFrame = frame  # type: ignore[assignment]  # `events.model` checks
             return EventReceived(event)

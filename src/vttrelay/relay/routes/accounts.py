@@ -237,7 +237,8 @@ ROUTES: Final = (
         "GET",
         "/auth/remote-request-logs",
         "auth_remote_request_logs",
-        "The account's cross-world requests (a /ws/api socket of one world calling another), "
+        "The account's cross-world requests (one world calling another: on its own socket or "
+        "from a /ws/api socket bound to it), "
         f"newest first (30 days, 1,000 at most). {BEARER}",
         *PAGE,
     ),
