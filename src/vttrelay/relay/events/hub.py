@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 from vttrelay import protocol
 from vttrelay.relay.backends.local import LocalCounters, LocalEventLog
@@ -41,10 +41,9 @@ from vttrelay.relay.events.subscriber import (
     error_frame,
     keepalive_comment,
 )
+from vttrelay.relay.events.sweeper import is_watched, sweep
 
 log = logging.getLogger("vttrelay.relay.streams")  # the name it had before the move
-
-SWEEP_SLICE: Final = 1000  # subscribers the sweeper checks before it yields to the loop
 
 
 class WorldLike(Protocol):
@@ -154,7 +153,7 @@ class EventHub:
         self._key_counts[per_key] = self._key_counts.get(per_key, 0) + 1
         self._stop_lingering(key)
         self._announce(sub.client_id, sub.channel)
-        if self._watched(sub):
+        if is_watched(self, sub):
             self._ensure_sweeper()
         try:
             resume = await self.events.resume(sub.client_id, sub.channel, last_seen)
@@ -407,48 +406,9 @@ class EventHub:
             sub.abort_timer = None
         self.unsubscribe(sub)
 
-    def _watched(self, sub: Subscriber) -> bool:
-        """Whether the sweeper looks after this subscriber (its connection, its key)."""
-        return sub.transport is not None or (bool(sub.secret) and self.key_problem is not None)
-
     def _ensure_sweeper(self) -> None:
         if self._sweeper is None or self._sweeper.done():
-            self._sweeper = asyncio.ensure_future(self._sweep())
-
-    async def _sweep(self) -> None:
-        """End subscriptions whose HTTP client went away (aiohttp does not always tell), and,
-        every `key_check_interval`, those whose key no longer works (SSE and /ws/api alike).
-
-        Each key is checked once per pass, however many streams use it, and a pass yields to
-        the loop every `SWEEP_SLICE` subscribers: with 10,000 streams a pass is a few ms of CPU,
-        which must not hold up the requests meanwhile."""
-        loop = asyncio.get_running_loop()
-        next_key_check = loop.time() + self.settings.key_check_interval
-        while True:
-            await asyncio.sleep(self.settings.sweep_interval)
-            watched = [s for s in self.subscribers() if self._watched(s)]
-            if not watched:
-                return
-            key_problem = self.key_problem
-            if loop.time() < next_key_check:
-                key_problem = None
-            elif key_problem is not None:
-                next_key_check = loop.time() + self.settings.key_check_interval
-            problems: dict[str, str | None] = {}
-            for index, sub in enumerate(watched):
-                if index and not index % SWEEP_SLICE:
-                    await asyncio.sleep(0)
-                if sub.dropped:  # gone meanwhile, or an earlier one's refusal ended its socket
-                    continue
-                transport = sub.transport
-                if transport is not None and transport.is_closing():
-                    self.unsubscribe(sub, "gone")
-                    sub.mailbox.close()
-                elif key_problem is not None and sub.secret:
-                    if sub.secret not in problems:
-                        problems[sub.secret] = key_problem(sub.secret)
-                    if reason := problems[sub.secret]:
-                        self.refuse(sub, reason)
+            self._sweeper = asyncio.ensure_future(sweep(self))
 
     def refuse(self, sub: Subscriber, reason: str) -> None:
         """Drop a subscriber whose key no longer works, telling it why."""
