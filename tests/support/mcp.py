@@ -6,6 +6,8 @@ streamable HTTP (the relay's `/mcp`).
 - `demo` -> `Demo`: the relay with the demo world connected; `.key(scopes, name)` makes a key,
   `.agent_key` has every scope a tool needs (named "agent"), `.api(method, path, json, **query)`
   calls the REST API with it, `.snapshot()` reads what the changing tools could touch.
+- `call(session, tool, **args)`: a tool's JSON answer (its structured content checked against
+  it), failing the test on a tool error; `refused(session, tool, **args)`: a tool error's text.
 - `open_session(transport, relay_url, key, on_message=None, errlog=sys.stderr,
   client_id=None)`: an async context manager yielding an initialized `ClientSession` over
   "stdio" (the process's stderr goes to `errlog`; `--client-id`) or "http" (`?clientId=`).
@@ -16,6 +18,7 @@ streamable HTTP (the relay's `/mcp`).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -112,3 +115,20 @@ async def open_session(
         ):
             await session.initialize()
             yield session
+
+
+async def call(session: ClientSession, name: str, /, **args: Any) -> Any:
+    """One tool call's JSON answer; fails the test on a tool error."""
+    result = await session.call_tool(name, args)
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert not result.is_error, f"{name}: {text}"
+    answer = json.loads(text)
+    assert result.structured_content == (answer if isinstance(answer, dict) else {"result": answer})
+    return answer
+
+
+async def refused(session: ClientSession, name: str, /, **args: Any) -> str:
+    """A tool error's text; fails the test if the call succeeded."""
+    result = await session.call_tool(name, args)
+    assert result.is_error, f"{name} should have failed"
+    return str(result.content[0].text)  # type: ignore[union-attr]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession
-from tests.support.mcp import TRANSPORTS, Demo, open_session
+from tests.support.mcp import TRANSPORTS, Demo, call, open_session, refused
 
 HEROES = ("Elara Quill", "Corvin Ash", "Brann Stoneheart", "Pip Tealeaf")
 # Initiative set by the game master (the players called out their rolls): the order of play.
@@ -27,22 +27,6 @@ ORDER = {
 AC = {"Goblin 1": 15, "Goblin 2": 15, "Bandit": 12, "Brann Stoneheart": 19}
 CRITICAL_FROM = {"Brann Stoneheart": 19}  # a Champion's Improved Critical; others crit on 20
 MAX_HP = {"Goblin 1": 7, "Goblin 2": 7, "Bandit": 11, "Brann Stoneheart": 34, "Pip Tealeaf": 24}
-
-
-async def call(session: ClientSession, name: str, /, **args: Any) -> Any:
-    """One tool call's JSON answer; fails the test on a tool error."""
-    result = await session.call_tool(name, args)
-    text = result.content[0].text  # type: ignore[union-attr]
-    assert not result.is_error, f"{name}: {text}"
-    answer = json.loads(text)
-    assert result.structured_content == (answer if isinstance(answer, dict) else {"result": answer})
-    return answer
-
-
-async def refused(session: ClientSession, name: str, /, **args: Any) -> str:
-    result = await session.call_tool(name, args)
-    assert result.is_error, f"{name} should have failed"
-    return str(result.content[0].text)  # type: ignore[union-attr]
 
 
 def hp_of(text: str) -> tuple[int, int]:

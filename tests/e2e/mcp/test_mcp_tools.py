@@ -9,27 +9,11 @@ from io import BytesIO
 from typing import Any
 
 import pytest
-from mcp import ClientSession
 from PIL import Image
-from tests.support.mcp import ELARA, PIP, TRANSPORTS, Demo, open_session
+from tests.support.mcp import ELARA, PIP, TRANSPORTS, Demo, call, open_session, refused
 
 from vttrelay.mcp.tools import TOOLS
 from vttrelay.relay.routes import DEFAULT_SCOPES
-
-
-async def call(session: ClientSession, name: str, /, **args: Any) -> Any:
-    """A tool's JSON result; fails the test on a tool error."""
-    result = await session.call_tool(name, args)
-    text = result.content[0].text  # type: ignore[union-attr]
-    assert not result.is_error, f"{name}: {text}"
-    return json.loads(text)
-
-
-async def refused(session: ClientSession, name: str, /, **args: Any) -> str:
-    """A tool error's text; fails the test if the call succeeded."""
-    result = await session.call_tool(name, args)
-    assert result.is_error, f"{name} should have failed"
-    return str(result.content[0].text)  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

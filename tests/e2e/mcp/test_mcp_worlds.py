@@ -17,9 +17,8 @@ from typing import Any
 import httpx
 import mcp_types as types
 import pytest
-from mcp import ClientSession
 from tests.support.e2e import CLIENT_ID, call_api
-from tests.support.mcp import AGENT_SCOPES, TRANSPORTS, open_session
+from tests.support.mcp import AGENT_SCOPES, TRANSPORTS, call, open_session, refused
 
 from vttrelay.world.actions.table import standard_table
 from vttrelay.world.model import documents
@@ -49,19 +48,6 @@ async def two_worlds(relay: Any, start_world: Any, tmp_path: Path) -> str:
     retitle(second, SECOND, SECOND_TITLE)
     await start_world(relay, data_dir=second, client_id=SECOND)
     return str(relay.key(AGENT_SCOPES, name="agent", rate_per_minute=0))
-
-
-async def call(session: ClientSession, name: str, /, **args: Any) -> Any:
-    result = await session.call_tool(name, args)
-    text = result.content[0].text  # type: ignore[union-attr]
-    assert not result.is_error, f"{name}: {text}"
-    return json.loads(text)
-
-
-async def refused(session: ClientSession, name: str, /, **args: Any) -> str:
-    result = await session.call_tool(name, args)
-    assert result.is_error, f"{name} should have failed"
-    return str(result.content[0].text)  # type: ignore[union-attr]
 
 
 WORLDS = [
@@ -169,35 +155,30 @@ async def test_a_key_bound_to_one_world_needs_no_choice(relay: Any, two_worlds: 
         assert listed == {"worlds": [WORLDS[0]], "chosen": None}
 
 
+async def mcp_refuses(relay: Any, key: str, client_id: str) -> str:
+    """`vttrelay mcp --client-id` run with `key`: the last line it printed before exiting 1."""
+    run = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "vttrelay", "mcp", "--url", relay.url, "--client-id", client_id],
+        env={**os.environ, "VTTRELAY_API_KEY": key},
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 1, run.stderr
+    return run.stderr.strip().splitlines()[-1]
+
+
 async def test_a_world_the_key_cannot_reach_is_refused_at_the_door(
     relay: Any, two_worlds: str
 ) -> None:
     # vttrelay mcp: checked against the key's worlds before it serves
-    run = await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, "-m", "vttrelay", "mcp", "--url", relay.url, "--client-id", "nowhere"],
-        env={**os.environ, "VTTRELAY_API_KEY": two_worlds},
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert run.returncode == 1
-    assert run.stderr.strip().endswith(
+    assert await mcp_refuses(relay, two_worlds, "nowhere") == (
         f"vttrelay mcp: no world 'nowhere' for this key; its worlds: {LISTED}"
     )
     bound = str(relay.key(AGENT_SCOPES, client_ids=[CLIENT_ID], rate_per_minute=0))
-    run = await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, "-m", "vttrelay", "mcp", "--url", relay.url, "--client-id", SECOND],
-        env={**os.environ, "VTTRELAY_API_KEY": bound},
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert run.returncode == 1
-    assert run.stderr.strip().endswith(
+    assert await mcp_refuses(relay, bound, SECOND) == (
         f"vttrelay mcp: the key may not reach world '{SECOND}'; its worlds: {CLIENT_ID}"
     )
     # /mcp: an id off the pattern is refused before anything runs
