@@ -1,7 +1,7 @@
 """The dashboard as the relay's plug-in: every page of it mounted on the relay application
 (`views.setup` makes the `Dashboard` every page builds on, then each module of `pages/` and the
 password-account pages of `accounts.py` add their routes), given the relay's services
-(`server.assemble` calls `install`)."""
+(`services.RelayServices`: `server.assemble` calls `install`)."""
 
 from __future__ import annotations
 
@@ -24,13 +24,13 @@ from vttrelay.dashboard.pages import (
 )
 
 if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
+    from vttrelay.dashboard.services import RelayServices
 
 # The route table's page handlers (`GET /pair/{code}`, `GET /approve/{code}`)
 PAGE_HANDLERS = requests.PAGE_HANDLERS
 
 
-def install(app: web.Application, state: RelayState) -> views.Dashboard:
+def install(app: web.Application, state: RelayServices) -> views.Dashboard:
     """Add the dashboard's routes to the relay application."""
     dash = views.setup(app, state)
     signin.setup(app, dash)  # sign-in link, sign-out, home

@@ -44,7 +44,7 @@ from vttrelay.relay.core import RelayError
 if TYPE_CHECKING:
     import jinja2
 
-    from vttrelay.relay.state import RelayState
+    from vttrelay.dashboard.services import RelayServices
 
 log = logging.getLogger("vttrelay.dashboard")
 
@@ -159,7 +159,7 @@ def with_signin_csrf(request: web.Request, response: web.Response, csrf: str) ->
 class Dashboard:
     """The dashboard of one relay application (`request.app[DASHBOARD]`)."""
 
-    def __init__(self, state: RelayState) -> None:
+    def __init__(self, state: RelayServices) -> None:
         self.state = state
         self.base = state.config.base_path
 
@@ -370,7 +370,7 @@ def with_query(url: str, **params: str) -> str:
 DASHBOARD = web.AppKey("vttrelay_dashboard", Dashboard)
 
 
-def setup(app: web.Application, state: RelayState) -> Dashboard:
+def setup(app: web.Application, state: RelayServices) -> Dashboard:
     """The dashboard of this relay application, kept in it (`DASHBOARD`) for its pages."""
     dash = Dashboard(state)
     app[DASHBOARD] = dash

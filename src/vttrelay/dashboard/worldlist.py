@@ -14,7 +14,7 @@ from vttrelay.dashboard.views import ago, iso_time
 from vttrelay.relay.link.connection import WorldConnection
 
 if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
+    from vttrelay.dashboard.services import RelayServices
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class WorldRow:
     instance: str = ""  # the relay instance holding a live world, when it is not this one
 
 
-async def world_rows(state: RelayState, viewer: Viewer) -> list[WorldRow]:
+async def world_rows(state: RelayServices, viewer: Viewer) -> list[WorldRow]:
     """The worlds `viewer` sees: live ones (here or on another instance) and known ones."""
     hub = state.streams.hub
     rows: list[WorldRow] = []

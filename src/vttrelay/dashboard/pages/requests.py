@@ -31,7 +31,7 @@ from vttrelay.relay.core import RelayError
 from vttrelay.relay.routes import Route
 
 if TYPE_CHECKING:
-    from vttrelay.relay.state import RelayState
+    from vttrelay.dashboard.services import RelayServices
     from vttrelay.relay.store import RelayStore
 
 log = logging.getLogger("vttrelay.dashboard")
@@ -242,15 +242,16 @@ def setup(app: web.Application, dash: Dashboard) -> RequestPages:
 REQUEST_PAGES = web.AppKey("vttrelay_dashboard_requests", RequestPages)
 
 
-async def _pair_page(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
-    await pairing.check_misses(
-        request, state.config, state.counters
-    )  # a JSON 429, as the status polls answer it
+async def _pair_page(
+    request: web.Request, route: Route, state: RelayServices
+) -> web.StreamResponse:
+    # a JSON 429, as the status polls answer it
+    await pairing.check_misses(request, state.config, state.counters)
     dash = request.app[DASHBOARD]
     return await dash.page(request.app[REQUEST_PAGES].pair_page)(request)
 
 
-async def _key_page(request: web.Request, route: Route, state: RelayState) -> web.StreamResponse:
+async def _key_page(request: web.Request, route: Route, state: RelayServices) -> web.StreamResponse:
     await pairing.check_misses(request, state.config, state.counters)
     dash = request.app[DASHBOARD]
     return await dash.page(request.app[REQUEST_PAGES].key_page)(request)
