@@ -83,7 +83,7 @@ async def use(relay: Relay, args: dict[str, Any]) -> Any:
 
 
 async def _preview_use(relay: Relay, args: dict[str, Any], route: str) -> Any:
-    params, _, _ = await _use_call(relay, args, args["name"])
+    params, _, targets = await _use_call(relay, args, args["name"])
     data = await actor_details(relay, params["actorUuid"], "items", "spells", "features")
     item = views.find_item(data, args["name"], USE_KINDS[route])
     if item is None:
@@ -101,13 +101,13 @@ async def _preview_use(relay: Relay, args: dict[str, Any], route: str) -> Any:
         effects.append(f"spend one use ({seen['uses']} left)")
     elif seen.get("type") == "consumable" and "quantity" in seen:
         effects.append(f"use up one ({seen['quantity']} held)")
-    if any(
-        a.get("type") == "attack"
-        for a in ((item.get("system") or {}).get("activities") or {}).values()
-    ):
-        effects.append(
-            "make an attack roll" + (f" against {args['target']}" if "target" in args else "")
-        )
+    kinds = {a.get("type") for a in ((item.get("system") or {}).get("activities") or {}).values()}
+    if "attack" in kinds and len(targets) > 1:
+        return dry(route, params, change="would fail: an attack takes one target")
+    if "attack" in kinds:
+        effects.append("make an attack roll" + (f" against {targets[0].name}" if targets else ""))
+    if "save" in kinds and targets:
+        effects.append(f"each of {', '.join(t.name for t in targets)} makes a saving throw")
     return dry(
         route,
         params,
