@@ -166,11 +166,15 @@ def _check_serve(block: Block, relay: Relay, log: Path, port: int, tmp: Path) ->
     said = [line for line in shown if not LOG_LINE.match(line)]
     logged = [line for line in shown if LOG_LINE.match(line)]
     assert not matches(said, relay.said), (block.line, matches(said, relay.said))
-    time.sleep(1)  # the world connects
-    log_lines = log.read_text().splitlines()
-    for line in logged:  # the README's log lines, without their time
-        message = line.split(" ", 2)[2]
-        assert not matches([message], [x.split(" ", 2)[-1] for x in log_lines]), (line, log_lines)
+    messages = [line.split(" ", 2)[2] for line in logged]  # the README's, without their time
+    deadline = time.monotonic() + 20  # the world connects
+    while True:
+        written = [x.split(" ", 2)[-1] for x in log.read_text().splitlines()]
+        missing = [m for m in messages if matches([m], written)]
+        if not missing or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert not missing, (missing, written)
 
 
 def _blocks() -> list[Block]:
