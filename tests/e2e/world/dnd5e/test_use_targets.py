@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.e2e import api_for
+
 from .test_dnd5e_endpoints import BRANN, ELARA, failed, ok
 
 AMBUSH = "Scene.sceneAmbush00001"
@@ -89,3 +91,30 @@ async def test_a_use_on_several_targets_refused_changes_nothing(world: Any, api:
     )
     failed(status, body, "At most 50 targets can be given in one use")
     assert (await slots(api), [await hp_of(api, g) for g in GOBLINS]) == before
+
+
+async def test_healing_on_several_targets_heals_each_the_amount_rolled(
+    relay: Any, world: Any, api: Any
+) -> None:
+    """One healing roll, each target regains it (as Mass Cure Wounds does; the demo's only
+    healing item, a potion, stands in for such a spell)."""
+    gm = api_for(relay, ("entity:write",), rate_per_minute=0)
+    for goblin in GOBLINS:  # wounded first: 7 -> 2
+        status, body = await gm(
+            "POST",
+            "/decrease",
+            {"attribute": "system.attributes.hp.value", "amount": 5},
+            uuid=f"{goblin}.Actor.goblinNpc0000001",
+        )
+        assert status == 200, body
+    status, body = await api(
+        "POST",
+        "/dnd5e/use-item",
+        {"actorUuid": ELARA, "abilityName": "Potion of Healing", "targetUuids": GOBLINS},
+    )
+    outcome = ok(status, body, "use-item")["outcome"]
+    healed = [t["healing"] for t in outcome["targets"]]
+    assert healed[0] == healed[1] and 2 <= healed[0] <= 5  # 2d4 + 2, capped at the max HP
+    for target, token in zip(outcome["targets"], GOBLINS, strict=True):
+        assert target["hp"] == f"{2 + target['healing']}/{GOBLIN_HP}"
+        assert await hp_of(api, token) == target["hp"]
