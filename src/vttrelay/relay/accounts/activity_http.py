@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from aiohttp import web
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from vttrelay.relay.accounts.deps import AccountDeps
 
 TYPES: Final = ("connection", "remote_request", "module_event", "api_request")
-MAX_CALLS: Final = 20_000  # API calls one /auth/activity reads at most (the newest)
+MAX_CALLS: Final = 2_000  # API calls one /auth/activity reads at most (the newest): one batch
 MAX_FILTER: Final = 256
 
 
@@ -107,97 +107,92 @@ def _time(text: str) -> float | None:
     return moment.timestamp() if moment.tzinfo is not None else None
 
 
-def _event(at: float, **fields: Any) -> dict[str, Any]:
-    """One feed entry: the empty optional fields left out, `_at` kept for sorting."""
-    kept = {k: v for k, v in fields.items() if v not in ("", None)}
-    return {**kept, "createdAt": stamp(at), "_at": at}
+class Fact(NamedTuple):
+    """One event as far as the filters and the order need it; made into its answer (`_shown`)
+    only when it is on the page asked for."""
+
+    at: float
+    kind: str
+    client: str
+    target: str
+    action: str
+    success: bool | None  # None: a connection (no action, no success)
+    source: Any  # the log row or the `activity.Activity` it comes from
 
 
-def _connections(store: RelayStore, account: str) -> list[dict[str, Any]]:
-    _, rows = keys.connection_logs(store, account, CONNECTION_LOG_ROWS, 0)
-    return [
-        _event(
-            row["created_at"],
-            id=row["id"],
-            type="connection",
-            eventSubtype="connect",
-            clientId=row["client_id"],
-            worldTitle=row["world_title"],
-            tokenName=row["token_name"],
-            ipAddress=row["ip_address"],
-            flagged=False,
-            userId=account,
-        )
-        for row in rows
-    ]
-
-
-def _remote(store: RelayStore, account: str) -> list[dict[str, Any]]:
-    return [
-        _event(
-            row["created_at"],
-            id=row["id"],
-            type="remote_request",
-            clientId=row["source_client_id"],
-            targetClientId=row["target_client_id"],
-            action=row["action"],
-            success=bool(row["success"]),
-            errorMessage=row["error_message"],
-            ipAddress=row["source_ip"],
-            userId=account,
-        )
-        for row in remote_logs.every(store, account)
-    ]
-
-
-def _calls(store: RelayStore, account: str, since: float | None) -> list[dict[str, Any]]:
-    return [
-        _event(
-            call.at,
-            id=f"call_{int(call.at * 1e6)}_{i}",
-            type="api_request",
-            clientId=call.world,
-            action=call.route,
-            success=call.status < 400,
-            tokenName=call.key_name,
-            ipAddress=call.peer,
-            description=f"{call.method} {call.route} {call.status} ({call.ms:.0f} ms)",
-            userId=account,
-        )
-        for i, call in enumerate(activity.recent(store.db, account, MAX_CALLS, since))
-    ]
-
-
-def _matches(event: dict[str, Any], world: str, action: str, success: bool | None) -> bool:
-    if world and world not in (event.get("clientId"), event.get("targetClientId")):
-        return False
-    kind = event["type"]
-    if action and kind != "connection" and event.get("action") != action:
-        return False
-    return not (success is not None and kind != "connection" and event["success"] is not success)
-
-
-def feed(store: RelayStore, account: str, kind: str, query: dict[str, str]) -> list[dict[str, Any]]:
-    """Every matching event of the account, newest first (see the module docstring)."""
-    since, until = _time(query.get("since", "")), _time(query.get("until", ""))
-    events: list[dict[str, Any]] = []
+def _facts(store: RelayStore, account: str, kind: str, since: float | None) -> list[Fact]:
+    facts: list[Fact] = []
     if kind in ("", "connection"):
-        events += _connections(store, account)
+        _, rows = keys.connection_logs(store, account, CONNECTION_LOG_ROWS, 0)
+        facts += [
+            Fact(r["created_at"], "connection", r["client_id"], "", "", None, r) for r in rows
+        ]
     if kind in ("", "remote_request"):
-        events += _remote(store, account)
+        facts += [
+            Fact(r["created_at"], "remote_request", r["source_client_id"], r["target_client_id"],
+                 r["action"], bool(r["success"]), r)
+            for r in remote_logs.every(store, account)
+        ]  # fmt: skip
     if kind in ("", "api_request"):
-        events += _calls(store, account, since)
+        facts += [
+            Fact(c.at, "api_request", c.world, "", c.route, c.status < 400, c)
+            for c in activity.recent(store.db, account, MAX_CALLS, since)
+        ]
+    return facts
+
+
+def _shown(fact: Fact, account: str) -> dict[str, Any]:
+    """A feed entry as the reference writes it: the empty optional fields left out."""
+    row = fact.source
+    fields: dict[str, Any]
+    if fact.kind == "connection":
+        fields = {"id": row["id"], "eventSubtype": "connect", "worldTitle": row["world_title"],
+                  "tokenName": row["token_name"], "ipAddress": row["ip_address"],
+                  "flagged": False}  # fmt: skip
+    elif fact.kind == "remote_request":
+        fields = {"id": row["id"], "targetClientId": fact.target, "action": fact.action,
+                  "success": fact.success, "errorMessage": row["error_message"],
+                  "ipAddress": row["source_ip"]}  # fmt: skip
+    else:
+        fields = {
+            "id": f"call_{int(fact.at * 1e6)}_{row.key_id}",
+            "action": fact.action,
+            "success": fact.success,
+            "tokenName": row.key_name,
+            "ipAddress": row.peer,
+            "description": f"{row.method} {row.route} {row.status} ({row.ms:.0f} ms)",
+        }
+    fields.update(type=fact.kind, clientId=fact.client, userId=account, createdAt=stamp(fact.at))
+    return {k: v for k, v in fields.items() if v not in ("", None)}
+
+
+def _matches(fact: Fact, world: str, action: str, success: bool | None) -> bool:
+    if world and world not in (fact.client, fact.target):
+        return False
+    if fact.success is None:  # a connection: `action` and `success` do not apply
+        return True
+    if action and fact.action != action:
+        return False
+    return success is None or fact.success is success
+
+
+def feed(
+    store: RelayStore, account: str, kind: str, query: dict[str, str], offset: int, limit: int
+) -> tuple[int, list[dict[str, Any]]]:
+    """How many events of the account match, and the page `offset`..`offset + limit` of them,
+    newest first (see the module docstring)."""
+    since, until = _time(query.get("since", "")), _time(query.get("until", ""))
     success = {"true": True, "false": False}.get(query.get("success", ""))
     world, action = query.get("world", ""), query.get("action", "")
     kept = [
-        e
-        for e in events
-        if _matches(e, world, action, success)
-        and (since is None or e["_at"] >= since)
-        and (until is None or e["_at"] <= until)
+        f
+        for f in _facts(store, account, kind, since)
+        if _matches(f, world, action, success)
+        and (since is None or f.at >= since)
+        and (until is None or f.at <= until)
     ]
-    kept.sort(key=lambda e: -e["_at"])
-    return kept
+    kept.sort(key=lambda f: -f.at)
+    return len(kept), [_shown(f, account) for f in kept[offset : offset + limit]]
 
 
 async def h_activity(request: web.Request, route: Route, state: AccountDeps) -> web.Response:
@@ -211,9 +206,10 @@ async def h_activity(request: web.Request, route: Route, state: AccountDeps) -> 
     if kind and kind not in TYPES:
         raise error(400, f"type must be one of {', '.join(TYPES)}")
     limit, offset = page(request)
-    events = await asyncio.to_thread(feed, state.store, signed.account, kind, query)
-    shown = [{k: v for k, v in e.items() if k != "_at"} for e in events[offset : offset + limit]]
-    return answer({"events": shown, "limit": limit, "offset": offset, "total": len(events)})
+    total, shown = await asyncio.to_thread(
+        feed, state.store, signed.account, kind, query, offset, limit
+    )
+    return answer({"events": shown, "limit": limit, "offset": offset, "total": total})
 
 
 HANDLERS: Final = {
