@@ -17,6 +17,7 @@ from typing import Any, Final
 
 MAX_TEXT: Final = 500  # characters of a message's text in a line
 MAX_NOTES: Final = 8  # outcome lines of one card
+MAX_NAME: Final = 200  # characters of an actor's name in a line
 CHECK_WORDS: Final = (" Skill Check", " Ability Check", " Saving Throw")
 
 
@@ -194,9 +195,10 @@ def combat_line(name: str, data: Mapping[str, Any]) -> Line:
 
 
 def actor_line(name: str, data: Mapping[str, Any]) -> Line:
-    """An actor event as a line (the actor by its uuid: events do not carry names)."""
+    """An actor event as a line: the actor by the name the event carries (`actorName`), by its
+    uuid only when it has none."""
     kind = name.removeprefix("actor-")
-    actor = _str(data.get("actorUuid"))
+    actor = _str(data.get("actorName")).strip()[:MAX_NAME] or _str(data.get("actorUuid"))
     effect = data.get("effect")
     effect_name = _str(effect.get("name")) if isinstance(effect, dict) else ""
     changes = data.get("changes")

@@ -68,10 +68,14 @@ def test_rolls_combat_actor_and_scene_events_read_as_sentences() -> None:
     assert describe("combat-turn", turn).text == "Round 2: Goblin's turn"
     joined = {"combatant": {"name": "Elara Quill"}}
     assert describe("combat-combatant-add", joined).text == "Elara Quill joins the encounter"
-    hp = {"actorUuid": "Actor.e", "changes": {"system": {"attributes": {"hp": {"value": 13}}}}}
-    assert describe("actor-update", hp).text == "Actor.e: HP 13"
-    prone = {"actorUuid": "Actor.e", "effect": {"name": "Prone"}}
-    assert describe("actor-effect-add", prone).text == "Actor.e: Prone added"
+    hp = {"actorUuid": "Actor.e", "actorName": "Elara Quill",
+          "changes": {"system": {"attributes": {"hp": {"value": 13}}}}}  # fmt: skip
+    assert describe("actor-update", hp).text == "Elara Quill: HP 13"
+    prone = {"actorUuid": "Actor.e", "actorName": "Elara Quill", "effect": {"name": "Prone"}}
+    assert describe("actor-effect-add", prone).text == "Elara Quill: Prone added"
+    # an event without a name (another world's) still says whose it is, by its uuid
+    nameless = {"actorUuid": "Actor.e", "effect": {"name": "Prone"}}
+    assert describe("actor-effect-add", nameless).text == "Actor.e: Prone added"
     assert describe("scene-update", {"name": "Tavern"}).text == "Scene Tavern: update"
 
 

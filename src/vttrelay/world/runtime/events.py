@@ -173,7 +173,8 @@ def token_actor_changes(tx: Tx, change: Change) -> list[TokenActorChange]:
 
 
 def _actor(event_type: str, **fields: Callable[[DocEvent], Any]) -> StreamRule:
-    """An actor-event rule: `{actorUuid, eventType, **fields}` for one event."""
+    """An actor-event rule: `{actorUuid, actorName, eventType, **fields}` for one event (the
+    name, beyond the reference's fields, so that a reader can say whose event it is)."""
 
     def payloads(ev: DocEvent) -> list[dict[str, Any]]:
         uuid = (
@@ -181,7 +182,8 @@ def _actor(event_type: str, **fields: Callable[[DocEvent], Any]) -> StreamRule:
             if isinstance(ev.change, TokenActorChange)
             else documents.actor_uuid(ev.change.doc_id)
         )
-        head = {"actorUuid": uuid, "eventType": event_type}
+        actor = ev.change.after or ev.change.before or {}
+        head = {"actorUuid": uuid, "actorName": actor.get("name", ""), "eventType": event_type}
         return [{**head, **{k: get(ev) for k, get in fields.items()}}]
 
     return StreamRule("actor-event", payloads)

@@ -113,6 +113,7 @@ async def test_actor_changes_become_events_only_when_subscribed(world: World) ->
             "type": "actor-event",
             "data": {
                 "actorUuid": "Actor.tmpActor00000001",
+                "actorName": "Tmp",
                 "eventType": "update",
                 "changes": {"system": {"hp": 4}, "_id": "tmpActor00000001"},
             },

@@ -68,6 +68,7 @@ async def test_item_and_effect_events(world: World) -> None:
     assert [f["data"] for f in sent] == [
         {
             "actorUuid": f"Actor.{ACTOR}",
+            "actorName": "Elara Quill",
             "eventType": "item-update",
             "itemId": "newItem000000001",
             "itemName": "Rope",
