@@ -3,8 +3,10 @@ real sockets: a game master signs in (no API key anywhere), opens the world page
 HP change when a client damages her over REST, reads rolls and hit/miss lines in the feed,
 advances the combat turn from the page and finds it in `GET /encounters`, damages, heals,
 toggles a condition and posts to chat from the page (each checked over REST), follows a scene
-switch made over REST, then filters the activity log to failures and finds a 403 made a moment
-before, beside the page's own calls.
+switch made over REST, runs the goblin ambush (each goblin its own token with its own HP: one
+damaged to 0 over REST is shown defeated while the other stays at full HP; the GM's damage goes
+to that goblin's token, not to the Goblin actor), then filters the activity log to failures and
+finds a 403 made a moment before, beside the page's own calls.
 
 Set VTTRELAY_SCREENSHOTS=docs to write the README's world-page screenshots into docs/.
 """
@@ -16,13 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.dashboard import sign_in_page
-from tests.support.e2e import CLIENT_ID, api_for
+from tests.support.e2e import CLIENT_ID, api_for, eventually
 from tests.support.files import data_url, png
 
 ELARA = "Actor.elaraWizard00001"
 BRANN = "Actor.brannFighter0001"
 PIP = "Actor.pipMonk000000001"
 GOBLIN = "Actor.goblinNpc0000001"
+AMBUSH = "Scene.sceneAmbush00001"
+GOBLIN_1 = f"{AMBUSH}.Token.ambGoblin0000001"  # the ambush's two goblins: unlinked tokens
+GOBLIN_2 = f"{AMBUSH}.Token.ambGoblin0000002"
 HP = "system.attributes.hp.value"
 DESKTOP = {"width": 1366, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -129,15 +134,6 @@ async def test_a_gm_runs_the_table_from_the_world_page(
     assert chat["data"]["messages"][0]["content"] == "Roll for initiative, everyone"
     assert await page.locator("#w-error").inner_text() == ""
 
-    shots = Path(os.environ.get("VTTRELAY_SCREENSHOTS") or relay.config.data_dir)
-    shots.mkdir(parents=True, exist_ok=True)
-    await page.locator("#w-scene-img").wait_for()
-    await page.screenshot(path=str(shots / "world-desktop.png"), full_page=True)
-    await page.set_viewport_size(PHONE)
-    assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    await page.screenshot(path=str(shots / "world-phone.png"), full_page=True)
-    await page.set_viewport_size(DESKTOP)
-
     # another scene becomes active: the page follows the scene stream (name and picture)
     first_picture = await page.locator("#w-scene-img").get_attribute("src")
     status, _ = await api("POST", "/switch-scene", {"name": "Goblin Ambush"})
@@ -146,6 +142,84 @@ async def test_a_gm_runs_the_table_from_the_world_page(
     await page.wait_for_function(
         "s => document.querySelector('#w-scene-img').getAttribute('src') !== s", arg=first_picture
     )
+    # the tavern's wolf is not on this scene: its card goes
+    await actor_row(page, "Wolf").wait_for(state="detached")
+
+    # the goblin ambush: the heroes and both goblins, initiative rolled for all
+    status, _ = await api("POST", "/end-encounter")
+    assert status == 200
+    await page.locator("#w-round", has_text="No encounter").wait_for()
+    ambush = {"tokenUuids": [GOBLIN_1, GOBLIN_2], "startWithPlayers": True, "rollAll": True}
+    status, started = await api("POST", "/start-encounter", ambush)
+    assert status == 200, started
+    status, encounters = await api("GET", "/encounters")
+    order = encounters["encounters"][0]["combatants"]
+    assert len(order) == 6
+    tracker_rows = page.locator("#w-tracker li")
+    await page.locator("#w-tracker li", has_text="Goblin 2").wait_for()
+    assert await tracker_rows.count() == 6
+    for row, combatant in zip(await tracker_rows.all(), order, strict=True):
+        init = await row.locator(".init").inner_text()
+        assert init == str(combatant["initiative"]) and init != "–"
+    # each goblin's initiative roll in the feed says which goblin it was
+    await page.locator("#w-feed .speaker", has_text="Goblin 2").wait_for()
+    assert await page.locator("#w-feed .speaker", has_text="Goblin 1").count() == 1
+    goblin_1, goblin_2 = actor_row(page, "Goblin 1"), actor_row(page, "Goblin 2")
+    await goblin_1.locator(".hp-text", has_text="7 / 7 HP").wait_for()
+    await goblin_2.locator(".hp-text", has_text="7 / 7 HP").wait_for()
+    assert await actor_row(page, "Goblin").count() == 2  # no third card: the Goblin actor's
+
+    # a client drops Goblin 2 to 0 over REST (its token's actor, as the encounter names it)
+    goblin_2_actor = next(c["actorUuid"] for c in order if c["tokenUuid"] == GOBLIN_2)
+    assert goblin_2_actor == f"{GOBLIN_2}.Actor.goblinNpc0000001"
+    status, _ = await api("POST", "/decrease", {"attribute": HP, "amount": 7}, uuid=goblin_2_actor)
+    assert status == 200
+    await goblin_2.locator(".hp-text", has_text="0 / 7 HP").wait_for()
+    await goblin_2.locator(".chip", has_text="Defeated").wait_for()
+    dead = page.locator("#w-tracker li.defeated")
+    await dead.wait_for()
+    assert "Goblin 2" in await dead.inner_text() and "defeated" in await dead.inner_text()
+    assert await goblin_1.locator(".hp-text").inner_text() == "7 / 7 HP"
+    assert await goblin_1.locator(".chip", has_text="Defeated").count() == 0
+    alive = page.locator("#w-tracker li", has_text="Goblin 1")
+    assert "7/7 HP" in await alive.inner_text() and "defeated" not in await alive.inner_text()
+
+    # the GM hurts Goblin 1 from the page: its token's HP, not the Goblin actor's
+    status, got = await api("GET", "/get", uuid=GOBLIN)
+    base_hp = got["data"]["system"]["attributes"]["hp"]["value"]
+    await goblin_1.locator("input.amount").fill("3")
+    await goblin_1.locator("button.damage").click()
+    await goblin_1.locator(".hp-text", has_text="4 / 7 HP").wait_for()
+    status, got = await api("GET", "/get", uuid=f"{GOBLIN_1}.Actor.goblinNpc0000001")
+    assert status == 200 and got["data"]["system"]["attributes"]["hp"]["value"] == 4
+    status, got = await api("GET", "/get", uuid=GOBLIN)
+    assert got["data"]["system"]["attributes"]["hp"]["value"] == base_hp
+    assert await goblin_2.locator(".hp-text").inner_text() == "0 / 7 HP"
+    assert await page.locator("#w-error").inner_text() == ""
+
+    # the screenshots: the ambush scene, the encounter running
+    shots = Path(os.environ.get("VTTRELAY_SCREENSHOTS") or relay.config.data_dir)
+    shots.mkdir(parents=True, exist_ok=True)
+    await page.locator("#w-scene-img").wait_for()
+    await page.evaluate("document.getElementById('w-feed').scrollTop = 1e6")
+    await page.screenshot(path=str(shots / "world-desktop.png"), full_page=True)
+    await page.set_viewport_size(PHONE)
+    assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    await page.screenshot(path=str(shots / "world-phone.png"), full_page=True)
+    await page.set_viewport_size(DESKTOP)
+
+    # Live events says whose actor event it is by name, not by uuid
+    await page.click("nav >> text=Live events")
+    await page.select_option("#ev-world", CLIENT_ID)
+    await page.check("input[name=stream][value=actor-events]")
+    await page.click("#ev-start")
+    await page.locator("#ev-status", has_text="Watching").wait_for()
+    await eventually(lambda: world.world.subscriptions.get("actor-events", 0) >= 1)
+    status, _ = await api("POST", "/decrease", {"attribute": HP, "amount": 1}, uuid=ELARA)
+    assert status == 200
+    await page.locator("#ev-list li", has_text="Elara Quill: HP 12").wait_for()
+    assert await page.locator("#ev-list li", has_text="Actor.").count() == 0
+    await page.click("#ev-start")  # stop watching
 
     # a 403 a moment ago, found among the failures; the page's calls are recorded as the
     # session's ("dashboard (signed in)"), like any API call

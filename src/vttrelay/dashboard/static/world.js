@@ -6,6 +6,12 @@
  * actor, combat and scene events: a chat message becomes a feed line (the relay sends its
  * readable form), an actor event re-reads that actor, a combat event the tracker, a scene event
  * the scene and its picture.
+ *
+ * The cards are the active scene's tokens and the encounter's combatants, each with its own
+ * actor: a linked token (a hero) is its world actor (`Actor.<id>`), an unlinked one (each goblin)
+ * its token's actor (`Scene.<s>.Token.<t>.Actor.<id>`: the world actor with the token's own HP
+ * and conditions), read, damaged, healed and changed under that uuid. Tokens that share a name
+ * are numbered in scene order ("Goblin 1", "Goblin 2") as the MCP tools name them.
  */
 (() => {
   "use strict";
@@ -23,7 +29,12 @@
   };
   const MAX_FEED = 200;
   const HP = "system.attributes.hp.value";
-  const state = { actors: new Map(), encounter: null, effects: [], timers: new Map() };
+  const state = {
+    actors: new Map(), encounter: null, effects: [], timers: new Map(),
+    labels: new Map(),  // actor uuid -> the token's name as the page shows it ("Goblin 2")
+    tokenLabels: new Map(),  // token uuid -> the same (the tracker's combatants)
+    sceneActors: new Set(), combatActors: new Set(),  // whose cards the page shows
+  };
 
   function problem(err) {
     $("w-error").textContent = err ? String(err.message || err) : "";
@@ -71,6 +82,7 @@
         conditions: (d.statuses || []).map((id) => ({ id, name: id })), concentration: { active: false },
       };
     }
+    if (!state.actors.has(uuid)) return;  // its token left the scene meanwhile
     state.actors.set(uuid, actor);
     renderActor(actor);
   }
@@ -79,6 +91,31 @@
     if (state.actors.has(uuid)) return;
     state.actors.set(uuid, null);  // its card comes with its details
     loadActor(uuid).catch(problem);
+  }
+
+  const nameOf = (actor) => state.labels.get(actor.uuid) || actor.name || "?";
+  const down = (actor) => !!(actor && actor.hp && typeof actor.hp.value === "number" && actor.hp.value <= 0);
+
+  // Tokens that share a name get numbers in scene order, "Goblin 1", "Goblin 2" (mcp/tools/names.py)
+  function handles(tokens) {
+    const counts = new Map();
+    for (const t of tokens) { const k = String(t.name || "").toLowerCase(); counts.set(k, (counts.get(k) || 0) + 1); }
+    const seen = new Map();
+    return new Map(tokens.map((t) => {
+      const k = String(t.name || "").toLowerCase();
+      seen.set(k, (seen.get(k) || 0) + 1);
+      return [t._id, counts.get(k) > 1 ? `${t.name} ${seen.get(k)}` : String(t.name || "")];
+    }));
+  }
+
+  // The cards kept: the scene's tokens and the encounter's combatants; the others go
+  function prune() {
+    for (const uuid of Array.from(state.actors.keys())) {
+      if (state.sceneActors.has(uuid) || state.combatActors.has(uuid)) continue;
+      state.actors.delete(uuid);
+      const li = $("w-actors").querySelector(`li[data-uuid="${CSS.escape(uuid)}"]`);
+      if (li) li.remove();
+    }
   }
 
   const initials = (name) => (name || "?").split(/\s+/).map((w) => w[0]).join("").slice(0, 2).toUpperCase();
@@ -110,7 +147,7 @@
   function portrait(actor) {
     const src = portraitOf(actor);
     if (src) return el("img", { className: "portrait", src, alt: "" });
-    return el("span", { className: "portrait initials", textContent: initials(actor.name), ariaHidden: "true" });
+    return el("span", { className: "portrait initials", textContent: initials(nameOf(actor)), ariaHidden: "true" });
   }
 
   function hpBar(hp) {
@@ -135,13 +172,15 @@
     if (!li) {  // characters (they have a level) first, then by name
       li = el("li", { className: "actor" });
       li.dataset.uuid = actor.uuid;
-      li.dataset.order = `${actor.level ? 0 : 1} ${(actor.name || "").toLowerCase()}`;
+      li.dataset.order = `${actor.level ? 0 : 1} ${nameOf(actor).toLowerCase()}`;
       const next = Array.from(list.children).find((other) => other.dataset.order > li.dataset.order);
       list.insertBefore(li, next || null);
     }
     const facts = [actor.level ? `Level ${actor.level}` : "", actor.ac !== null && actor.ac !== undefined ? `AC ${actor.ac}` : ""]
       .filter(Boolean).join(" · ");
     const chips = el("span", { className: "conditions" });
+    li.classList.toggle("down", down(actor));
+    if (down(actor)) chips.append(el("span", { className: "chip bad", textContent: actor.level ? "Dying" : "Defeated" }));
     for (const c of actor.conditions) {
       const chip = el("button", { className: "chip", type: "button", textContent: `${c.name} ×`, title: `Remove ${c.name}` });
       chip.dataset.remove = c.id;
@@ -154,17 +193,17 @@
     let gm = li.querySelector(".gm");
     if (!gm) {
       gm = el("div", { className: "gm" },
-        el("input", { className: "amount", type: "number", min: 1, max: 9999, placeholder: "HP", ariaLabel: `Amount for ${actor.name}` }),
+        el("input", { className: "amount", type: "number", min: 1, max: 9999, placeholder: "HP", ariaLabel: `Amount for ${nameOf(actor)}` }),
         el("button", { type: "button", className: "damage", textContent: "Damage" }),
         el("button", { type: "button", className: "heal", textContent: "Heal" }),
-        el("select", { className: "add-condition", ariaLabel: `Add a condition to ${actor.name}` }));
+        el("select", { className: "add-condition", ariaLabel: `Add a condition to ${nameOf(actor)}` }));
     }
     gm.querySelector("select").replaceChildren(
       el("option", { value: "", textContent: "Add condition…" }),
       ...state.effects.filter((e) => !actor.conditions.some((c) => c.id === e.id))
         .map((e) => el("option", { value: e.id, textContent: e.name })));
     const main = el("div", { className: "actor-main" },
-      el("div", { className: "name-line" }, el("strong", { className: "name", textContent: actor.name }),
+      el("div", { className: "name-line" }, el("strong", { className: "name", textContent: nameOf(actor) }),
         el("span", { className: "muted facts", textContent: facts })),
       hpBar(actor.hp), chips);
     if (gm.parentNode === li) {  // in place: the controls keep their focus and value
@@ -173,6 +212,7 @@
     } else {
       li.replaceChildren(portrait(actor), main, gm);
     }
+    if (state.encounter) renderCombat();  // its HP and defeated mark in the tracker
   }
 
   async function changeHp(actor, amount, heal) {
@@ -217,11 +257,17 @@
     const r = await api("GET", "/encounters");
     const all = r.encounters || [];
     state.encounter = all.find((e) => e.current) || all[0] || null;
-    renderCombat();
-    for (const c of (state.encounter && state.encounter.combatants) || []) {
-      if (c.actorUuid) addActor(c.actorUuid);
+    const combatants = (state.encounter && state.encounter.combatants) || [];
+    state.combatActors = new Set(combatants.map((c) => c.actorUuid).filter(Boolean));
+    for (const c of combatants) {  // a combatant of another scene: by its own name
+      if (c.actorUuid && !state.labels.has(c.actorUuid) && c.name) state.labels.set(c.actorUuid, c.name);
     }
+    renderCombat();
+    for (const uuid of state.combatActors) addActor(uuid);
+    prune();
   }
+
+  const labelOf = (c) => state.tokenLabels.get(c.tokenUuid) || state.labels.get(c.actorUuid) || c.name;
 
   function renderCombat() {
     const enc = state.encounter;
@@ -233,12 +279,17 @@
       return;
     }
     const current = enc.combatants[enc.turn] || null;
-    $("w-round").textContent = `${enc.name || "Encounter"} · Round ${enc.round}${current ? ` · ${current.name}'s turn` : ""}`;
+    $("w-round").textContent = `${enc.name || "Encounter"} · Round ${enc.round}${current ? ` · ${labelOf(current)}'s turn` : ""}`;
     list.replaceChildren(...enc.combatants.map((c, i) => {
-      const li = el("li", { className: i === enc.turn ? "current" : "" },
-        el("span", { className: "init", textContent: c.initiative === null || c.initiative === undefined ? "–" : String(c.initiative) }),
-        el("span", { className: "cname", textContent: c.name }),
-        c.defeated ? el("span", { className: "chip", textContent: "defeated" }) : null);
+      const actor = state.actors.get(c.actorUuid);
+      // defeated: marked so, or a creature (not a character) at 0 HP
+      const defeated = c.defeated || (down(actor) && !actor.level);
+      const hp = actor && actor.hp && typeof actor.hp.value === "number" ? `${actor.hp.value}/${actor.hp.max} HP` : "";
+      const li = el("li", { className: [i === enc.turn ? "current" : "", defeated ? "defeated" : ""].join(" ").trim() },
+        el("span", { className: "init", title: "Initiative", textContent: c.initiative === null || c.initiative === undefined ? "–" : String(c.initiative) }),
+        el("span", { className: "cname", textContent: labelOf(c) }),
+        hp ? el("span", { className: "chp muted", textContent: hp }) : null,
+        defeated ? el("span", { className: "chip bad", textContent: "defeated" }) : null);
       if (i === enc.turn) li.setAttribute("aria-current", "true");
       return li;
     }));
@@ -259,9 +310,20 @@
     const r = await api("GET", "/scene", { query: { active: true } });
     const scene = r.data || {};
     $("w-scene-name").textContent = scene.name || "";
-    for (const token of scene.tokens || []) {
-      if (token.actorId && !token.hidden) addActor(`Actor.${token.actorId}`);
+    const tokens = (scene.tokens || []).filter((t) => t && t._id);
+    const labels = handles(tokens);
+    state.sceneActors = new Set();
+    for (const t of tokens) {
+      if (!t.actorId) continue;
+      const uuid = t.actorLink ? `Actor.${t.actorId}` : `Scene.${scene._id}.Token.${t._id}.Actor.${t.actorId}`;
+      state.labels.set(uuid, labels.get(t._id) || "");
+      state.tokenLabels.set(`Scene.${scene._id}.Token.${t._id}`, labels.get(t._id) || "");
+      if (t.hidden) continue;
+      state.sceneActors.add(uuid);
+      addActor(uuid);
     }
+    prune();
+    if (state.encounter) renderCombat();
     const img = $("w-scene-img");
     const q = new URLSearchParams({ clientId: world, active: "true", format: "jpeg", quality: "0.85", t: String(Date.now()) });
     img.onload = () => { img.hidden = false; };
@@ -288,6 +350,13 @@
     return li;
   }
 
+  // A token's message says which token spoke, as the page names it ("Goblin" -> "Goblin 2")
+  function relabel(line, data) {
+    const sp = data && data.speaker;
+    const label = sp && sp.scene && sp.token ? state.tokenLabels.get(`Scene.${sp.scene}.Token.${sp.token}`) : "";
+    return label && line.speaker && label !== line.speaker && label.startsWith(line.speaker) ? { ...line, speaker: label } : line;
+  }
+
   function addLine(line, when, id) {
     const feed = $("w-feed");
     if (id && feed.querySelector(`li[data-id="${CSS.escape(id)}"]`)) return;  // seen already
@@ -304,7 +373,7 @@
     const reply = await fetch(`${base}/dashboard/worlds/${encodeURIComponent(world)}/feed`, { credentials: "same-origin", cache: "no-store" });
     const data = await reply.json();
     if (!reply.ok) throw new Error(`feed: ${data.error || reply.status}`);
-    for (const item of data.lines) addLine(item.line, item.data && item.data.timestamp, item.data && item.data.id);
+    for (const item of data.lines) addLine(relabel(item.line, item.data), item.data && item.data.timestamp, item.data && item.data.id);
   }
 
   $("w-chat").addEventListener("submit", (event) => {
@@ -320,9 +389,12 @@
 
   function handle(event) {
     const data = event.data || {};
-    if (event.channel === "chat-events" && event.event === "chat-create") addLine(event.line, data.timestamp, data.id);
-    else if (event.channel === "actor-events" && data.actorUuid && state.actors.has(data.actorUuid)) {
-      later(`actor:${data.actorUuid}`, () => loadActor(data.actorUuid));
+    if (event.channel === "chat-events" && event.event === "chat-create") addLine(relabel(event.line, data), data.timestamp, data.id);
+    else if (event.channel === "actor-events" && data.actorUuid) {
+      // the actor, and the unlinked tokens made from it (a world actor's change is theirs too)
+      for (const uuid of state.actors.keys()) {
+        if (uuid === data.actorUuid || uuid.endsWith(`.${data.actorUuid}`)) later(`actor:${uuid}`, () => loadActor(uuid));
+      }
     } else if (event.channel === "combat-events") later("combat", loadCombat);
     else if (event.channel === "scene-events") later("scene", loadScene, 1000);  // a new picture at most once a second
   }
@@ -330,7 +402,8 @@
   async function loadAll() {
     const effects = await api("GET", "/effects/list").catch(() => ({ data: { effects: [] } }));
     state.effects = (effects.data && effects.data.effects) || [];
-    await Promise.all([loadScene(), loadCombat(), loadFeed()]);
+    await loadScene();  // first: the feed names tokens as the scene does
+    await Promise.all([loadCombat(), loadFeed()]);
   }
 
   function connect() {
