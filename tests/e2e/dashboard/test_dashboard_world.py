@@ -195,6 +195,14 @@ async def test_a_gm_runs_the_table_from_the_world_page(
     status, got = await api("GET", "/get", uuid=GOBLIN)
     assert got["data"]["system"]["attributes"]["hp"]["value"] == base_hp
     assert await goblin_2.locator(".hp-text").inner_text() == "0 / 7 HP"
+    # and knocks it prone: its token's condition, not the Goblin actor's nor Goblin 2's
+    await goblin_1.locator("select.add-condition").select_option("prone")
+    await goblin_1.locator("button.chip", has_text="Prone").wait_for()
+    status, effects = await api("GET", "/effects", uuid=f"{GOBLIN_1}.Actor.goblinNpc0000001")
+    assert status == 200 and [e["name"] for e in effects["data"]["effects"]] == ["Prone"]
+    status, effects = await api("GET", "/effects", uuid=GOBLIN)
+    assert "Prone" not in [e["name"] for e in effects["data"]["effects"]]
+    assert await goblin_2.locator("button.chip", has_text="Prone").count() == 0
     assert await page.locator("#w-error").inner_text() == ""
 
     # the screenshots: the ambush scene, the encounter running
@@ -205,6 +213,9 @@ async def test_a_gm_runs_the_table_from_the_world_page(
     await page.screenshot(path=str(shots / "world-desktop.png"), full_page=True)
     await page.set_viewport_size(PHONE)
     assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    # on a phone, during a fight, the tracker comes before the actors
+    top = "id => document.getElementById(id).getBoundingClientRect().top"
+    assert await page.evaluate(top, "w-tracker") < await page.evaluate(top, "w-actors")
     await page.screenshot(path=str(shots / "world-phone.png"), full_page=True)
     await page.set_viewport_size(DESKTOP)
 

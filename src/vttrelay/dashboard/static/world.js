@@ -273,6 +273,7 @@
     const enc = state.encounter;
     const list = $("w-tracker");
     $("w-next").disabled = !enc;
+    app.classList.toggle("fighting", !!enc);
     if (!enc) {
       $("w-round").textContent = "No encounter.";
       list.replaceChildren();
