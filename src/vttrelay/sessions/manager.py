@@ -311,8 +311,8 @@ class SessionManager:
     async def _auto_start_embedded(self, world: StoredWorld, timeout: float) -> Answer:
         account, client_id = world.account, world.client_id
         await self._drop_stale(client_id)
-        if self.hooks.is_live(client_id, account):
-            return 200, {"clientId": client_id, "success": True}
+        if self.hooks.is_live(client_id, account) or client_id in self._starting:
+            return await self._outcome(account, client_id, timeout)
         full = self._full(account)
         if full is not None:
             return full
@@ -327,8 +327,8 @@ class SessionManager:
         """files-sheet-sessions §4.10 flow steps 4-6 with the reference's texts."""
         client_id = armed.paired.client_id
         await self._drop_stale(client_id)
-        if self.hooks.is_live(client_id, account):
-            return 200, {"clientId": client_id, "success": True}
+        if self.hooks.is_live(client_id, account) or client_id in self._starting:
+            return await self._outcome(account, client_id, timeout)
         if armed.credential_id is None:
             return 409, {
                 "error": f"clientId {client_id} has auto-start enabled but no credential "
@@ -351,6 +351,16 @@ class SessionManager:
         log.info("headless auto-start of offline world %s for account %s", client_id, account)
         late = f"seeded headless client did not register within {timeout:g}s"
         return await self._open_foundry(account, login, armed.paired, timeout, late)
+
+    async def _outcome(self, account: str, client_id: str, timeout: float) -> Answer:
+        """The world is live, or a /start-session is starting it: 200 once it is live, 408 if
+        that start ends without it or takes past `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while client_id in self._starting and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        if self.hooks.is_live(client_id, account):
+            return 200, {"clientId": client_id, "success": True}
+        return 408, {"error": f"the world did not connect within {timeout:g} s"}
 
     async def _launch_world(
         self, account: str, name: str, client_id: str, folder: Path, timeout: float | None = None

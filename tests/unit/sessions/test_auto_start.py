@@ -132,3 +132,27 @@ def test_a_paired_foundry_world_starts_only_when_armed_with_a_usable_credential(
         manager = foundry_manager(tmp_path, world, login)
         assert asyncio.run(answer(manager)) == (status, {"error": text})
         assert manager.sessions == {} and manager._starting == set()
+
+
+def test_a_call_during_a_start_session_of_the_world_waits_for_it(tmp_path: Path) -> None:
+    sessions, revoked = manager(tmp_path)
+    camp = sessions.catalog.create("a", "camp")
+    live: set[str] = set()
+    sessions.hooks.is_live = lambda client_id, account: client_id in live
+
+    async def run() -> None:
+        sessions._starting.add(camp.client_id)  # /start-session is starting it
+
+        async def connects() -> None:
+            await asyncio.sleep(0.2)
+            live.add(camp.client_id)
+            sessions._starting.discard(camp.client_id)
+
+        task = asyncio.ensure_future(connects())
+        answer = await sessions.auto_start("a", camp.client_id, 5)
+        await task
+        assert answer == (200, {"clientId": camp.client_id, "success": True})
+
+    asyncio.run(run())
+    assert list((tmp_path / "sessions" / "run").glob("*.json")) == []  # no second process
+    assert revoked == []
