@@ -191,10 +191,6 @@ class Gate:
                     raise error(404, "Invalid client ID")
             elif world.account != key.account:
                 raise error(401, "Invalid API key for this client ID")
-        return self._admit_rate(key, scope)
-
-    def _admit_rate(self, key: KeyRecord, scope: str | None) -> Admission:
-        """The key's rate limit, then `_admitted` (an awaitable when the budget is shared)."""
         limit = key.rate_per_minute
         if limit is None:
             limit = self.config.rate_per_minute
@@ -209,7 +205,7 @@ class Gate:
         """`admit` for a named offline world only a store look-up can tell startable (a paired
         Foundry world armed for auto-start): the rate limit and scope first, so the look-up
         costs no more calls than the key may make; 404 `Invalid client ID` when it is not."""
-        admitted_key = await admitted(self._admit_rate(key, scope))
+        admitted_key = await admitted(self.admit_key(key, scope, None))  # rate and scope
         starter = self.starter
         if starter is None or not await starter.armed(key.account, client_id):
             raise error(404, "Invalid client ID")
