@@ -24,7 +24,7 @@ from vttrelay.relay import files, openapi, peer_limits, sessions_api, sheets
 from vttrelay.relay.accesslog import escape
 from vttrelay.relay.accounts import activity_http as accounts_activity
 from vttrelay.relay.accounts import http as accounts_http
-from vttrelay.relay.accounts import keys, pairing
+from vttrelay.relay.accounts import keys, pair_requests, pairing
 from vttrelay.relay.accounts import keys_http as accounts_keys
 from vttrelay.relay.accounts import requests_http as accounts_requests
 from vttrelay.relay.accounts import settings_http as accounts_settings
@@ -197,6 +197,10 @@ async def h_pair(request: web.Request, route: Route, deps: RelayDeps) -> web.Res
     )
     if isinstance(result, PairingError):
         raise error(404 if result is PairingError.INVALID else 410, result.value)
+    # a code a pair request's approval minted carries its cross-world permissions
+    await asyncio.to_thread(
+        pair_requests.carry_grants, deps.store, code.strip(), result.client_id, result.account
+    )
     log.info("paired world %s (account %s)", result.client_id, escape(result.account))
     return json_response(
         {

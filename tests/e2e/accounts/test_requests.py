@@ -101,6 +101,22 @@ async def test_pair_requests(auth: Auth) -> None:
     assert paired.status == 200
     worlds = (await auth.call("GET", "/auth/known-clients", session=session)).json()["clients"]
     assert [w["clientId"] for w in worlds] == [paired.json()["clientId"]]
+    # the cross-world permissions a new world asks for are given to it when it pairs
+    asked = await auth.call(
+        "POST", "/auth/pair-request",
+        json={"worldId": "second-world", "requestedRemoteScopes": ["entity:read"],
+              "requestedTargetClients": [paired.json()["clientId"], "fvtt_unknown00000"]},
+    )  # fmt: skip
+    code = asked.json()["code"]
+    await auth.call("POST", f"/auth/pair-request/{code}/approve", session=session)
+    polled = (await auth.call("GET", f"/auth/pair-request/{code}/status")).json()
+    second = await auth.call(
+        "POST", "/auth/pair", json={"code": polled["pairingCode"], "worldId": "second-world"}
+    )
+    listed = (await auth.call("GET", "/auth/known-clients", session=session)).json()["clients"]
+    [granted] = [w for w in listed if w["clientId"] == second.json()["clientId"]]
+    assert granted["remoteScopes"] == ["entity:read"]
+    assert granted["allowedTargetClients"] == [paired.json()["clientId"]]  # unknown ones dropped
     asked = await auth.call("POST", "/auth/pair-request", json={"worldId": "other-world"})
     code = asked.json()["code"]
     denied = await auth.call("POST", f"/auth/pair-request/{code}/deny", session=session)

@@ -192,9 +192,10 @@ def approve_pair_request(
     code_ttl: float = APPROVED_CODE_TTL,
 ) -> PairApproval:
     """Approve a pending pair request for `account`. A new pairing mints a pairing code of that
-    account (valid `code_ttl` seconds) for the module's next poll; an upgrade grants the
-    requested cross-world scopes and targets on the account's record of the world, which must
-    be a world of that account."""
+    account (valid `code_ttl` seconds) for the module's next poll, carrying the requested
+    cross-world scopes and targets (`carry_grants` gives them to the world that pairs with it);
+    an upgrade grants them at once on the account's record of the world, which must be a world
+    of that account."""
     now = now_or(now)
     with store.transaction() as db:
         row = pending(db, PAIR_TABLE, code)
@@ -206,6 +207,16 @@ def approve_pair_request(
             _grant_remote(db, request.ask, account)
         else:
             pairing_code = insert_pairing_code(db, account, code_ttl, now)
+            if request.ask.remote_scopes or request.ask.target_clients:  # given at pairing
+                db.execute(
+                    "UPDATE pairing_codes SET remote_scopes = ?, allowed_targets = ?"
+                    " WHERE code = ?",
+                    (
+                        json_list(request.ask.remote_scopes),
+                        json_list(request.ask.target_clients),
+                        pairing_code,
+                    ),
+                )
         db.execute(
             "UPDATE pair_requests SET status = ?, account = ?, pairing_code = ?, decided_at = ?"
             " WHERE code = ?",
@@ -222,6 +233,21 @@ def _grant_remote(db: Connection, ask: PairAsk, account: str) -> None:
     )
     if not granted:
         raise error(400, NOT_PAIRED)
+
+
+def carry_grants(store: RelayStore, code: str, client_id: str, account: str) -> None:
+    """Give a world that just paired with `code` the cross-world permissions the pair request's
+    approval put on that code (none: nothing changes)."""
+    with store.transaction() as db:
+        row = db.execute(
+            "SELECT remote_scopes, allowed_targets FROM pairing_codes WHERE code = ?",
+            (code.strip().upper(),),
+        ).fetchone()
+        if row is None or (row["remote_scopes"] == "[]" and row["allowed_targets"] == "[]"):
+            return
+        worlds.grant_cross_world(
+            db, account, client_id, texts(row["allowed_targets"]), texts(row["remote_scopes"])
+        )
 
 
 def refuse_pair_request(store: RelayStore, code: str, now: float | None = None) -> PairRequest:
