@@ -13,12 +13,12 @@ measure (`Pen` with no image) and once to draw. Pure CPU work: the action runs i
 
 from __future__ import annotations
 
-import functools
 import io
 import math
 from pathlib import Path
 from typing import Any, Final
 
+from vttrelay.world.render.fonts import font
 from vttrelay.world.render.scene import FORMATS, Picture, open_image
 from vttrelay.world.render.sheet_data import SheetData, signed
 
@@ -26,14 +26,6 @@ WIDTH: Final = 1000
 MARGIN: Final = 32
 MIN_SCALE: Final = 0.25
 MAX_SCALE: Final = 3.0
-FONT_DIR: Final = Path("/usr/share/fonts/truetype/dejavu")
-FONTS: Final = {
-    "title": "DejaVuSerif-Bold.ttf",
-    "serif": "DejaVuSerif.ttf",
-    "bold": "DejaVuSans-Bold.ttf",
-    "sans": "DejaVuSans.ttf",
-    "narrow": "DejaVuSansCondensed.ttf",
-}
 PARCHMENT: Final = "#f6eedb"
 INK: Final = "#2b2118"
 MUTED: Final = "#7a6a55"
@@ -57,17 +49,6 @@ ABILITY_NAMES: Final = {
     "wis": "WIS",
     "cha": "CHA",
 }
-
-
-@functools.lru_cache(maxsize=64)
-def font(kind: str, size: int) -> Any:
-    """A TrueType font of the family `kind` at `size` px (DejaVu; Pillow's own otherwise)."""
-    from PIL import ImageFont
-
-    try:
-        return ImageFont.truetype(str(FONT_DIR / FONTS[kind]), size)
-    except OSError:
-        return ImageFont.load_default(size)
 
 
 class Pen:
