@@ -3,18 +3,21 @@
 The embedded world has no canvas, so it draws what it knows of the scene: the scene's background
 colour, its background image when the file is in the world's file store (`background`, stretched
 over the scene rectangle), its grid (square grids; `showGrid`), the walls (doors in their own
-colour), the lights' bright and dim radii, and the tokens as discs in their disposition's colour
-with their initial, or their image from the file store cut to a disc (`images`: src -> file;
-`hideOverlays` leaves out walls and lights). The picture covers the scene
-rectangle (`rules.grid.scene_rect`: the scene without its padding), scaled to the requested
-width and/or height keeping the aspect ratio, at most `MAX_SIDE` pixels a side.
+colour), the lights' bright and dim radii, and the tokens as ringed discs in their disposition's
+colour with their short label (`token_labels`: "EQ", "G2", "Wo"; bold DejaVu sized from the disc,
+dark or light against its colour, none on a disc too small to read), or their image from the
+file store cut to a disc (`images`: src -> file; `hideOverlays` leaves out walls and lights).
+The picture covers the scene rectangle (`rules.grid.scene_rect`: the scene without its
+padding), scaled to the requested width and/or height keeping the aspect ratio, at most
+`MAX_SIDE` pixels a side.
 
 Its cost is bounded whatever the scene holds (scenes written before the world bounded their
 numbers included): Pillow's circle costs time in proportion to its radius (a light 10^6 pixels
 wide took a minute), so a light's circle that misses the picture, or holds it whole, is not
 drawn, and one wider than `BIG` pixels is drawn as the arc that crosses the picture, a point
 every 2 pixels (at most `MAX_ARC_POINTS`); a token's disc is drawn only if its box meets the
-picture, at most `BIG` pixels a side around its centre. Lines are clipped by Pillow itself.
+picture, at most `BIG` pixels a side around its centre, its label at most 3 characters of at
+most `LABEL_MAX_PX` pixels. Lines are clipped by Pillow itself.
 The caller's `checkpoint` runs between documents (the action's time limit).
 """
 
@@ -23,11 +26,13 @@ from __future__ import annotations
 import base64
 import io
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from vttrelay.world.render.fonts import font
 from vttrelay.world.rules import grid as grid_rules
 
 MAX_SIDE: Final = 4096
@@ -39,6 +44,13 @@ DOOR_COLOR: Final = "#3fa9f5"
 LIGHT_COLOR: Final = "#ffd27f"
 BIG: Final = 8 * MAX_SIDE  # pixels: wider circles are drawn as their arc across the picture
 MAX_ARC_POINTS: Final = 20_000
+RING_COLOR: Final = "#1b1b1f"  # the ring around a token's disc, so it stands out from the grid
+RING_MAX_PX: Final = 6
+LABEL_DARK: Final = "#111111"
+LABEL_LIGHT: Final = "#ffffff"
+LABEL_MIN_PX: Final = 9  # a label smaller than this is not drawn (unreadable)
+LABEL_MAX_PX: Final = 160  # nor larger than this, however large the disc
+MAX_NAME: Final = 200  # characters of a token's name read for its label
 
 
 @dataclass(frozen=True)
@@ -135,6 +147,65 @@ def _meets(box: tuple[float, float, float, float], size: tuple[int, int]) -> boo
     return x1 >= 0 and y1 >= 0 and x0 <= size[0] and y0 <= size[1]
 
 
+def token_label(name: Any) -> str:
+    """The short label drawn on a token with no image: the initials of a name of several words,
+    its number kept ("Elara Quill" -> "EQ", "Goblin 2" -> "G2"), the first two letters of a
+    single word ("Wolf" -> "Wo"); "" for no name."""
+    words = str(name or "")[:MAX_NAME].split()
+    if not words:
+        return ""
+    first, last = words[0], words[-1]
+    if len(words) == 1:
+        return first[:1].upper() + first[1:2].lower()
+    if last.isdecimal():
+        return first[:1].upper() + last[:2]
+    return (first[:1] + last[:1]).upper()
+
+
+def token_labels(tokens: list[Any]) -> list[str]:
+    """Each token's label (`token_label`), tokens that share a name numbered in scene order as
+    the dashboard and the MCP tools name them ("Goblin 1", "Goblin 2" -> "G1", "G2")."""
+    names = [str(t.get("name") or "")[:MAX_NAME] if isinstance(t, dict) else "" for t in tokens]
+    counts = Counter(name.casefold() for name in names)
+    seen: Counter[str] = Counter()
+    labels = []
+    for name in names:
+        key = name.casefold()
+        seen[key] += 1
+        labels.append(token_label(f"{name} {seen[key]}" if name and counts[key] > 1 else name))
+    return labels
+
+
+def _label(draw: Any, text: str, centre: tuple[float, float], disc: float, color: str) -> None:
+    """`text` on a disc `disc` pixels wide of `color`: in bold DejaVu sized from the disc, dark
+    on a light disc and light on a dark one, outlined in the other; nothing if it would be too
+    small to read."""
+    from PIL import ImageColor
+
+    if not text:
+        return
+    size = min(LABEL_MAX_PX, math.floor(min(disc * 0.42, disc * 0.2 + 24)))  # large: smaller
+    if size < LABEL_MIN_PX:
+        return
+    length = float(font("bold", size).getlength(text))
+    if length > disc * 0.7:  # a wide label ("G12", "MW") shrinks to fit inside the disc
+        size = math.floor(size * disc * 0.7 / length)
+        if size < LABEL_MIN_PX:
+            return
+    r, g, b = ImageColor.getrgb(color)[:3]
+    light = (0.299 * r + 0.587 * g + 0.114 * b) / 255 > 0.55
+    ink, edge = (LABEL_DARK, LABEL_LIGHT) if light else (LABEL_LIGHT, LABEL_DARK)
+    draw.text(
+        centre,
+        text,
+        fill=ink,
+        font=font("bold", size),
+        anchor="mm",
+        stroke_width=max(1, min(4, size // 12)),
+        stroke_fill=edge,
+    )
+
+
 def render(
     scene: dict[str, Any],
     *,
@@ -193,7 +264,8 @@ def render(
             if isinstance(c, list) and len(c) == 4:
                 color = DOOR_COLOR if wall.get("door") else WALL_COLOR
                 draw.line([at(c[0], c[1]), at(c[2], c[3])], fill=color, width=3)
-    for token in scene.get("tokens") or ():
+    tokens = list(scene.get("tokens") or ())
+    for token, label in zip(tokens, token_labels(tokens), strict=True):
         checkpoint()
         if not isinstance(token, dict) or token.get("hidden"):
             continue
@@ -206,7 +278,9 @@ def render(
             x, y = x + w / 2 - min(w, BIG) / 2, y + h / 2 - min(h, BIG) / 2
             w, h = min(w, BIG), min(h, BIG)
         color = DISPOSITION_COLORS.get(int(_number(token.get("disposition"), 0)), "#f1d836")
-        draw.ellipse([x + 2, y + 2, x + w - 2, y + h - 2], fill=color, outline="#000000")
+        ring = max(1, min(RING_MAX_PX, round(min(w, h) / 30)))
+        draw.ellipse([x + 1, y + 1, x + w - 1, y + h - 1], fill=RING_COLOR)
+        draw.ellipse([x + 1 + ring, y + 1 + ring, x + w - 1 - ring, y + h - 1 - ring], fill=color)
         texture = token.get("texture")
         src = texture.get("src") if isinstance(texture, dict) else None
         fits = w <= MAX_SIDE and h <= MAX_SIDE  # a larger token is its colour disc only
@@ -217,9 +291,7 @@ def render(
             ImageDraw.Draw(mask).ellipse([0, 0, picture.width - 1, picture.height - 1], fill=255)
             image.paste(picture, (round(x) + 3, round(y) + 3), mask)
             continue
-        name = str(token.get("name") or "")
-        if name and w >= 12:
-            draw.text((x + w / 2, y + h / 2), name[0].upper(), fill="#000000", anchor="mm")
+        _label(draw, label, (x + w / 2, y + h / 2), min(w, h), color)
     buffer = io.BytesIO()
     if pil_format == "JPEG":
         q = _number(quality, 0.92)

@@ -225,8 +225,12 @@ async def test_scene_pictures(relay: Any, api: Any, world: EmbeddedWorld) -> Non
     assert (answer.headers["X-Image-Width"], answer.headers["X-Image-Height"]) == ("2000", "1400")
     image = Image.open(io.BytesIO(answer.body))
     assert (image.format, image.size) == ("PNG", (2000, 1400))
-    # Elara's token (friendly, at 500,800 on the canvas: 0,400 in the picture) is a cyan disc
+    # Elara's token (friendly, at 500,800 on the canvas: 0,400 in the picture; its image is not
+    # in the world's file store) is a cyan disc in a dark ring, labelled "EQ" in dark letters
     assert image.getpixel((25, 430)) == (0x43, 0xDF, 0xDF)
+    assert image.getpixel((50, 402)) == (0x1B, 0x1B, 0x1F)
+    dark = sum(image.crop((25, 435, 75, 465)).convert("L").histogram()[:60])
+    assert dark > 150, dark
     assert image.getpixel((100, 10)) == (0, 0, 0)  # a grid line every 100 px
     answer = await picture(width=500, format="jpeg", quality=0.8, showGrid=False)
     assert answer.status == 200 and answer.headers["content-type"] == "image/jpeg"
