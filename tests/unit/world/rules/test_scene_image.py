@@ -6,33 +6,21 @@ arc lands where the circle crosses the picture."""
 
 from __future__ import annotations
 
-import io
 import math
 import time
 from typing import Any
 
 from PIL import Image
+from tests.support.scene_pictures import pixels, square_scene
 
 from vttrelay.world.render import scene as scene_image
 from vttrelay.world.render.scene import BIG, LIGHT_COLOR, MAX_ARC_POINTS
 
-# 1000 x 1000 px, 100 px = 5 ft, no padding: scene pixels are picture pixels at scale 1.
-BASE: dict[str, Any] = {
-    "width": 1000,
-    "height": 1000,
-    "padding": 0,
-    "grid": {"type": 1, "size": 100, "distance": 5},
-    "backgroundColor": "#202020",
-}
+BASE = square_scene("#202020")
 
 
 def light(x: float, y: float, dim: float) -> dict[str, Any]:
     return {"_id": "l", "x": x, "y": y, "config": {"dim": dim, "bright": 0}}
-
-
-def pixels(scene: dict[str, Any]) -> Image.Image:
-    picture = scene_image.render(scene, show_grid=False)
-    return Image.open(io.BytesIO(picture.data)).convert("RGB")
 
 
 def px_radius(units: float) -> float:

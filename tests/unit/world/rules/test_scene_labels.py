@@ -4,13 +4,12 @@ and light on a dark one, sized from the disc and left out when the disc is too s
 
 from __future__ import annotations
 
-import io
 import time
 from typing import Any
 
 from PIL import Image, ImageColor
+from tests.support.scene_pictures import pixels, square_scene
 
-from vttrelay.world.render import scene as scene_image
 from vttrelay.world.render.scene import (
     DISPOSITION_COLORS,
     RING_COLOR,
@@ -18,23 +17,15 @@ from vttrelay.world.render.scene import (
     token_labels,
 )
 
-# 1000 x 1000 px, 100 px cells, no padding: scene pixels are picture pixels at scale 1.
-BASE: dict[str, Any] = {
-    "width": 1000,
-    "height": 1000,
-    "padding": 0,
-    "grid": {"type": 1, "size": 100, "distance": 5},
-    "backgroundColor": "#999999",
-}
+BASE = square_scene("#999999")
 
 
 def token(name: str, x: float, y: float, disposition: int = 1, size: float = 1) -> dict[str, Any]:
     return {"name": name, "x": x, "y": y, "width": size, "height": size, "disposition": disposition}
 
 
-def picture(tokens: list[dict[str, Any]], **size: Any) -> Image.Image:
-    drawn = scene_image.render({**BASE, "tokens": tokens}, show_grid=False, **size)
-    return Image.open(io.BytesIO(drawn.data)).convert("RGB")
+def picture(tokens: list[dict[str, Any]], **options: Any) -> Image.Image:
+    return pixels({**BASE, "tokens": tokens}, **options)
 
 
 def rgb(color: str) -> tuple[int, int, int]:
