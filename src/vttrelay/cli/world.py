@@ -11,6 +11,7 @@ from typing import Any
 
 from vttrelay.cli.common import data_dir, err, relay_config
 from vttrelay.relay.store import DEFAULT_ACCOUNT
+from vttrelay.server import datadir
 from vttrelay.sessions.catalog import CatalogError, WorldCatalog
 from vttrelay.world import commands as world
 
@@ -24,6 +25,25 @@ def _in_data_dir(command: WorldCommand) -> WorldCommand:
     def run(args: argparse.Namespace) -> int:
         args.data_dir = str(data_dir(args))
         return command(args)
+
+    return run
+
+
+def _world_locked(command: WorldCommand) -> WorldCommand:
+    """`command` run while this process holds the data dir's world lock (`datadir.hold_world`,
+    as `vttrelay serve` does): refused in one line, exit code 1, when another process runs
+    that world."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            lock = datadir.hold_world(Path(args.data_dir), "vttrelay world run")
+        except datadir.WorldBusy as busy:
+            err(f"vttrelay world run: {busy}")
+            return 1
+        try:
+            return command(args)
+        finally:
+            datadir.release(lock)
 
     return run
 
@@ -53,7 +73,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         p.set_defaults(func=_in_data_dir(command))
         return p
 
-    p = add("run", "connect the world to a relay and serve it", world.cmd_run)
+    p = add("run", "connect the world to a relay and serve it", _world_locked(world.cmd_run))
     p.add_argument("--relay", default=None, help="relay URL, e.g. http://127.0.0.1:3010")
     p.add_argument("--token", default=None, help="connection token (default: the paired one)")
     p.add_argument("--client-id", default=None, help="client id (default: the paired one)")

@@ -11,7 +11,8 @@
   key on a data dir's first start, the embedded world's reserved token, the operator's sign-in
   link on the first start).
 - `workers.py`: `vttrelay serve --workers N`, a supervisor of N relay processes on one port.
-- `datadir.py`: the data dir's lock (relays share it, `restore` needs it alone); `backup.py`:
+- `datadir.py`: the data dir's lock (relays share it, `restore` needs it alone) and its
+  embedded world's (one process runs it); `backup.py`:
   `vttrelay backup` and `restore`.
 - `assemble.py`: the relay application built from its parts; `embedded.py`: the demo world on
   its own thread; `sessions.py`: the session routes' manager.
@@ -89,9 +90,14 @@ def run(config: RelayConfig, with_world: bool) -> int:
 
 async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | None = None) -> None:
     """Run the relay (and the embedded world) until SIGINT/SIGTERM; it holds the data dir's
-    shared lock meanwhile (`datadir.hold`: no restore under a running relay)."""
+    shared lock meanwhile (`datadir.hold`: no restore under a running relay) and, with the
+    world, the world's own (`datadir.hold_world`: a second `serve` of that world is refused
+    before it touches the store)."""
     lock = datadir.hold(config.data_dir)
+    world_lock = None
     try:
+        if with_world:
+            world_lock = datadir.hold_world(config.data_dir)
         store = RelayStore(config.store_target)
         if config.seed is not None:  # one process: its request ids may be reproducible too
             seed_request_ids(config.seed)
@@ -113,6 +119,8 @@ async def serve(config: RelayConfig, with_world: bool, ready: asyncio.Event | No
             if bound:  # a serve that could not bind leaves the running one's ready file
                 clear_ready(config.ready_file)
     finally:
+        if world_lock is not None:
+            datadir.release(world_lock)
         datadir.release(lock)
 
 

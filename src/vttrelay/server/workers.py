@@ -341,7 +341,13 @@ def serve_workers(config: RelayConfig, count: int, with_world: bool, log_level: 
         lock = datadir.hold(config.data_dir)  # while it runs, no restore (datadir.py)
     except datadir.DataDirBusy as busy:
         raise WorkersError(str(busy)) from None
+    world_lock = None
     try:
+        if with_world:  # worker 0 runs the world; the supervisor holds its lock (datadir.py)
+            try:
+                world_lock = datadir.hold_world(config.data_dir)
+            except datadir.WorldBusy as busy:
+                raise WorkersError(str(busy)) from None
         # the port first: a `serve` that cannot bind it (another relay has it) changes nothing
         reserved = reserve_port(config.host, config.port)
         config.port = int(reserved.getsockname()[1])
@@ -360,4 +366,6 @@ def serve_workers(config: RelayConfig, count: int, with_world: bool, log_level: 
             print(f"vttrelay serve: {exc}", file=sys.stderr)
             return 1
     finally:
+        if world_lock is not None:
+            datadir.release(world_lock)
         datadir.release(lock)

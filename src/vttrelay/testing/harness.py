@@ -27,7 +27,7 @@ from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import seed_request_ids
 from vttrelay.relay.routes import ALL_SCOPES
 from vttrelay.relay.store import DEFAULT_ACCOUNT, RelayStore
-from vttrelay.server import Listening, loop_factory, run_instance
+from vttrelay.server import Listening, datadir, loop_factory, run_instance
 from vttrelay.server.prepare import EMBEDDED_CLIENT_ID, prepare
 from vttrelay.testing.handle import VttRelay
 from vttrelay.world.embedded import EmbeddedWorld
@@ -108,6 +108,13 @@ class Harness:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         config = RelayConfig(host="127.0.0.1", port=0, data_dir=self.data_dir, seed=self.seed)
+        lock = datadir.hold_world(self.data_dir, "vttrelay pytest plugin")  # as `serve` does
+        try:
+            await self._serve_world(config)
+        finally:
+            datadir.release(lock)
+
+    async def _serve_world(self, config: RelayConfig) -> None:
         store = RelayStore(config.store_target)
         prepared = prepare(store, config, with_world=True)
         _, self._api_key = store.create_key(

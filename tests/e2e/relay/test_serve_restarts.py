@@ -1,9 +1,9 @@
 """Keys across restarts, as an operator lives them with real `vttrelay serve` processes: the
 first start of a data dir prints the demo key (gm scopes) and a sign-in link, later starts
-print neither and revoke nothing; a second `serve` that cannot bind the port changes nothing
-for the running one; `vttrelay dashboard-link` signs in; and no secret that went through the
-relay (the demo key, sign-in tokens, a pair request's code, a pairing code, a world's
-connection token, an API key) is in the whole log of the runs."""
+print neither and revoke nothing; a second `serve` that cannot have the embedded world or bind
+the port changes nothing for the running one; `vttrelay dashboard-link` signs in; and no
+secret that went through the relay (the demo key, sign-in tokens, a pair request's code, a
+pairing code, a world's connection token, an API key) is in the whole log of the runs."""
 
 from __future__ import annotations
 
@@ -123,8 +123,17 @@ async def test_restarts_keep_keys_and_print_no_secret(tmp_path: Path) -> None:
         assert (data / "demo-key").stat().st_mode & 0o777 == 0o600
         secrets.append(await _dashboard_approves_a_pair_request(base, link))
 
-        # a second serve on the same data dir and port: refused, and it changed nothing
+        # a second serve on the same data dir and port: refused (the embedded world is taken
+        # before the port is tried; without it, the port), and it changed nothing
         code, out, err = await _cli("serve", "--port", str(port), "--data-dir", str(data))
+        assert (code, out) == (1, "")
+        assert err == (
+            f"vttrelay: the embedded world of {data} is already served by another "
+            f"vttrelay serve (pid {proc.pid})\n"
+        )
+        code, out, err = await _cli(
+            "serve", "--no-world", "--port", str(port), "--data-dir", str(data)
+        )
         assert (code, out) == (1, "")
         assert err == f"vttrelay: cannot listen on 127.0.0.1:{port}: Address already in use\n"
         store = RelayStore(data / "relay.db")

@@ -1,0 +1,154 @@
+"""One process runs a data dir's embedded world, as an operator meets it with real processes: a
+second `vttrelay serve` on the same data dir (another port) is refused at start in one line
+naming the running one's pid, issues no token and revokes none, and the first relay's demo key
+and world keep working past its next token check; `--no-world` relays still share the data dir;
+`vttrelay world run` takes the same lock; and a SIGKILLed holder leaves no stale lock."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from bench.procs import free_port
+from tests.support.relay import start_serve, stop_process
+
+from vttrelay.relay.config import RelayConfig
+from vttrelay.relay.store import RelayStore
+
+TOKEN_CHECK = RelayConfig().token_check_interval  # a revoked world token is closed by then
+
+
+async def _cli(*args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "vttrelay", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+def _tokens(data: Path) -> list[tuple[str, float | None]]:
+    store = RelayStore(data / "relay.db")
+    try:
+        return sorted((t.id, t.revoked_at) for t in store.list_tokens())
+    finally:
+        store.close()
+
+
+async def _world_answers(base: str, key: str) -> None:
+    async with httpx.AsyncClient(base_url=base, headers={"x-api-key": key}) as api:
+        got = await api.get("/world-info", timeout=20)
+    assert got.status_code == 200, got.text
+    assert got.json()["type"] == "world-info-result"
+
+
+async def _nothing_listens(port: int) -> None:
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError:
+        return
+    writer.close()
+    raise AssertionError(f"something listens on {port}")
+
+
+async def test_a_second_serve_of_the_world_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    data, port = tmp_path / "data", free_port()
+    base = f"http://127.0.0.1:{port}"
+    first, lines = await start_serve(data, port)
+    try:
+        key = lines[1].removeprefix("API key: ")
+        await _world_answers(base, key)
+        assert (data / "world" / "world.lock").read_text() == f"{first.pid} vttrelay serve\n"
+        tokens = _tokens(data)
+
+        # a second serve with the embedded world, on another port: refused at start
+        other = free_port()
+        code, out, err = await _cli("serve", "--port", str(other), "--data-dir", str(data))
+        refused_at = time.monotonic()
+        assert (code, out) == (1, ""), err
+        assert err == (
+            f"vttrelay: the embedded world of {data} is already served by another "
+            f"vttrelay serve (pid {first.pid})\n"
+        )
+        await _nothing_listens(other)
+        assert _tokens(data) == tokens  # no token issued, none revoked
+
+        # `vttrelay world run` on that data dir: the same lock, the same refusal
+        code, out, err = await _cli(
+            "world", "run", "--relay", base, "--token", "t", "--data-dir", str(data)
+        )
+        assert (code, out) == (1, "")
+        assert err == (
+            f"vttrelay world run: the embedded world of {data} is already served by another "
+            f"vttrelay serve (pid {first.pid})\n"
+        )
+
+        # a relay without the world shares the data dir as before (the scale-out setups)
+        relay_only = free_port()
+        second, _ = await start_serve(data, relay_only, "--no-world")
+        try:
+            async with httpx.AsyncClient(headers={"x-api-key": key}) as api:
+                got = await api.get(f"http://127.0.0.1:{relay_only}/clients", timeout=20)
+            assert got.status_code == 200, got.text
+        finally:
+            await stop_process(second)
+
+        # the first relay's key and world still work, past its next token check
+        await asyncio.sleep(max(0.0, refused_at + TOKEN_CHECK + 1.0 - time.monotonic()))
+        await _world_answers(base, key)
+        assert _tokens(data) == tokens
+    finally:
+        await stop_process(first)
+
+    # stopped cleanly: the next start runs the world again (its file tells the key)
+    again, _ = await start_serve(data, free_port())
+    await stop_process(again)
+
+
+async def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
+    """`vttrelay world run` holds the lock while it runs (here it keeps retrying a relay that
+    is not there); a serve is refused meanwhile, naming it; SIGKILLed, it leaves the lock free
+    and a serve runs the world; that serve SIGKILLed, the next one starts too."""
+    data = tmp_path / "data"
+    world = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "vttrelay", "world", "run", "--data-dir", str(data),
+        "--relay", f"http://127.0.0.1:{free_port()}", "--token", "t",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        lock = data / "world" / "world.lock"
+        for _ in range(300):
+            if lock.exists() and lock.read_text() == f"{world.pid} vttrelay world run\n":
+                break
+            await asyncio.sleep(0.1)
+        code, out, err = await _cli("serve", "--port", str(free_port()), "--data-dir", str(data))
+        assert (code, out) == (1, "")
+        assert err == (
+            f"vttrelay: the embedded world of {data} is already served by another "
+            f"vttrelay world run (pid {world.pid})\n"
+        )
+    finally:
+        if world.returncode is None:
+            os.kill(world.pid, signal.SIGKILL)
+        await world.wait()
+    assert world.returncode == -signal.SIGKILL
+
+    port = free_port()
+    serve, lines = await start_serve(data, port)
+    try:
+        await _world_answers(f"http://127.0.0.1:{port}", lines[1].removeprefix("API key: "))
+    finally:
+        os.kill(serve.pid, signal.SIGKILL)
+        await serve.wait()
+    port = free_port()
+    serve, _ = await start_serve(data, port)
+    try:
+        await _world_answers(f"http://127.0.0.1:{port}", (data / "demo-key").read_text().strip())
+        assert (data / "world" / "world.lock").read_text() == f"{serve.pid} vttrelay serve\n"
+    finally:
+        await stop_process(serve)
