@@ -9,7 +9,8 @@
   handler `echo_handler` echoes each request.
 - `await start_serve(data_dir, port, *serve_args, **subprocess_options)` -> `(process, lines)`:
   `vttrelay serve` as a real process, once it printed its `Try: ` line; `await stop_process(proc)`
-  stops any subprocess a test started (SIGTERM, then SIGKILL).
+  stops any subprocess a test started (SIGTERM, then SIGKILL); `await run_vttrelay(*args)` ->
+  `(exit code, stdout, stderr)` of a `vttrelay` command run to its end.
 - `await start_serve_ready(data_dir, *serve_args, env=None)` -> `(process, ready)`: `vttrelay
   serve --port 0 --ready-file` as a real process, once its ready file is written (`ready`: the
   file's JSON: url, port, pid, version, clientId, apiKey, seed).
@@ -315,6 +316,16 @@ class RelayServer(RelayCalls):
         with contextlib.suppress(RuntimeError):  # already cleaned up by the test
             await self.runner.cleanup()
         self.store.close()
+
+
+async def run_vttrelay(*args: str) -> tuple[int, str, str]:
+    """`vttrelay ARGS` run to its end as a real process: its exit code, stdout and stderr."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "vttrelay", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode(), err.decode()
 
 
 async def stop_process(proc: asyncio.subprocess.Process) -> None:

@@ -18,18 +18,9 @@ import aiohttp
 import httpx
 from bench.procs import free_port
 from tests.support.dashboard import Visitor, csrf_of, signin_csrf_of
-from tests.support.relay import WorldDouble, stop_process
+from tests.support.relay import WorldDouble, run_vttrelay, stop_process
 
 from vttrelay.relay.store import RelayStore
-
-
-async def _cli(*args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "vttrelay", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return proc.returncode or 0, out.decode(), err.decode()
 
 
 async def _serve(
@@ -93,7 +84,7 @@ async def _pair_a_world(base: str, data: Path) -> list[str]:
         asked = await http.post("/auth/pair-request", json={"worldId": "w1", "worldTitle": "W"})
         assert asked.status_code == 201, asked.text
         code = asked.json()["code"]
-        done = await _cli("pair", "approve", code, "--data-dir", str(data))
+        done = await run_vttrelay("pair", "approve", code, "--data-dir", str(data))
         assert done[0] == 0, done
         status = (await http.get(f"/auth/pair-request/{code}/status")).json()
         pairing_code = status["pairingCode"]
@@ -125,13 +116,13 @@ async def test_restarts_keep_keys_and_print_no_secret(tmp_path: Path) -> None:
 
         # a second serve on the same data dir and port: refused (the embedded world is taken
         # before the port is tried; without it, the port), and it changed nothing
-        code, out, err = await _cli("serve", "--port", str(port), "--data-dir", str(data))
+        code, out, err = await run_vttrelay("serve", "--port", str(port), "--data-dir", str(data))
         assert (code, out) == (1, "")
         assert err == (
             f"vttrelay: the embedded world of {data} is already served by another "
             f"vttrelay serve (pid {proc.pid})\n"
         )
-        code, out, err = await _cli(
+        code, out, err = await run_vttrelay(
             "serve", "--no-world", "--port", str(port), "--data-dir", str(data)
         )
         assert (code, out) == (1, "")
@@ -145,7 +136,7 @@ async def test_restarts_keep_keys_and_print_no_secret(tmp_path: Path) -> None:
         async with httpx.AsyncClient(base_url=base, headers={"x-api-key": key}) as api:
             assert (await api.get("/world-info")).status_code == 200
         secrets += await _pair_a_world(base, data)
-        made_key = await _cli("keys", "create", "--preset", "gm", "--data-dir", str(data))
+        made_key = await run_vttrelay("keys", "create", "--preset", "gm", "--data-dir", str(data))
         assert made_key[0] == 0, made_key
         secrets.append(made_key[1].strip())
         async with httpx.AsyncClient(base_url=base) as http:
@@ -164,7 +155,9 @@ async def test_restarts_keep_keys_and_print_no_secret(tmp_path: Path) -> None:
         assert not any(secret in line for secret in secrets for line in later)
         async with httpx.AsyncClient(base_url=base, headers={"x-api-key": key}) as api:
             assert (await api.get("/world-info", timeout=20)).status_code == 200  # not revoked
-        code, out, err = await _cli("dashboard-link", "--url", base, "--data-dir", str(data))
+        code, out, err = await run_vttrelay(
+            "dashboard-link", "--url", base, "--data-dir", str(data)
+        )
         assert code == 0 and out.startswith(f"{base}/dashboard/signin?token="), err
         secrets.append(out.strip().split("token=")[1])
         assert await _sign_in(base, out.strip()) == 303
@@ -189,7 +182,7 @@ async def test_workers_refuse_a_port_a_relay_listens_on(tmp_path: Path) -> None:
         taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         taken.bind(("127.0.0.1", port))
         taken.listen()
-        code, out, err = await _cli(
+        code, out, err = await run_vttrelay(
             "serve", "--workers", "2", "--redis", "redis://127.0.0.1:1/0", "--no-world",
             "--port", str(port), "--data-dir", str(data),
         )  # fmt: skip

@@ -15,21 +15,12 @@ from pathlib import Path
 
 import httpx
 from bench.procs import free_port
-from tests.support.relay import start_serve, stop_process
+from tests.support.relay import run_vttrelay, start_serve, stop_process
 
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.store import RelayStore
 
 TOKEN_CHECK = RelayConfig().token_check_interval  # a revoked world token is closed by then
-
-
-async def _cli(*args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "vttrelay", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return proc.returncode or 0, out.decode(), err.decode()
 
 
 def _tokens(data: Path) -> list[tuple[str, float | None]]:
@@ -68,7 +59,7 @@ async def test_a_second_serve_of_the_world_is_refused_and_changes_nothing(tmp_pa
 
         # a second serve with the embedded world, on another port: refused at start
         other = free_port()
-        code, out, err = await _cli("serve", "--port", str(other), "--data-dir", str(data))
+        code, out, err = await run_vttrelay("serve", "--port", str(other), "--data-dir", str(data))
         refused_at = time.monotonic()
         assert (code, out) == (1, ""), err
         assert err == (
@@ -79,7 +70,7 @@ async def test_a_second_serve_of_the_world_is_refused_and_changes_nothing(tmp_pa
         assert _tokens(data) == tokens  # no token issued, none revoked
 
         # `vttrelay world run` on that data dir: the same lock, the same refusal
-        code, out, err = await _cli(
+        code, out, err = await run_vttrelay(
             "world", "run", "--relay", base, "--token", "t", "--data-dir", str(data)
         )
         assert (code, out) == (1, "")
@@ -126,7 +117,9 @@ async def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
             if lock.exists() and lock.read_text() == f"{world.pid} vttrelay world run\n":
                 break
             await asyncio.sleep(0.1)
-        code, out, err = await _cli("serve", "--port", str(free_port()), "--data-dir", str(data))
+        code, out, err = await run_vttrelay(
+            "serve", "--port", str(free_port()), "--data-dir", str(data)
+        )
         assert (code, out) == (1, "")
         assert err == (
             f"vttrelay: the embedded world of {data} is already served by another "
