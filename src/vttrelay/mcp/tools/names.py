@@ -10,7 +10,6 @@ is itself and not the world's Goblin actor; a linked token (a hero) is its world
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +17,7 @@ from vttrelay.client import AsyncClient as Relay
 from vttrelay.client import VttRelayError
 from vttrelay.mcp import views
 from vttrelay.mcp.tools.base import ToolInputError, plain
+from vttrelay.world.rules.canvas import numbered_names
 
 UUID_ROOTS = ("Actor.", "Scene.", "Compendium.")
 RESOURCE_PREFIX = "vtt://actors/"
@@ -25,16 +25,9 @@ RESOURCE_PREFIX = "vtt://actors/"
 
 def handles(tokens: list[dict[str, Any]]) -> dict[str, str]:
     """Token id -> the name an agent calls it by: its name, numbered in scene order ("Goblin 1",
-    "Goblin 2") when other tokens share it."""
-    counts = Counter(str(t.get("name") or "").casefold() for t in tokens)
-    seen: Counter[str] = Counter()
-    out = {}
-    for token in tokens:
-        name = str(token.get("name") or "")
-        key = name.casefold()
-        seen[key] += 1
-        out[str(token.get("_id"))] = f"{name} {seen[key]}" if counts[key] > 1 else name
-    return out
+    "Goblin 2") when other tokens share it (`rules.canvas.numbered_names`)."""
+    names = numbered_names([str(t.get("name") or "") for t in tokens])
+    return {str(t.get("_id")): name for t, name in zip(tokens, names, strict=True)}
 
 
 @dataclass(frozen=True)

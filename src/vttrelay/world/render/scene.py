@@ -26,7 +26,6 @@ from __future__ import annotations
 import base64
 import io
 import math
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any, Final
 
 from vttrelay.world.render.fonts import font
 from vttrelay.world.rules import grid as grid_rules
+from vttrelay.world.rules.canvas import numbered_names
 
 MAX_SIDE: Final = 4096
 FORMATS: Final = {"png": ("PNG", "image/png"), "jpeg": ("JPEG", "image/jpeg")}
@@ -164,16 +164,10 @@ def token_label(name: Any) -> str:
 
 def token_labels(tokens: list[Any]) -> list[str]:
     """Each token's label (`token_label`), tokens that share a name numbered in scene order as
-    the dashboard and the MCP tools name them ("Goblin 1", "Goblin 2" -> "G1", "G2")."""
+    the dashboard and the MCP tools name them (`rules.canvas.numbered_names`: "Goblin 1",
+    "Goblin 2" -> "G1", "G2")."""
     names = [str(t.get("name") or "")[:MAX_NAME] if isinstance(t, dict) else "" for t in tokens]
-    counts = Counter(name.casefold() for name in names)
-    seen: Counter[str] = Counter()
-    labels = []
-    for name in names:
-        key = name.casefold()
-        seen[key] += 1
-        labels.append(token_label(f"{name} {seen[key]}" if name and counts[key] > 1 else name))
-    return labels
+    return [token_label(name) for name in numbered_names(names)]
 
 
 def _label(draw: Any, text: str, centre: tuple[float, float], disc: float, color: str) -> None:

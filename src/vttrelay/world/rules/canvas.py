@@ -12,6 +12,8 @@ most `MAX_BATCH` documents, and a scene holds at most `rules.bounds.MAX_EMBEDDED
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any, Final
 
 from vttrelay.world.rules.paths import get_path
@@ -118,4 +120,18 @@ def token_data_from_actor(actor: dict[str, Any], data: dict[str, Any]) -> dict[s
     out = {**out, **data}
     if not out.get("actorLink") and out.get("delta") is None:
         out["delta"] = {}  # an unlinked token keeps its own changes to the actor here
+    return out
+
+
+def numbered_names(names: Sequence[str]) -> list[str]:
+    """The names tokens go by, in scene order: a name that several tokens share is numbered
+    ("Goblin 1", "Goblin 2", compared without case), a name of its own is kept. One rule for the
+    scene picture's labels, the MCP tools' handles and the dashboard's world page."""
+    counts = Counter(name.casefold() for name in names)
+    seen: Counter[str] = Counter()
+    out = []
+    for name in names:
+        key = name.casefold()
+        seen[key] += 1
+        out.append(f"{name} {seen[key]}" if name and counts[key] > 1 else name)
     return out

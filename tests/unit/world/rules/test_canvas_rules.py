@@ -84,3 +84,9 @@ def test_with_defaults_fills_scene_documents_and_playlist_sounds() -> None:
         }
     ]
     assert defaults.has_defaults("Token") and not defaults.has_defaults("Setting")
+
+
+def test_tokens_sharing_a_name_are_numbered_in_scene_order() -> None:
+    names = ["Goblin", "Elara Quill", "goblin", "Wolf", "", ""]
+    assert canvas.numbered_names(names) == ["Goblin 1", "Elara Quill", "goblin 2", "Wolf", "", ""]
+    assert canvas.numbered_names([]) == []
