@@ -16,6 +16,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -81,8 +82,10 @@ class Handshakes:
         ttl: float = HANDSHAKE_TTL,
         limit: int = MAX_HANDSHAKES,
         per_minute: int = PER_ACCOUNT_PER_MINUTE,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.ttl = ttl
+        self.clock = clock  # seconds since the epoch: when a handshake expires (tests pass a fake)
         self.limit = limit
         self.per_minute = per_minute
         self._items: OrderedDict[str, Handshake] = OrderedDict()
@@ -115,7 +118,7 @@ class Handshakes:
             username=username,
             world_name=world_name,
             account=account,
-            expires=time.time() + self.ttl,
+            expires=self.clock() + self.ttl,
         )
         with self._lock:
             self._drop_expired()
@@ -129,12 +132,12 @@ class Handshakes:
         is unknown, expired or another account's is refused."""
         with self._lock:
             found = self._items.pop(token, None)
-        if found is None or found.expires < time.time() or found.account != account:
+        if found is None or found.expires < self.clock() or found.account != account:
             raise HandshakeError(400, "Invalid or expired handshake token")
         return found
 
     def _drop_expired(self) -> None:
-        now = time.time()
+        now = self.clock()
         for token in [t for t, h in self._items.items() if h.expires < now]:
             del self._items[token]
 
