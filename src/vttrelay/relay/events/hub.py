@@ -42,6 +42,7 @@ from vttrelay.relay.events.subscriber import (
     keepalive_comment,
 )
 from vttrelay.relay.events.sweeper import is_watched, sweep
+from vttrelay.relay.events.timers import Later, Timer, loop_later
 
 log = logging.getLogger("vttrelay.relay.streams")  # the name it had before the move
 
@@ -70,8 +71,10 @@ class EventHub:
         events: EventLogBackend | None = None,
         counters: Counters | None = None,
         key_problem: Callable[[str], str | None] | None = None,
+        later: Later = loop_later,
     ) -> None:
         self.registry = registry
+        self.later = later  # schedules the grace, linger and retention timers (`events.timers`)
         # why an API key no longer works (None: it does); the sweeper asks it of the secrets
         # of open streams every `key_check_interval`
         self.key_problem = key_problem
@@ -94,9 +97,9 @@ class EventHub:
         self._messages: dict[str, MessageIndex] = {}
         self._sending: dict[str, asyncio.Future[None]] = {}
         self._sweeper: asyncio.Task[None] | None = None
-        self._timers: set[asyncio.TimerHandle] = set()  # abort timers of cut-off subscribers
-        self._forgetting: dict[str, asyncio.TimerHandle] = {}  # gone worlds' history, by id
-        self._lingering: dict[tuple[str, str], asyncio.TimerHandle] = {}  # pending `count: 0`s
+        self._timers: set[Timer] = set()  # abort timers of cut-off subscribers
+        self._forgetting: dict[str, Timer] = {}  # gone worlds' history, by id
+        self._lingering: dict[tuple[str, str], Timer] = {}  # pending `count: 0`s
         self._told: dict[tuple[str, str], int] = {}  # the count each world last got
         self.keepalives = Keepalives(lambda: self.settings.keepalive_interval, keepalive_comment)
         self._closing = False
@@ -227,8 +230,7 @@ class EventHub:
         linger = self.settings.subscription_linger
         if linger <= 0 or self._closing or key in self._lingering:
             return
-        loop = asyncio.get_running_loop()
-        self._lingering[key] = loop.call_later(linger, self._linger_over, key)
+        self._lingering[key] = self.later(linger, self._linger_over, key)
 
     def _stop_lingering(self, key: tuple[str, str]) -> None:
         handle = self._lingering.pop(key, None)
@@ -308,8 +310,7 @@ class EventHub:
         previous = self._forgetting.pop(world.client_id, None)
         if previous is not None:
             previous.cancel()
-        loop = asyncio.get_running_loop()
-        self._forgetting[world.client_id] = loop.call_later(
+        self._forgetting[world.client_id] = self.later(
             self.settings.history_retention, self._forget, world.client_id
         )
 
@@ -382,8 +383,7 @@ class EventHub:
         else:
             sub.mailbox.close(error_frame(sub.kind, FELL_BEHIND))
         if sub.transport is not None and not sub.done:
-            loop = asyncio.get_running_loop()
-            handle = loop.call_later(self.settings.slow_close_grace, self._abort, sub)
+            handle = self.later(self.settings.slow_close_grace, self._abort, sub)
             self._timers.add(handle)
             sub.abort_timer = handle
 

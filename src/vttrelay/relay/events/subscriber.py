@@ -12,6 +12,7 @@ from typing import Final, Literal, Protocol
 
 from vttrelay.relay.events.mailbox import Mailbox
 from vttrelay.relay.events.model import SSE_KEEPALIVE, EventFilter, LoggedEvent, dumps, sse_frame
+from vttrelay.relay.events.timers import Timer
 
 FELL_BEHIND: Final = (
     "Subscriber fell behind: too many undelivered events; reconnect with Last-Event-ID"
@@ -69,7 +70,7 @@ class Subscriber:
     # the newest event id its replay covered: a shared log's snapshot can run ahead of the
     # events still on their way to this instance, which must not be delivered twice (0: none)
     covered: int = 0
-    abort_timer: asyncio.TimerHandle | None = field(default=None, repr=False)
+    abort_timer: Timer | None = field(default=None, repr=False)
     # its filter lets every event of its channel through (decided once, skips `matches`)
     everything: bool = field(default=False, init=False, repr=False)
 

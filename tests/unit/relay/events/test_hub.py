@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import orjson
+from tests.support.clock import FakeClock, FakeTimer
 
 from vttrelay import protocol
 from vttrelay.relay.config import RelayConfig
@@ -63,6 +64,19 @@ def hub_with_world(**settings: Any) -> tuple[EventHub, FakeRegistry, FakeWorld]:
     registry = FakeRegistry()
     world = registry.worlds["w1"] = FakeWorld()
     return EventHub(registry, StreamSettings(**settings)), registry, world
+
+
+def hub_on_clock(**settings: Any) -> tuple[EventHub, FakeRegistry, FakeWorld, FakeClock]:
+    """A hub whose grace, linger and retention timers run on a fake clock the test advances."""
+    registry = FakeRegistry()
+    world = registry.worlds["w1"] = FakeWorld()
+    clock = FakeClock()
+    return (
+        EventHub(registry, StreamSettings(**settings), later=clock.call_later),
+        registry,
+        world,
+        clock,
+    )
 
 
 def sub(channel: str = protocol.CHAT_CHANNEL, kind: Any = "sse", **kw: Any) -> Subscriber:
@@ -228,7 +242,7 @@ async def test_limit_per_key_world_channel_and_kind() -> None:
 
 
 async def test_slow_subscriber_is_cut_off_with_an_error_and_memory_stays_bounded() -> None:
-    hub, _, world = hub_with_world(slow_close_grace=0.05)
+    hub, _, world, clock = hub_on_clock(slow_close_grace=5)
     transport = FakeTransport()
     slow = sub(queue=3, transport=transport)
     fast = sub(queue=100)
@@ -241,7 +255,9 @@ async def test_slow_subscriber_is_cut_off_with_an_error_and_memory_stays_bounded
     assert await slow.mailbox.next_batch(1) == [error_frame("sse", FELL_BEHIND)]
     assert await slow.mailbox.next_batch(1) == []
     assert len(await fast.mailbox.next_batch(1) or []) == 10
-    await asyncio.sleep(0.1)
+    clock.advance(4.9)
+    assert not transport.aborted  # still within its grace
+    clock.advance(0.1)
     assert transport.aborted  # never finished: its connection is cut
     await hub.flush()
     assert world.counts()[-1] == ("chat-events", 1)
@@ -249,14 +265,17 @@ async def test_slow_subscriber_is_cut_off_with_an_error_and_memory_stays_bounded
 
 
 async def test_finished_consumer_is_not_aborted() -> None:
-    hub, _, world = hub_with_world(slow_close_grace=0.05)
+    hub, _, world, clock = hub_on_clock(slow_close_grace=5)
     transport = FakeTransport()
     slow = sub(queue=1, transport=transport)
     await hub.subscribe(slow)
     hub.world_event(world, chat_frame(1))
     hub.world_event(world, chat_frame(2))
+    timer = slow.abort_timer
+    assert timer is not None
     hub.finished(slow)
-    await asyncio.sleep(0.1)
+    assert isinstance(timer, FakeTimer) and timer.cancelled() and slow.abort_timer is None
+    clock.advance(10)
     assert not transport.aborted
 
 
@@ -319,22 +338,24 @@ async def test_direct_writes_keep_order_behind_queued_events() -> None:
 
 
 async def test_history_of_a_world_that_stays_away_is_forgotten() -> None:
-    hub, registry, world = hub_with_world(history_retention=0.05)
+    hub, registry, world, clock = hub_on_clock(history_retention=60)
     hub.world_event(world, chat_frame(1))
     del registry.worlds["w1"]
     hub.world_disconnected(world)
     back = registry.worlds["w1"] = FakeWorld()
-    await asyncio.sleep(0.1)
+    clock.advance(61)
     assert hub.events.last_id("w1", protocol.CHAT_CHANNEL) == 1  # it came back in time: kept
     del registry.worlds["w1"]
     hub.world_disconnected(back)
-    await asyncio.sleep(0.1)
+    clock.advance(59)
+    assert hub.events.last_id("w1", protocol.CHAT_CHANNEL) == 1
+    clock.advance(1)
     assert hub.events.last_id("w1", protocol.CHAT_CHANNEL) == 0  # gone for good: forgotten
     await hub.close()
 
 
 async def test_last_subscriber_leaving_keeps_the_channel_on_for_the_grace_period() -> None:
-    hub, _, world = hub_with_world(subscription_linger=0.1)
+    hub, _, world, clock = hub_on_clock(subscription_linger=10)
     first = sub()
     await hub.subscribe(first)
     hub.finished(first)
@@ -347,14 +368,17 @@ async def test_last_subscriber_leaving_keeps_the_channel_on_for_the_grace_period
     resume = await hub.subscribe(back, last_seen=0)
     assert resume is not None and [e.seq for e in resume.replay] == [1, 2, 3]
     assert not hub.lingering("w1", protocol.CHAT_CHANNEL)
-    await asyncio.sleep(0.15)  # the cancelled 0 never comes
+    clock.advance(15)  # the cancelled 0 never comes
     await hub.flush()
     assert world.counts() == [("chat-events", 1)]  # the world saw 1 all along, told once
 
     hub.finished(back)
     await hub.flush()
     assert world.counts() == [("chat-events", 1)]
-    await asyncio.sleep(0.15)
+    clock.advance(9.9)
+    await hub.flush()
+    assert world.counts() == [("chat-events", 1)]  # still lingering
+    clock.advance(0.1)
     await hub.flush()
     assert world.counts() == [("chat-events", 1), ("chat-events", 0)]
     assert not hub.lingering("w1", protocol.CHAT_CHANNEL)
@@ -362,7 +386,7 @@ async def test_last_subscriber_leaving_keeps_the_channel_on_for_the_grace_period
 
 
 async def test_real_counts_above_one_are_told_while_lingering_is_only_at_zero() -> None:
-    hub, _, world = hub_with_world(subscription_linger=0.05)
+    hub, _, world, clock = hub_on_clock(subscription_linger=10)
     a, b, c = sub(), sub(kind="ws"), sub()
     await hub.subscribe(a)
     await hub.subscribe(b)
@@ -372,13 +396,13 @@ async def test_real_counts_above_one_are_told_while_lingering_is_only_at_zero() 
     await hub.subscribe(a := sub())  # real 2
     hub.finished(a)
     hub.finished(c)
-    await asyncio.sleep(0.1)
+    clock.advance(10)
     await hub.flush()
     assert [n for _, n in world.counts()] == [1, 2, 1, 2, 1, 0]
 
 
 async def test_a_world_reconnecting_while_a_channel_lingers_hears_1_then_0() -> None:
-    hub, registry, world = hub_with_world(subscription_linger=0.1)
+    hub, registry, world, clock = hub_on_clock(subscription_linger=10)
     only = sub(protocol.SCENE_CHANNEL)
     await hub.subscribe(only)
     hub.finished(only)
@@ -388,7 +412,7 @@ async def test_a_world_reconnecting_while_a_channel_lingers_hears_1_then_0() -> 
     hub.world_connected(fresh)
     await hub.flush()
     assert fresh.counts() == [("scene-events", 1)]
-    await asyncio.sleep(0.15)
+    clock.advance(10)
     await hub.flush()
     assert fresh.counts() == [("scene-events", 1), ("scene-events", 0)]
     await hub.close()

@@ -1,0 +1,27 @@
+"""How the event hub schedules its timers (slow-consumer grace, subscription linger, history
+retention): a `Later` schedules a callback after a delay and returns a `Timer` it can cancel.
+The hub runs on `loop_later` (the running loop's `call_later`); unit tests pass a fake clock's
+`call_later` and move its time instead of sleeping."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Protocol
+
+
+class Timer(Protocol):
+    """A scheduled callback (`asyncio.TimerHandle` is one)."""
+
+    def cancel(self) -> None: ...
+
+
+class Later(Protocol):
+    """Schedule `callback(*args)` after `delay` seconds."""
+
+    def __call__(self, delay: float, callback: Callable[..., object], *args: Any) -> Timer: ...
+
+
+def loop_later(delay: float, callback: Callable[..., object], *args: Any) -> Timer:
+    """On the running event loop (`loop.call_later`)."""
+    return asyncio.get_running_loop().call_later(delay, callback, *args)
