@@ -41,6 +41,7 @@ from vttrelay.protocol import Close
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.listener import RelaySite, make_runner
 from vttrelay.relay.routes import DEFAULT_SCOPES
+from vttrelay.relay.sessions_api import SessionService
 from vttrelay.relay.state import STATE, RelayState
 from vttrelay.relay.store import RelayStore
 from vttrelay.server.assemble import build_app
@@ -418,12 +419,15 @@ async def start_serve_ready(
         raise
 
 
-async def start_relay(data_dir: Path, **overrides: Any) -> RelayServer:
-    """Start a relay on 127.0.0.1 (random port unless `port=` is given), store in `data_dir`."""
+async def start_relay(
+    data_dir: Path, sessions: SessionService | None = None, **overrides: Any
+) -> RelayServer:
+    """Start a relay on 127.0.0.1 (random port unless `port=` is given), store in `data_dir`;
+    with `sessions`, its session routes use that manager (as `vttrelay serve` gives it)."""
     overrides.setdefault("port", 0)
     config = RelayConfig(host="127.0.0.1", data_dir=data_dir, **overrides)
     store = RelayStore(config.store_target)
-    app = build_app(config, store)
+    app = build_app(config, store, sessions=sessions)
     runner = make_runner(app, config, shutdown_timeout=2)
     await runner.setup()
     site = RelaySite(runner, config)

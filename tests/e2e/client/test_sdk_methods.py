@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.support.e2e import CLIENT_ID
+from tests.support.relay import RelayServer, start_relay
 
 from vttrelay.client import AsyncClient, BadRequest, Client
 from vttrelay.client.groups import ROUTES
@@ -384,38 +385,49 @@ def test_every_route_has_a_case() -> None:
 
 
 @pytest.fixture
-async def ctx(relay: Any, start_world: Any, tmp_path: Path) -> Any:
+async def relay(tmp_path: Path) -> AsyncIterator[RelayServer]:
+    """The relay of these tests with a session manager, as `vttrelay serve` makes one (the
+    session routes are given it when the application is built)."""
+    config = SessionConfig(tmp_path / "sessions", headless_allow=("127.0.0.1:30000",))
+
+    async def no_token(account: str, client_id: str, name: str) -> str:
+        raise AssertionError("set once the relay runs")
+
+    sessions = SessionManager(config, RelayHooks(no_token, no_revoke, lambda c, a: False))
+    server = await start_relay(tmp_path / "relay", sessions=sessions)
+
+    async def mint(account: str, client_id: str, name: str) -> str:
+        return str(server.store.create_connection_token(account, client_id, name=name))
+
+    async def revoke(secret: str) -> None:
+        server.store.revoke_token(secret)
+
+    def is_live(client_id: str, account: str) -> bool:
+        live = server.state.registry.get(client_id)
+        return live is not None and live.account == account
+
+    sessions.hooks = RelayHooks(mint, revoke, is_live, server.ws_url)
+    await sessions.open()
+    try:
+        yield server
+    finally:
+        await sessions.close()
+        await server.stop()
+
+
+async def no_revoke(secret: str) -> None:
+    return None
+
+
+@pytest.fixture
+async def ctx(relay: Any, start_world: Any) -> Any:
     world: EmbeddedWorld = await start_world(relay)
     with world.world.store.transaction() as tx:  # what a GM switches on for scripts and macros
         documents.set_setting(tx, documents.SETTING_ALLOW_EXECUTE_JS, True)
         documents.set_setting(tx, documents.SETTING_ALLOW_MACRO_EXECUTE, True)
     key = relay.key(ALL_SCOPES, rate_per_minute=0)
-    sessions = session_manager(relay, tmp_path)
-    relay.state.sessions = sessions
-    await sessions.open()
-    try:
-        async with AsyncClient(relay.url, key) as sdk:
-            yield Ctx(relay, sdk, world), key
-    finally:
-        await sessions.close()
-        relay.state.sessions = None
-
-
-def session_manager(relay: Any, data_dir: Path) -> SessionManager:
-    """A session manager for the fixture relay, as `vttrelay serve` makes one."""
-
-    async def mint(account: str, client_id: str, name: str) -> str:
-        return str(relay.store.create_connection_token(account, client_id, name=name))
-
-    async def revoke(secret: str) -> None:
-        relay.store.revoke_token(secret)
-
-    def is_live(client_id: str, account: str) -> bool:
-        live = relay.state.registry.get(client_id)
-        return live is not None and live.account == account
-
-    config = SessionConfig(data_dir, headless_allow=("127.0.0.1:30000",))
-    return SessionManager(config, RelayHooks(mint, revoke, is_live, relay.ws_url))
+    async with AsyncClient(relay.url, key) as sdk:
+        yield Ctx(relay, sdk, world), key
 
 
 def _check(key: str, method: Any, reply: Any) -> None:
