@@ -23,8 +23,11 @@ MAX_FAILURES: Final = 10_000  # failures remembered (the oldest are forgotten fi
 class Launches:
     """The auto-starts under way and the recent failures, by client id."""
 
-    def __init__(self, cooldown: float = COOLDOWN) -> None:
+    def __init__(
+        self, cooldown: float = COOLDOWN, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.cooldown = cooldown
+        self.clock = clock  # seconds, when failures happen and cool down (tests pass a fake)
         self._running: dict[str, asyncio.Task[Answer]] = {}
         # (client id, attempt) -> (when it failed, its answer)
         self._failed: dict[tuple[str, str], tuple[float, Answer]] = {}
@@ -38,7 +41,7 @@ class Launches:
         if failed is None:
             return None
         when, (status, body) = failed
-        remaining = when + self.cooldown - time.monotonic()
+        remaining = when + self.cooldown - self.clock()
         if remaining <= 0:
             del self._failed[client_id, attempt]
             return None
@@ -81,7 +84,7 @@ class Launches:
         if answer[0] != 200:
             while len(self._failed) >= MAX_FAILURES:
                 del self._failed[next(iter(self._failed))]
-            self._failed[client_id, attempt] = (time.monotonic(), answer)
+            self._failed[client_id, attempt] = (self.clock(), answer)
         return answer
 
     async def close(self) -> None:
