@@ -16,7 +16,9 @@ The command's own process becomes a supervisor that serves nothing itself:
    PostgreSQL). A request that reaches a worker other than its world's takes one hop through
    Redis.
 3. The embedded demo world runs in worker 0 and connects to the shared port like any world: to
-   whichever worker the kernel picks.
+   whichever worker the kernel picks. The supervisor takes the world's lock before it prepares
+   (`datadir.hold_world`: a second `serve` of the world is refused) and hands the same open
+   lock file to worker 0 (`SharedLock`), so a world whose supervisor was killed stays locked.
 4. It prints the "listening" lines once every worker listens, then watches them: a worker that
    exits on its own is restarted with a new instance id (after 1 s, doubling up to 30 s while it
    keeps failing within a minute of its start; the directory releases the dead instance's worlds
@@ -39,10 +41,11 @@ import socket
 import sys
 import time
 from dataclasses import dataclass, replace
+from multiprocessing import reduction
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from queue import Empty
-from typing import Any
+from typing import IO, Any
 
 from vttrelay.relay.accesslog import setup_logging
 from vttrelay.relay.backends import BackendUnavailable
@@ -66,16 +69,33 @@ class WorkersError(Exception):
     """`--workers` cannot start: the message says why."""
 
 
+class SharedLock:
+    """An open lock file handed to a spawned worker: pickled while the worker is spawned, the
+    worker gets a descriptor of the same open file, so it holds the same flock (`datadir.py`)
+    and keeps it if the supervisor dies (SIGKILL) while the worker runs."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __reduce__(self) -> tuple[Any, tuple[Any]]:
+        return (_shared_lock, (reduction.DupFd(self.fd),))
+
+
+def _shared_lock(dup: Any) -> SharedLock:
+    return SharedLock(dup.detach())
+
+
 @dataclass(frozen=True)
 class WorkerSpec:
     """What a worker process needs (pickled to it): its index, its settings (with its own
     instance id), what the supervisor prepared (the embedded world's token: worker 0's only),
-    and the log level."""
+    the log level and, for worker 0 (the embedded world's), the world's lock."""
 
     index: int
     config: RelayConfig
     prepared: Prepared
     log_level: str
+    world_lock: SharedLock | None = None  # kept open for the worker's life
 
 
 def worker_main(spec: WorkerSpec, started: Queue[tuple[int, int, str]]) -> None:
@@ -154,8 +174,10 @@ class Supervisor:
         prepared: Prepared,
         log_level: str,
         reserved: socket.socket,
+        world_lock: IO[bytes] | None = None,
     ) -> None:
         self.config = config
+        self.world_lock = world_lock  # handed to worker 0, which runs the world
         self.reserved = reserved  # the port, bound (SO_REUSEPORT) until every worker listens
         self.count = count
         self.prepared = prepared
@@ -175,6 +197,11 @@ class Supervisor:
             config=replace(self.config, instance_id=new_instance_id(), metrics_port=metrics_port),
             prepared=self.prepared if index == 0 else replace(self.prepared, world_token=None),
             log_level=self.log_level,
+            world_lock=(
+                SharedLock(self.world_lock.fileno())
+                if index == 0 and self.world_lock is not None
+                else None
+            ),
         )
 
     def _start(self, index: int, failures: int = 0) -> None:
@@ -343,7 +370,7 @@ def serve_workers(config: RelayConfig, count: int, with_world: bool, log_level: 
         raise WorkersError(str(busy)) from None
     world_lock = None
     try:
-        if with_world:  # worker 0 runs the world; the supervisor holds its lock (datadir.py)
+        if with_world:  # worker 0 runs the world; it and the supervisor hold its lock
             try:
                 world_lock = datadir.hold_world(config.data_dir)
             except datadir.WorldBusy as busy:
@@ -359,7 +386,7 @@ def serve_workers(config: RelayConfig, count: int, with_world: bool, log_level: 
             raise
         finally:
             store.close()
-        supervisor = Supervisor(config, count, prepared, log_level, reserved)
+        supervisor = Supervisor(config, count, prepared, log_level, reserved, world_lock)
         try:
             return supervisor.run()
         except WorkersError as exc:

@@ -1,10 +1,13 @@
 """`vttrelay serve --workers N` as a real command: N worker processes on one port (SO_REUSEPORT)
 over a real redis-server, the embedded world on one of them, /api/status and /metrics from each,
-a killed worker restarted, SIGTERM stopping them all; and the refusal without --redis."""
+a killed worker restarted, SIGTERM stopping them all; worker 0 keeping the world's lock when
+the supervisor is killed; and the refusal without --redis."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import os
 import re
 import signal
@@ -19,8 +22,10 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
+from bench.procs import free_port
 from prometheus_client.parser import text_string_to_metric_families
 from tests.support.e2e import eventually
+from tests.support.relay import run_vttrelay
 from tests.support.servers import RedisServer
 
 from vttrelay.relay.config import REDIS_URL_ENV
@@ -198,3 +203,43 @@ async def test_a_killed_worker_is_restarted_and_sigterm_stops_all(workers: Worke
     assert not workers.ready_path.exists()  # removed at the clean stop
     for pid in pids:  # every worker was stopped and reaped by the supervisor
         assert not Path(f"/proc/{pid}").exists()
+
+
+def _world_lock_free(data: Path) -> bool:
+    """Whether nobody holds the data dir's world lock (taken and dropped here to find out)."""
+    with (data / "world" / "world.lock").open("a+b") as lock:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+        return True
+
+
+async def test_worker_zero_keeps_the_world_lock_when_the_supervisor_is_killed(
+    workers: Workers, tmp_path: Path
+) -> None:
+    """Worker 0 runs the embedded world and holds the world's lock with the supervisor (the same
+    open file, handed to it at spawn): SIGKILL the supervisor and the world still runs alone; a
+    new `serve` of that data dir is refused until worker 0 is gone too."""
+    data = tmp_path / "data"
+    pids = [pid for pid, _ in workers.workers().values()]
+    try:
+        os.kill(workers.process.pid, signal.SIGKILL)
+        await asyncio.to_thread(workers.process.wait, 10)
+        assert not _world_lock_free(data)
+        code, out, err = await run_vttrelay(
+            "serve", "--port", str(free_port()), "--data-dir", str(data)
+        )
+        assert (code, out) == (1, "")
+        assert err == (
+            f"vttrelay: the embedded world of {data} is already served by another "
+            f"vttrelay serve (pid {workers.process.pid})\n"
+        )
+        calls = await on_fresh_connections(workers.base, "/world-info", workers.api_key, 4)
+        assert {status for status, _ in calls} == {200}
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    await eventually(lambda: _world_lock_free(data), timeout=10)
