@@ -60,6 +60,7 @@ log = logging.getLogger("vttrelay")
 # is busy, and those clients stall a second or more (bench/RESULTS.md); at 1024, wrk opening 1,000
 # connections at once still overflowed it (414 dropped SYNs, p99 3.6 s). Linux caps it at somaxconn.
 LISTEN_BACKLOG = 4096
+NOTHING_TO_RELOAD = "SIGHUP: nothing to reload (no --tls-cert)"  # logged, and it goes on
 
 
 class CannotListen(Exception):
@@ -140,11 +141,17 @@ async def serve_metrics(app: web.Application, config: RelayConfig) -> web.AppRun
     return runner
 
 
-def _tls(config: RelayConfig, loop: asyncio.AbstractEventLoop) -> ssl.SSLContext | None:
+def _tls(
+    config: RelayConfig, loop: asyncio.AbstractEventLoop, own_process: bool = True
+) -> ssl.SSLContext | None:
     """The server's SSL context when `config` names a certificate, reloaded on SIGHUP (a renewed
     certificate: connections opened afterwards get it; a file that no longer loads keeps the one
-    in use and logs why)."""
+    in use and logs why). Without one, a process of its own logs on SIGHUP that there is nothing
+    to reload and goes on (as the `--workers` supervisor does), instead of dying of it."""
     if not config.tls_cert:
+        if own_process:
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(signal.SIGHUP, log.info, NOTHING_TO_RELOAD)
         return None
     context = tls.server_context(config.tls_cert, config.tls_key)
 
@@ -216,7 +223,7 @@ async def run_instance(
 
         sessions.hooks.is_live = is_live
         app[STATE].gate.starter = AutoStarter(sessions)
-    ssl_context = _tls(config, loop)
+    ssl_context = _tls(config, loop, own_process)
     runner = make_runner(app, config, shutdown_timeout=5)
     await runner.setup()
     fd_limit = raise_fd_limit()  # idle sockets must hit max_connections, not the fd limit
@@ -280,6 +287,7 @@ async def run_instance(
 __all__ = [
     "CannotListen",
     "LISTEN_BACKLOG",
+    "NOTHING_TO_RELOAD",
     "Listening",
     "Prepared",
     "run",

@@ -51,7 +51,7 @@ from vttrelay.relay.accesslog import setup_logging
 from vttrelay.relay.backends import BackendUnavailable
 from vttrelay.relay.config import RelayConfig, new_instance_id
 from vttrelay.relay.store import RelayStore
-from vttrelay.server import Listening, datadir, loop_factory, run_instance
+from vttrelay.server import NOTHING_TO_RELOAD, Listening, datadir, loop_factory, run_instance
 from vttrelay.server.prepare import Prepared, announce_listening, prepare
 from vttrelay.server.ready import clear_ready
 
@@ -225,7 +225,7 @@ class Supervisor:
         """Send a received SIGHUP on to every listening worker (each reloads its certificate)."""
         self.hangups = 0
         if not self.config.tls_cert:
-            log.info("SIGHUP: nothing to reload (no --tls-cert)")
+            log.info(NOTHING_TO_RELOAD)
             return
         for index, worker in sorted(self.workers.items()):
             pid = worker.process.pid

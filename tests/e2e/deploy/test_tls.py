@@ -3,7 +3,7 @@ demo world and a module-like client connect over wss://, REST, SSE and /ws/api w
 a renewed certificate is taken on SIGHUP without a restart (the next handshake shows it; with
 `--workers 2` SIGHUP to the command reaches every worker), and a
 malformed certificate (or a bad --trusted-proxy) is refused at start with one line naming the
-setting."""
+setting. Without a certificate, SIGHUP is logged as nothing to reload and the relay goes on."""
 
 from __future__ import annotations
 
@@ -194,5 +194,38 @@ async def test_sighup_to_the_supervisor_reloads_the_certificate_in_every_worker(
         log = log_path.read_text()
         assert log.count("SIGHUP: sent on to worker") == 2
         assert proc.returncode is None and "exited with code" not in log  # nobody restarted
+    finally:
+        await stop_process(proc)
+
+
+async def test_sighup_without_tls_is_logged_and_the_relay_keeps_serving(tmp_path: Path) -> None:
+    """A single-process `serve` without `--tls-cert` (a `systemctl reload` of a plain unit): on
+    SIGHUP it logs one line that there is nothing to reload and goes on serving, as the
+    `--workers` supervisor does, instead of dying of the signal's default action."""
+    log_path = tmp_path / "serve.log"
+    port = free_port()
+    with log_path.open("w") as log_file:
+        proc = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "vttrelay", "serve", "--port", str(port)),
+            *("--data-dir", str(tmp_path / "data")),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log_file,
+        )
+    try:
+        assert proc.stdout is not None
+        line = b""
+        while b"listening on" not in line:
+            line = await asyncio.wait_for(proc.stdout.readline(), 60)
+            assert line, log_path.read_text()  # it exited before listening
+        os.kill(proc.pid, signal.SIGHUP)
+        await eventually(lambda: "SIGHUP: nothing to reload" in log_path.read_text(), 10)
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"http://127.0.0.1:{port}/api/health") as resp,
+        ):
+            assert resp.status == 200
+        assert proc.returncode is None
+        assert log_path.read_text().count("SIGHUP: nothing to reload") == 1
     finally:
         await stop_process(proc)
