@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.clock import FakeClock
 
 from vttrelay.relay.accounts.key_cache import KeyCache, UsageCounter
 from vttrelay.relay.config import RelayConfig
@@ -276,7 +277,8 @@ async def test_key_cache_reads_off_the_event_loop_and_refreshes(
     loads share one read); known keys are re-read in one batch by `refresh`, so a revocation
     made elsewhere is seen; an unknown secret is remembered as a miss for `ttl`."""
     store = RelayStore(store_target)
-    cache = KeyCache(store, ttl=0.2)
+    clock = FakeClock()
+    cache = KeyCache(store, ttl=5, clock=clock)
     key_id, secret = store.create_key("a", ["dnd5e"])
     reads: list[str] = []
     real = store.key_by_secret
@@ -307,6 +309,8 @@ async def test_key_cache_reads_off_the_event_loop_and_refreshes(
     assert not cache.lookup(secret).enabled  # type: ignore[union-attr]
     await cache.load("unknown")
     assert not cache.missing("unknown") and cache.lookup("unknown") is None
-    await asyncio.sleep(0.25)
+    clock.advance(4.9)
+    assert not cache.missing("unknown")  # the miss is remembered for `ttl`
+    clock.advance(0.1)
     assert cache.missing("unknown")
     store.close()

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
 from vttrelay.relay.store import KeyRecord, RelayStore
@@ -44,9 +45,11 @@ class KeyCache:
         ttl: float = 5.0,
         max_entries: int = 100_000,
         unknown_per_minute: int = 0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.ttl = ttl
+        self.clock = clock  # seconds, when a miss is forgotten (tests pass a fake)
         self.max_entries = max_entries
         self.unknown_per_minute = unknown_per_minute
         self._unknown = TokenBuckets()  # per address: unknown secrets looked up
@@ -58,7 +61,7 @@ class KeyCache:
         """The key with this secret, or None. From memory unless `missing(secret)`; then it is
         read here, blocking (tests and tools; the relay loads first)."""
         hit = self._cache.get(secret)
-        if hit is not None and (hit[1] is not None or hit[0] > time.monotonic()):
+        if hit is not None and (hit[1] is not None or hit[0] > self.clock()):
             return hit[1]
         return self._put(secret, self._fetch(secret))
 
@@ -70,7 +73,7 @@ class KeyCache:
     def missing(self, secret: str) -> bool:
         """Whether `lookup(secret)` would read the store."""
         hit = self._cache.get(secret)
-        return hit is None or (hit[1] is None and hit[0] <= time.monotonic())
+        return hit is None or (hit[1] is None and hit[0] <= self.clock())
 
     async def load(self, secret: str, address: str | None = None) -> bool:
         """Read one secret's key into the cache in a worker thread (concurrent loads of the same
@@ -100,12 +103,12 @@ class KeyCache:
     def _put(self, secret: str, record: KeyRecord | None) -> KeyRecord | None:
         if len(self._cache) >= self.max_entries:
             self._cache.clear()
-        self._cache[secret] = (0.0 if record else time.monotonic() + self.ttl, record)
+        self._cache[secret] = (0.0 if record else self.clock() + self.ttl, record)
         return record
 
     async def refresh(self) -> None:
         """Re-read every known key in one batch (in a thread) and forget expired misses."""
-        now = time.monotonic()
+        now = self.clock()
         for secret in [s for s, (until, r) in self._cache.items() if r is None and until <= now]:
             del self._cache[secret]
         known = [secret for secret, (_, record) in self._cache.items() if record is not None]
