@@ -38,7 +38,6 @@ ERROR.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -52,6 +51,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TextIO
 
 import orjson
 from aiohttp import web
+
+from vttrelay.relay.timers import Later, Timer, loop_later
 
 if TYPE_CHECKING:
     from vttrelay.relay.store import KeyRecord
@@ -278,15 +279,17 @@ class BufferedAccessLog:
         max_lines: int = MAX_LINES,
         json: bool = False,
         enabled: bool = True,
+        later: Later = loop_later,
     ) -> None:
         self.stream = stream
         self.interval = interval
+        self.later = later  # schedules the flush after `interval` (`relay.timers`)
         self.max_lines = max_lines
         self.json = json
         self.enabled = enabled  # access lines (other lines are written anyway)
         self._items: list[RequestRecord | str] = []
         self._lock = threading.Lock()
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Timer | None = None
         self._second = -1
         self._stamp = ""
         self._prefix = f" INFO {ACCESS_LOGGER}: "
@@ -302,11 +305,9 @@ class BufferedAccessLog:
             self.flush()
         elif self._timer is None:
             try:
-                loop = asyncio.get_running_loop()
+                self._timer = self.later(self.interval, self._on_timer)
             except RuntimeError:  # no loop (a synchronous caller): write at once
                 self.flush()
-                return
-            self._timer = loop.call_later(self.interval, self._on_timer)
 
     def line(self, text: str) -> None:
         """Another log line (formatted, without its newline): written after what is buffered,

@@ -1,7 +1,8 @@
-"""How the event hub schedules its timers (slow-consumer grace, subscription linger, history
-retention): a `Later` schedules a callback after a delay and returns a `Timer` it can cancel.
-The hub runs on `loop_later` (the running loop's `call_later`); unit tests pass a fake clock's
-`call_later` and move its time instead of sleeping."""
+"""How the relay's one-shot timers are scheduled (the event hub's slow-consumer grace,
+subscription linger and history retention; the access log's flush): a `Later` schedules a
+callback after a delay and returns a `Timer` it can cancel. They run on `loop_later` (the running
+loop's `call_later`); unit tests pass a fake clock's `call_later` and move its time instead of
+sleeping."""
 
 from __future__ import annotations
 

@@ -3,7 +3,6 @@ would write, written in batches and in order with the other log lines."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import logging
 import re
@@ -11,6 +10,7 @@ import time
 
 import orjson
 import pytest
+from tests.support.clock import FakeClock
 from tests.support.keys import key_record
 
 from vttrelay.relay.accesslog import (
@@ -67,12 +67,14 @@ def rec(
 
 async def test_line_is_what_logging_writes_and_arrives_after_the_interval() -> None:
     out = io.StringIO()
-    sink = BufferedAccessLog(out, interval=0.02)
+    clock = FakeClock()
+    sink = BufferedAccessLog(out, interval=0.5, later=clock.call_later)
     started = time.time()
     sink.record(rec(key=key_record(name="my bot"), world="fvtt_abc"))
     sink.record(rec("POST", "/dnd5e/skill-check", 400, 12.05, number=8, size=0))
+    clock.advance(0.49)
     assert out.getvalue() == ""  # buffered
-    await asyncio.sleep(0.1)
+    clock.advance(0.01)
     lines = out.getvalue().splitlines()
     assert len(lines) == 2
     message = text_line(rec(key=key_record(name="my bot"), world="fvtt_abc"))

@@ -42,7 +42,7 @@ from vttrelay.relay.events.subscriber import (
     keepalive_comment,
 )
 from vttrelay.relay.events.sweeper import is_watched, sweep
-from vttrelay.relay.events.timers import Later, Timer, loop_later
+from vttrelay.relay.timers import Later, Timer, loop_later
 
 log = logging.getLogger("vttrelay.relay.streams")  # the name it had before the move
 
@@ -74,7 +74,7 @@ class EventHub:
         later: Later = loop_later,
     ) -> None:
         self.registry = registry
-        self.later = later  # schedules the grace, linger and retention timers (`events.timers`)
+        self.later = later  # schedules the grace, linger and retention timers (`relay.timers`)
         # why an API key no longer works (None: it does); the sweeper asks it of the secrets
         # of open streams every `key_check_interval`
         self.key_problem = key_problem

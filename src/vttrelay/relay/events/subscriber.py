@@ -12,7 +12,7 @@ from typing import Final, Literal, Protocol
 
 from vttrelay.relay.events.mailbox import Mailbox
 from vttrelay.relay.events.model import SSE_KEEPALIVE, EventFilter, LoggedEvent, dumps, sse_frame
-from vttrelay.relay.events.timers import Timer
+from vttrelay.relay.timers import Timer
 
 FELL_BEHIND: Final = (
     "Subscriber fell behind: too many undelivered events; reconnect with Last-Event-ID"
