@@ -10,6 +10,7 @@ against the relay started with those arguments, `own data dir` in a directory of
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -136,16 +137,36 @@ class Shell:
         return self.lines.until(lambda line: False, seconds)
 
     def close(self) -> None:
-        """Stop the block's background jobs (by their pids), then the shell."""
+        """Stop the block's background jobs, then the shell, then whatever they started: the shell
+        leads a process group of its own (`start_new_session`), and a job such as
+        `pair && world run &` is a subshell whose child a kill of the job's pid leaves running,
+        so the whole group is stopped by its id (SIGTERM, then SIGKILL)."""
+        group = self.proc.pid
         if self.proc.poll() is None:
             assert self.proc.stdin is not None
-            self.proc.stdin.write("kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; exit\n")
+            self.proc.stdin.write("kill $(jobs -p) 2>/dev/null; exit\n")
             self.proc.stdin.flush()
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(group, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and _group_alive(group):
+                time.sleep(0.05)
+        if self.proc.poll() is None:
+            self.proc.wait()
+        assert not _group_alive(group), "a README command left a process running"
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def _substitute(text: str, port: int, tmp: Path, ids: dict[str, str]) -> str:
