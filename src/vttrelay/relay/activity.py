@@ -6,13 +6,13 @@ status, duration, client address; never a secret or a body) kept in the relay's 
 On the hot path a call costs one append (`ActivityLog.add`) of the request's
 `accesslog.RequestRecord`, the tuple the middleware made for the access line too (the key object
 the key cache holds, not its fields). Every `activity_flush_interval` seconds a worker thread
-completes what is pending (the key's account, id and name) and writes it as one row per account
-(`activity_batches`: the calls as one JSON array), so the store sees one insert a second, not
-one per request (a row per call cost the forwarded mix +14 % instructions per request,
-bench/RESULTS.md). At most
-`MAX_PENDING` wait in memory (past it the oldest are dropped and counted in `dropped`). Old
-batches are pruned after a write at most once a minute (`prune`). Reading decodes the batches
-newest first, one at a time (each at most `MAX_BATCH` calls: a few ms of CPU each).
+completes what is pending (the key's account, id and name, once per key) and writes it as one
+row per account and key (`activity_batches`: the key once and the calls as one JSON array), so
+the store sees one insert a second, not one per request (a row per call cost the forwarded mix
++14 % instructions per request, bench/RESULTS.md). At most `MAX_PENDING` wait in memory (past
+it the oldest are dropped and counted in `dropped`). Old batches are pruned after a write at
+most once a minute (`prune`). Reading decodes the batches newest first, one at a time (each at
+most `MAX_BATCH` calls: a few ms of CPU each).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -66,31 +67,21 @@ class ActivityLog:
         pending.append(record)
 
     def flush(self) -> int:
-        """Write what is pending (blocking: `run` calls it in a worker thread); the count."""
+        """Write what is pending (blocking: `run` calls it in a worker thread); the count.
+
+        Per call only C-level work: the pending records taken, each one's stored fields picked
+        by one `itemgetter`, and the batch encoded by one `orjson.dumps`. The key's id and name
+        and the account are looked up once per key per batch (a row holds one key's calls)."""
         pending = self._pending
-        by_account: dict[str, list[tuple[Any, ...]]] = {}
-        count = 0
-        while pending:
-            r = pending.popleft()
-            key = r.key
-            key_id, key_name = (key.id, key.name) if key is not None else ("", "")
-            account = r.account or (key.account if key is not None else "")
-            by_account.setdefault(account, []).append(
-                (r.at, key_id, key_name, r.world, r.method, r.route, r.status, r.ms, r.peer)
-            )
-            count += 1
-        if by_account:
+        popleft = pending.popleft
+        records = [popleft() for _ in range(len(pending))]
+        if records:
             rows = [
-                (
-                    secrets.token_hex(8),
-                    account,
-                    calls[i][0],
-                    calls[min(i + MAX_BATCH, len(calls)) - 1][0],
-                    len(calls[i : i + MAX_BATCH]),
-                    orjson.dumps(calls[i : i + MAX_BATCH]).decode(),
-                )
-                for account, calls in by_account.items()
+                (secrets.token_hex(8), account, chunk[0][0], chunk[-1][0], len(chunk), data)
+                for account, key_id, key_name, calls in _by_key(records)
                 for i in range(0, len(calls), MAX_BATCH)
+                for chunk in (calls[i : i + MAX_BATCH],)
+                for data in (orjson.dumps({"key": [key_id, key_name], "calls": chunk}).decode(),)
             ]
             with self.db.transaction() as conn:
                 conn.executemany(INSERT, rows)
@@ -98,7 +89,7 @@ class ActivityLog:
         if now - self._pruned_at >= PRUNE_EVERY:
             self._pruned_at = now
             self.prune(now)
-        return count
+        return len(records)
 
     def prune(self, now: float) -> None:
         """Forget batches older than the kept time, then the oldest past `max_rows` calls."""
@@ -125,6 +116,39 @@ class ActivityLog:
         finally:
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(self.flush)
+
+
+# a call as stored: (at, world, method, route, status, ms, peer), picked from a RequestRecord
+_STORED = itemgetter(0, 3, 4, 6, 7, 8, 9)
+_KEY = itemgetter(1)
+_ACCOUNT = itemgetter(2)
+
+
+def _by_key(records: list[RequestRecord]) -> Iterator[tuple[str, str, str, list[tuple[Any, ...]]]]:
+    """The records' stored calls per (account, key id, key name), in order. The key objects
+    (one per key in the key cache) are read once each; one key and one account (the usual
+    batch) cost no Python per call, several cost one dict look-up and append per call."""
+    calls = list(map(_STORED, records))
+    keys = list(map(_KEY, records))
+    accounts = list(map(_ACCOUNT, records))
+    named: dict[int, tuple[str, str, str]] = {}  # id of a key object -> (account, id, name)
+    for ref, key in dict(zip(map(id, keys), keys, strict=True)).items():
+        named[ref] = ("", "", "") if key is None else (key.account, key.id, key.name)
+    distinct_accounts = set(accounts)
+    if len(set(named.values())) == 1 and len(distinct_accounts) == 1:
+        account, key_id, key_name = next(iter(named.values()))
+        yield distinct_accounts.pop() or account, key_id, key_name, calls
+        return
+    groups: dict[tuple[str, str, str], list[tuple[Any, ...]]] = {}
+    for ref, acting, call in zip(map(id, keys), accounts, calls, strict=True):
+        account, key_id, key_name = named[ref]
+        group = (acting or account, key_id, key_name)
+        found = groups.get(group)
+        if found is None:
+            groups[group] = found = []
+        found.append(call)
+    for (account, key_id, key_name), group_calls in groups.items():
+        yield account, key_id, key_name, group_calls
 
 
 @dataclass(frozen=True)
@@ -179,9 +203,13 @@ def _calls(db: Database, account: str | None, since: float | None) -> Iterator[A
         if row is None:  # pruned meanwhile
             continue
         owner = batch["account"]
-        for at, key_id, key_name, world, method, route, status, ms, peer in reversed(
-            orjson.loads(row["data"])
-        ):
+        data = orjson.loads(row["data"])
+        if isinstance(data, list):  # written before the key was stored once per batch
+            for at, key_id, key_name, world, method, route, status, ms, peer in reversed(data):
+                yield Activity(at, owner, key_id, key_name, world, method, route, status, ms, peer)
+            continue
+        key_id, key_name = data["key"]
+        for at, world, method, route, status, ms, peer in reversed(data["calls"]):
             yield Activity(at, owner, key_id, key_name, world, method, route, status, ms, peer)
 
 

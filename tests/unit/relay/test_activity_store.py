@@ -103,3 +103,50 @@ def test_bad_filters_and_the_pending_bound(tmp_path: Path) -> None:
         assert not activity.ActivityLog(store.db, days=0, max_rows=10).enabled
     finally:
         store.close()
+
+
+def test_one_write_of_several_keys_and_a_row_of_the_former_format(tmp_path: Path) -> None:
+    """Calls of two keys of one account and of an acting account, interleaved in one write: a
+    row per (account, key), each key's calls in order, its id and name stored once; a row
+    written before (one JSON array of whole calls) is still read."""
+    store = RelayStore(tmp_path / "relay.db")
+    try:
+        log = activity.ActivityLog(store.db, days=30, max_rows=1000)
+        k1, k2 = key_record("k1", "alice", "name k1"), key_record("k2", "alice", "")
+        for i, key in enumerate((k1, k2, k1, None, k2)):
+            log.add(_record(NOW - 50 + i)._replace(key=key, status=200 + i))
+        log.add(_record(NOW - 40)._replace(key=None, account="carol", status=299))
+        assert log.flush() == 6
+        rows = store.db.all("SELECT account, calls, data FROM activity_batches ORDER BY first_at")
+        assert [(r["account"], r["calls"]) for r in rows] == [
+            ("alice", 2),
+            ("alice", 2),
+            ("", 1),
+            ("carol", 1),
+        ]
+        assert '"key":["k1","name k1"]' in rows[0]["data"] and "10.0.0.1" in rows[0]["data"]
+        store.db.run(
+            "INSERT INTO activity_batches (id, account, first_at, last_at, calls, data)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                "old",
+                "alice",
+                NOW - 100,
+                NOW - 100,
+                1,
+                '[[%r,"k0","old key","w9","GET","/get",404,2.5,"10.0.0.9"]]' % (NOW - 100),
+            ),
+        )
+        found = activity.find(store.db, "alice", activity.Filter())
+        assert [(a.key_id, a.key_name, a.status) for a in found] == [
+            ("k2", "", 204),
+            ("k1", "name k1", 202),
+            ("k2", "", 201),
+            ("k1", "name k1", 200),
+            ("k0", "old key", 404),
+        ]
+        assert found[-1].world == "w9" and found[-1].peer == "10.0.0.9" and found[-1].ms == 2.5
+        assert [a.status for a in activity.find(store.db, "carol", activity.Filter())] == [299]
+        assert activity.find(store.db, "", activity.Filter())[0].key_id == ""
+    finally:
+        store.close()
