@@ -149,6 +149,17 @@ def test_bad_trusted_proxy_refused_at_start(tmp_path: Path) -> None:
     assert not (tmp_path / "data" / "relay.db").exists()  # refused before anything started
 
 
+async def _serve_logged(log_path: Path, *args: str) -> asyncio.subprocess.Process:
+    """`vttrelay serve *ARGS` as a real process, its stdout a pipe, its stderr in `log_path`."""
+    with log_path.open("w") as log_file:
+        return await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "vttrelay", "serve", *args),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log_file,
+        )
+
+
 async def test_sighup_to_the_supervisor_reloads_the_certificate_in_every_worker(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
@@ -156,15 +167,12 @@ async def test_sighup_to_the_supervisor_reloads_the_certificate_in_every_worker(
     `ExecReload` sends) is sent on to each worker, and every worker serves the renewed one."""
     first = make_certificate(tmp_path / "first")
     log_path = tmp_path / "serve.log"
-    with log_path.open("w") as log_file:
-        proc = await asyncio.create_subprocess_exec(
-            *(sys.executable, "-m", "vttrelay", "serve", "--workers", "2", "--port", "0"),
-            *("--redis", redis_server.url, "--data-dir", str(tmp_path / "data")),
-            *("--tls-cert", str(first.cert), "--tls-key", str(first.key)),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=log_file,
-        )
+    proc = await _serve_logged(
+        log_path,
+        *("--workers", "2", "--port", "0"),
+        *("--redis", redis_server.url, "--data-dir", str(tmp_path / "data")),
+        *("--tls-cert", str(first.cert), "--tls-key", str(first.key)),
+    )
     try:
         assert proc.stdout is not None
         listening = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
@@ -204,14 +212,7 @@ async def test_sighup_without_tls_is_logged_and_the_relay_keeps_serving(tmp_path
     `--workers` supervisor does, instead of dying of the signal's default action."""
     log_path = tmp_path / "serve.log"
     port = free_port()
-    with log_path.open("w") as log_file:
-        proc = await asyncio.create_subprocess_exec(
-            *(sys.executable, "-m", "vttrelay", "serve", "--port", str(port)),
-            *("--data-dir", str(tmp_path / "data")),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=log_file,
-        )
+    proc = await _serve_logged(log_path, "--port", str(port), "--data-dir", str(tmp_path / "data"))
     try:
         assert proc.stdout is not None
         line = b""
