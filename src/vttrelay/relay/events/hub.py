@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -72,9 +73,13 @@ class EventHub:
         counters: Counters | None = None,
         key_problem: Callable[[str], str | None] | None = None,
         later: Later = loop_later,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.registry = registry
-        self.later = later  # schedules the grace, linger and retention timers (`relay.timers`)
+        # schedules the grace, linger and retention timers and the sweeper's passes
+        # (`relay.timers`); `clock` is the time they are on (the sweeper's key checks read it)
+        self.later = later
+        self.clock = clock
         # why an API key no longer works (None: it does); the sweeper asks it of the secrets
         # of open streams every `key_check_interval`
         self.key_problem = key_problem

@@ -1,6 +1,7 @@
 """The event hub's sweeper: one task that, every `sweep_interval`, ends the subscriptions whose
 client went away (aiohttp does not always tell) and, every `key_check_interval`, those whose key
-no longer works. `EventHub` starts it while there are subscribers to watch (`sweep(hub)`)."""
+no longer works. `EventHub` starts it while there are subscribers to watch (`sweep(hub)`); it
+sleeps and reads the time on the hub's `later` and `clock` (a fake clock in unit tests)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Final, Protocol
 
 from vttrelay.relay.events.settings import StreamSettings
 from vttrelay.relay.events.subscriber import Subscriber
+from vttrelay.relay.timers import Later, wait
 
 SWEEP_SLICE: Final = 1000  # subscribers the sweeper checks before it yields to the loop
 
@@ -19,6 +21,8 @@ class Swept(Protocol):
 
     settings: StreamSettings
     key_problem: Callable[[str], str | None] | None  # why a key no longer works (None: it does)
+    later: Later  # what the sweeper sleeps on between passes
+    clock: Callable[[], float]  # the monotonic time (seconds) of the key checks
 
     def subscribers(self, client_id: str | None = None) -> list[Subscriber]: ...
 
@@ -39,18 +43,17 @@ async def sweep(hub: Swept) -> None:
     Each key is checked once per pass, however many streams use it, and a pass yields to
     the loop every `SWEEP_SLICE` subscribers: with 10,000 streams a pass is a few ms of CPU,
     which must not hold up the requests meanwhile."""
-    loop = asyncio.get_running_loop()
-    next_key_check = loop.time() + hub.settings.key_check_interval
+    next_key_check = hub.clock() + hub.settings.key_check_interval
     while True:
-        await asyncio.sleep(hub.settings.sweep_interval)
+        await wait(hub.later, hub.settings.sweep_interval)
         watched = [s for s in hub.subscribers() if is_watched(hub, s)]
         if not watched:
             return
         key_problem = hub.key_problem
-        if loop.time() < next_key_check:
+        if hub.clock() < next_key_check:
             key_problem = None
         elif key_problem is not None:
-            next_key_check = loop.time() + hub.settings.key_check_interval
+            next_key_check = hub.clock() + hub.settings.key_check_interval
         problems: dict[str, str | None] = {}
         for index, sub in enumerate(watched):
             if index and not index % SWEEP_SLICE:

@@ -72,11 +72,19 @@ def hub_on_clock(**settings: Any) -> tuple[EventHub, FakeRegistry, FakeWorld, Fa
     world = registry.worlds["w1"] = FakeWorld()
     clock = FakeClock()
     return (
-        EventHub(registry, StreamSettings(**settings), later=clock.call_later),
+        EventHub(registry, StreamSettings(**settings), later=clock.call_later, clock=clock),
         registry,
         world,
         clock,
     )
+
+
+async def tick(clock: FakeClock, seconds: float) -> None:
+    """Advance the clock, then let the tasks it woke (the sweeper) run to their next wait."""
+    await asyncio.sleep(0)  # a sweeper just started reaches its first wait
+    clock.advance(seconds)
+    for _ in range(3):
+        await asyncio.sleep(0)
 
 
 def sub(channel: str = protocol.CHAT_CHANNEL, kind: Any = "sse", **kw: Any) -> Subscriber:
@@ -296,14 +304,17 @@ async def test_world_disconnect_ends_sse_streams_but_not_ws_or_a_replaced_world(
 
 
 async def test_sweeper_drops_clients_that_went_away() -> None:
-    hub, _, world = hub_with_world(sweep_interval=0.01)
+    hub, _, world, clock = hub_on_clock(sweep_interval=30)
     transport = FakeTransport()
     s = sub(transport=transport)
     await hub.subscribe(s)
-    await asyncio.sleep(0.03)
+    for _ in range(3):
+        await tick(clock, 30)  # passes over a client still there
     assert not s.dropped
     transport.closing = True
-    await asyncio.sleep(0.05)
+    await tick(clock, 29.9)
+    assert not s.dropped  # the next pass has not come
+    await tick(clock, 0.1)
     assert s.dropped and s.mailbox.closed
     await hub.close()
     await hub.flush()
@@ -518,13 +529,16 @@ async def test_sweeper_checks_each_key_once_per_pass_and_refuses_its_streams() -
 
     registry = FakeRegistry()
     world = registry.worlds["w1"] = FakeWorld()
-    settings = StreamSettings(sweep_interval=0.01, key_check_interval=0.01)
-    hub = EventHub(registry, settings, key_problem=key_problem)
+    clock = FakeClock()
+    settings = StreamSettings(sweep_interval=30, key_check_interval=60)
+    hub = EventHub(registry, settings, key_problem=key_problem, later=clock.call_later, clock=clock)
     olds = [sub(secret="old", key_id=f"k{i}") for i in range(3)]
     new = sub(secret="new")
     for s in [*olds, new]:
         await hub.subscribe(s)
-    await asyncio.sleep(0.05)
+    await tick(clock, 30)
+    assert checked == [] and not olds[0].dropped  # a pass, but no key check due yet
+    await tick(clock, 30)
     assert all(s.dropped and s.reason == "refused" for s in olds)
     assert await olds[0].mailbox.next_batch(1) == [error_frame("sse", "API key revoked")]
     assert not new.dropped
