@@ -1,9 +1,11 @@
 """A fake clock for unit tests of timers: it reads `now` (seconds) and runs the callbacks
 scheduled on it with `call_later` when a test `advance`s it, so a test of a timeout or a grace
-period moves time instead of sleeping through it."""
+period moves time instead of sleeping through it. Its `sleep` stands in for `asyncio.sleep` in
+code that polls: each sleep advances the clock (running what falls due) instead of waiting."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -62,3 +64,8 @@ class FakeClock:
             timer.run()
         self._timers = [t for t in self._timers if not t.cancelled()]
         self.now = until
+
+    async def sleep(self, seconds: float) -> None:
+        """`asyncio.sleep` on this clock: advance it by `seconds`, then yield to the loop once."""
+        self.advance(seconds)
+        await asyncio.sleep(0)

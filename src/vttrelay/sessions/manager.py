@@ -20,6 +20,7 @@
   forwarded to the world, or the start), those whose process died and those whose world is no
   longer connected (also ended before another start of that world).
 Every session's processes are stopped on `close()`; `open()` reaps what a killed relay left.
+Waits for a world to connect poll on `clock` with `sleep` (unit tests pass a fake clock's).
 With sessions turned off the relay has no manager and answers as the reference does disabled.
 """
 
@@ -30,7 +31,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -73,8 +74,16 @@ def _now_ms() -> int:
 
 
 class SessionManager:
-    def __init__(self, config: SessionConfig, hooks: RelayHooks) -> None:
+    def __init__(
+        self,
+        config: SessionConfig,
+        hooks: RelayHooks,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.config = config
+        self.clock = clock  # monotonic seconds: start deadlines, auto-start cooldowns
+        self.sleep = sleep  # between polls of whether a starting world has connected
         self.hooks = hooks
         base = Path(config.data_dir) / "sessions"
         self.processes = ProcessRegistry(base / "run")
@@ -83,7 +92,9 @@ class SessionManager:
         self.handshakes = Handshakes()
         self.sessions: dict[str, Session] = {}
         self._starting: set[str] = set()  # client ids being started
-        self.launches = Launches()  # auto-starts: joined while under way, cooled down if failed
+        self.launches = Launches(
+            clock=clock
+        )  # auto-starts: joined while under way, cooled down if failed
 
     async def open(self) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -213,11 +224,11 @@ class SessionManager:
                 choice,
                 self.logs / f"{session_id}.png",
             )
-            deadline = time.monotonic() + limit
+            deadline = self.clock() + limit
             while not self.hooks.is_live(client_id, account):
-                if time.monotonic() > deadline:
+                if self.clock() > deadline:
                     raise LaunchError(late)
-                await asyncio.sleep(0.1)
+                await self.sleep(0.1)
         except LaunchError as exc:
             await self._stop(session)
             return 408, {"error": str(exc), "message": LAUNCH_FAILED}
@@ -355,9 +366,9 @@ class SessionManager:
     async def _outcome(self, account: str, client_id: str, timeout: float) -> Answer:
         """The world is live, or a /start-session is starting it: 200 once it is live, 408 if
         that start ends without it or takes past `timeout` s."""
-        deadline = time.monotonic() + timeout
-        while client_id in self._starting and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        deadline = self.clock() + timeout
+        while client_id in self._starting and self.clock() < deadline:
+            await self.sleep(0.05)
         if self.hooks.is_live(client_id, account):
             return 200, {"clientId": client_id, "success": True}
         return 408, {"error": f"the world did not connect within {timeout:g} s"}
@@ -379,9 +390,9 @@ class SessionManager:
         session.child = await self.processes.spawn(
             session_id, argv, {}, self.logs / f"{session_id}.log"
         )
-        deadline = time.monotonic() + limit
+        deadline = self.clock() + limit
         while not self.hooks.is_live(client_id, account):
-            if not session.child.running or time.monotonic() > deadline:
+            if not session.child.running or self.clock() > deadline:
                 reason = (
                     "the world process exited"
                     if not session.child.running
@@ -389,7 +400,7 @@ class SessionManager:
                 )
                 await self._stop(session)
                 return 408, {"error": reason, "message": LAUNCH_FAILED}
-            await asyncio.sleep(0.05)
+            await self.sleep(0.05)
         session.started_at = _now_ms()  # idle time counts from here (starting took a while)
         self.sessions[session_id] = session
         log.info("session %s: world %s of account %s started", session_id, client_id, account)

@@ -11,6 +11,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from tests.support.clock import FakeClock
 
 from vttrelay.relay.core import RelayError
 from vttrelay.server.sessions import AutoStarter
@@ -24,7 +25,7 @@ from vttrelay.sessions.model import (
 )
 
 
-def manager(tmp_path: Path) -> tuple[SessionManager, list[str]]:
+def manager(tmp_path: Path, clock: FakeClock | None = None) -> tuple[SessionManager, list[str]]:
     revoked: list[str] = []
 
     async def mint(account: str, client_id: str, name: str) -> str:
@@ -35,7 +36,9 @@ def manager(tmp_path: Path) -> tuple[SessionManager, list[str]]:
 
     hooks = RelayHooks(mint, revoke, lambda client_id, account: False, "ws://127.0.0.1:1/relay")
     config = SessionConfig(tmp_path, python="false", auto_start_worlds=True)
-    return SessionManager(config, hooks), revoked
+    if clock is None:
+        return SessionManager(config, hooks), revoked
+    return SessionManager(config, hooks, clock=clock, sleep=clock.sleep), revoked
 
 
 def test_only_the_accounts_own_stored_worlds_may_start(tmp_path: Path) -> None:
@@ -135,24 +138,42 @@ def test_a_paired_foundry_world_starts_only_when_armed_with_a_usable_credential(
 
 
 def test_a_call_during_a_start_session_of_the_world_waits_for_it(tmp_path: Path) -> None:
-    sessions, revoked = manager(tmp_path)
+    clock = FakeClock()
+    sessions, revoked = manager(tmp_path, clock)
     camp = sessions.catalog.create("a", "camp")
     live: set[str] = set()
     sessions.hooks.is_live = lambda client_id, account: client_id in live
 
+    def connects() -> None:  # the world of the /start-session under way connects
+        live.add(camp.client_id)
+        sessions._starting.discard(camp.client_id)
+
     async def run() -> None:
         sessions._starting.add(camp.client_id)  # /start-session is starting it
-
-        async def connects() -> None:
-            await asyncio.sleep(0.2)
-            live.add(camp.client_id)
-            sessions._starting.discard(camp.client_id)
-
-        task = asyncio.ensure_future(connects())
+        clock.call_later(4.9, connects)
+        started = clock.now
         answer = await sessions.auto_start("a", camp.client_id, 5)
-        await task
         assert answer == (200, {"clientId": camp.client_id, "success": True})
+        assert 4.9 <= clock.now - started < 5  # it waited for it, and no longer
 
     asyncio.run(run())
     assert list((tmp_path / "sessions" / "run").glob("*.json")) == []  # no second process
+    assert revoked == []
+
+
+def test_a_call_during_a_start_session_that_never_connects_ends_at_its_timeout(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    sessions, revoked = manager(tmp_path, clock)
+    camp = sessions.catalog.create("a", "camp")
+
+    async def run() -> None:
+        sessions._starting.add(camp.client_id)  # /start-session is starting it, for ever
+        started = clock.now
+        answer = await sessions.auto_start("a", camp.client_id, 5)
+        assert answer == (408, {"error": "the world did not connect within 5 s"})
+        assert 5 <= clock.now - started < 5.1
+
+    asyncio.run(run())
     assert revoked == []
