@@ -40,7 +40,8 @@ stays open. A socket that does not read its events fast enough gets a final erro
 closed with 1013 (`hub.EventHub` bounds what it may have queued). When its key stops working
 (revoked, expired), each request is refused at once, and its subscriptions end within the hub's
 `key_check_interval` as SSE streams do: a final error frame with the reason, then close 1008.
-The protocol's codes, texts and frame tables are data in `ws_frames.py`.
+The protocol's codes, texts and frame tables are data in `ws_frames.py`; a socket's subscriptions
+and its event outbox are `ws_subscriptions.Subscriptions`.
 """
 
 from __future__ import annotations
@@ -57,20 +58,15 @@ from vttrelay.relay import core
 from vttrelay.relay.accounts.key_cache import TOO_MANY_UNKNOWN_KEYS
 from vttrelay.relay.accounts.preauth import PreAuthBudget
 from vttrelay.relay.accounts.remote_logs import RemoteRequest
-from vttrelay.relay.core import SUBSCRIBE_SCOPE, RelayError, error
+from vttrelay.relay.core import RelayError, error
 from vttrelay.relay.events import ws_frames
-from vttrelay.relay.events.mailbox import Mailbox
 from vttrelay.relay.events.model import dumps
-from vttrelay.relay.events.subscriber import FELL_BEHIND, Subscriber, error_frame
 from vttrelay.relay.events.ws_frames import (
     ACTION_ROUTES,
     AUTH_REFUSED,
     AUTH_TEXTS,
-    CHANNEL_ROUTES,
-    FELL_BEHIND_CLOSE,
     INTERNAL_ERROR,
     INVALID_JSON,
-    KEY_REFUSED,
     MISSING_REQUEST_ID,
     MISSING_TYPE,
     REMOTE_REQUEST,
@@ -78,10 +74,9 @@ from vttrelay.relay.events.ws_frames import (
     SHUTTING_DOWN,
     SUPPORTED_TYPES,
     TOO_MANY_IN_FLIGHT,
-    TOO_MANY_SUBSCRIPTIONS,
     WS_TEXTS,
-    subscription_params,
 )
+from vttrelay.relay.events.ws_subscriptions import Subscriptions
 from vttrelay.relay.params import ParamError, extract
 from vttrelay.relay.routes import Route
 
@@ -96,8 +91,8 @@ MAX_IN_FLIGHT: Final = 100  # unanswered requests per socket; more are refused w
 class ClientSocket:
     """One `/ws/api` connection: `run` authenticates, then reads frames until the socket closes.
 
-    Replies are sent as they come; events go through `outbox`, a bounded mailbox drained by
-    `_write_events`, shared by all of this socket's subscriptions (one per channel, in `subs`).
+    Replies are sent as they come; events go through the bounded outbox of its subscriptions
+    (`events`, `ws_subscriptions.Subscriptions`), shared by all of them (one per channel).
     """
 
     def __init__(self, streams: Streams, request: web.Request) -> None:
@@ -110,10 +105,8 @@ class ClientSocket:
         self.budget: PreAuthBudget | None = None  # bytes allowed before auth (preauth.py)
         self.secret = ""  # the API key, looked up again (through the key cache) per message
         self.client_id = ""
-        self.outbox = Mailbox(streams.settings.subscriber_queue_size)
-        self.subs: dict[str, Subscriber] = {}
         self.tasks: set[asyncio.Task[None]] = set()
-        self.closing: tuple[int, bytes] | None = None  # the close after the last event frame
+        self.events = Subscriptions(self)  # its subscriptions and their outbox
 
     async def run(self) -> web.WebSocketResponse:
         await self.ws.prepare(self.request)
@@ -121,15 +114,13 @@ class ClientSocket:
         self.budget = PreAuthBudget.install(self.request, preauth, "/ws/api")
         if not await self._authenticate():
             return self.ws
-        writer = asyncio.ensure_future(self._write_events())
+        writer = asyncio.ensure_future(self.events.write_events())
         self.streams.sockets.add(self)
         try:
             await self._serve()
         finally:
             self.streams.sockets.discard(self)
-            for sub in list(self.subs.values()):
-                self.streams.hub.finished(sub)
-            self.subs.clear()
+            self.events.finish()
             writer.cancel()
             for task in list(self.tasks):
                 task.cancel()
@@ -178,7 +169,7 @@ class ClientSocket:
         self.client_id = world.client_id
         if self.budget is not None:
             self.budget.release()
-        await self._send(
+        await self.send(
             {
                 "type": "connected",
                 "clientId": self.client_id,
@@ -196,13 +187,13 @@ class ClientSocket:
             if msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
                 frame = ws_frames.parse(msg.data)
                 if frame is None:
-                    await self._send({"error": INVALID_JSON, "type": "error"})
+                    await self.send({"error": INVALID_JSON, "type": "error"})
                     continue
                 try:
                     await self._dispatch(frame)
                 except Exception as exc:  # one bad frame must not end the socket, nor go unanswered
                     log.warning("/ws/api frame %r failed: %r", frame.get("type"), exc)
-                    await self._send(
+                    await self.send(
                         {
                             "error": INTERNAL_ERROR,
                             "requestId": ws_frames.request_id(frame),
@@ -217,7 +208,7 @@ class ClientSocket:
             ):
                 return
 
-    async def _send(self, frame: dict[str, Any]) -> None:
+    async def send(self, frame: dict[str, Any]) -> None:
         with contextlib.suppress(ConnectionError, RuntimeError):
             await self.ws.send_frame(dumps(frame), WSMsgType.TEXT)
 
@@ -226,15 +217,15 @@ class ClientSocket:
         kind = frame.get("type")
         request_id = ws_frames.request_id(frame)
         if not isinstance(kind, str):
-            await self._send({"error": MISSING_TYPE, "requestId": request_id, "type": "error"})
+            await self.send({"error": MISSING_TYPE, "requestId": request_id, "type": "error"})
         elif kind == "ping":
-            await self._send({"requestId": request_id, "type": "pong"})
+            await self.send({"requestId": request_id, "type": "pong"})
         elif kind == "subscribe":
-            await self._subscribe(frame, request_id)
+            await self.events.subscribe(frame, request_id)
         elif kind == "unsubscribe":
-            await self._unsubscribe(frame, request_id)
+            await self.events.unsubscribe(frame, request_id)
         elif kind not in ACTION_ROUTES and kind != REMOTE_REQUEST:
-            await self._send(
+            await self.send(
                 {
                     "error": f'Unknown message type: "{kind}"',
                     "requestId": request_id,
@@ -242,13 +233,13 @@ class ClientSocket:
                 }
             )
         elif not isinstance(frame.get("requestId"), str):
-            await self._send({"error": MISSING_REQUEST_ID, "type": "error"})
+            await self.send({"error": MISSING_REQUEST_ID, "type": "error"})
         elif len(self.tasks) >= MAX_IN_FLIGHT:  # refused before any check, never forwarded
             failed = error(429, TOO_MANY_IN_FLIGHT)
             if kind == REMOTE_REQUEST:
-                await self._send(ws_frames.remote_failure(request_id, failed))
+                await self.send(ws_frames.remote_failure(request_id, failed))
             else:
-                await self._send(self._failure(kind, request_id, failed))
+                await self.send(self._failure(kind, request_id, failed))
         else:
             if kind == REMOTE_REQUEST:
                 work = self._remote_request(frame, request_id)
@@ -276,16 +267,16 @@ class ClientSocket:
         try:
             reply = await self._forward(route, frame, self.client_id)
         except RelayError as exc:
-            await self._send(self._failure(action, request_id, exc))
+            await self.send(self._failure(action, request_id, exc))
             return
         except Exception as exc:  # never silence: the caller gets an error frame
             log.warning("/ws/api %s request failed: %r", action, exc)
-            await self._send(self._failure(action, request_id, error(500, INTERNAL_ERROR)))
+            await self.send(self._failure(action, request_id, error(500, INTERNAL_ERROR)))
             return
         reply["type"] = protocol.result_type(action)
         reply["requestId"] = request_id
         reply["clientId"] = self.client_id
-        await self._send(reply)
+        await self.send(reply)
 
     async def _forward(
         self, route: Route, params_frame: dict[str, Any], client_id: str
@@ -319,12 +310,12 @@ class ClientSocket:
             reply = await self._forward(route, payload or {}, target or self.client_id)
         except RelayError as exc:
             self._log_remote(target, action, exc.body.get("error"))
-            await self._send(ws_frames.remote_failure(request_id, exc))
+            await self.send(ws_frames.remote_failure(request_id, exc))
             return
         except Exception as exc:  # never silence: the caller gets an error frame
             log.warning("/ws/api remote-request %s failed: %r", action, exc)
             self._log_remote(target, action, INTERNAL_ERROR)
-            await self._send(ws_frames.remote_failure(request_id, error(500, INTERNAL_ERROR)))
+            await self.send(ws_frames.remote_failure(request_id, error(500, INTERNAL_ERROR)))
             return
         self._log_remote(target, action, reply.get("error"))
         reply.pop("requestId", None)
@@ -336,7 +327,7 @@ class ClientSocket:
         }
         if not answer["success"]:
             answer["error"] = reply["error"]
-        await self._send(answer)
+        await self.send(answer)
 
     def _log_remote(self, target: Any, action: Any, failure: Any) -> None:
         """Tell the account's cross-world log about one remote-request (`failure`: its error
@@ -358,158 +349,7 @@ class ClientSocket:
             )
         )
 
-    # Subscriptions ------------------------------------------------------------------------------
-
-    async def _subscribe(self, frame: dict[str, Any], request_id: str) -> None:
-        channel = frame.get("channel")
-        route = CHANNEL_ROUTES.get(channel) if isinstance(channel, str) else None
-        if route is None:
-            named = channel if isinstance(channel, str) else "" if channel is None else str(channel)
-            await self._send(
-                {
-                    "error": f'Invalid channel: "{named}". Supported: '
-                    + ", ".join(protocol.CHANNELS),
-                    "requestId": request_id,
-                    "type": "error",
-                }
-            )
-            return
-        try:
-            sub, last_seen = await self._subscription(route, frame)
-        except RelayError as exc:
-            await self._send(
-                {
-                    "channel": channel,
-                    "error": exc.message,
-                    "requestId": request_id,
-                    "status": exc.status,
-                    "type": "error",
-                }
-            )
-            return
-        old = self.subs.pop(route.channel or "", None)
-        if old is not None:
-            self.streams.hub.finished(old)
-        resume = await self.streams.hub.subscribe(sub, last_seen)
-        if resume is None:
-            await self._send(
-                {
-                    "channel": channel,
-                    "error": TOO_MANY_SUBSCRIPTIONS,
-                    "requestId": request_id,
-                    "status": 429,
-                    "type": "error",
-                }
-            )
-            return
-        if sub.dropped:  # the socket was cut off or its key refused while it joined
-            return
-        self.subs[sub.channel] = sub
-        # `subscribed`, the gap and the replay go through the outbox now, before any await, so
-        # that nothing new can overtake them.
-        self._deliver(
-            dumps(
-                {
-                    "channel": channel,
-                    "lastEventId": resume.cursor,
-                    "requestId": request_id,
-                    "type": "subscribed",
-                }
-            )
-        )
-        if resume.gap is not None:
-            self._deliver(dumps({"type": "gap", "channel": channel, **resume.gap.as_json()}))
-        for logged in resume.replay:
-            self._deliver(logged.ws)
-
-    async def _subscription(
-        self, route: Route, frame: dict[str, Any]
-    ) -> tuple[Subscriber, int | None]:
-        """A subscriber for a subscribe frame and where it resumes, through the core (the
-        socket's world may be away for now: its subscriptions wait for it); raises RelayError."""
-        key = await core.admitted(self.gate.admit(self.secret, SUBSCRIBE_SCOPE, None))
-        try:
-            params = extract(route, {}, subscription_params(frame, self.client_id), {})
-        except ParamError as exc:
-            raise error(exc.status, exc.message) from None
-        world = self.gate.worlds.get(self.client_id)
-        users = world.users if world is not None else []
-        event_filter = core.build_filter(
-            route.channel or "", params, key.forced_user(self.client_id), users
-        )
-        last = frame.get("lastEventId")
-        valid = isinstance(last, int) and not isinstance(last, bool) and last >= 0
-        sub = Subscriber(
-            self.client_id,
-            route.channel or "",
-            event_filter,
-            "ws",
-            self.outbox,
-            key.id,
-            on_overflow=self._overflow,
-            secret=self.secret,
-            on_refused=self._refused,
-        )
-        return sub, last if valid else None
-
-    async def _unsubscribe(self, frame: dict[str, Any], request_id: str) -> None:
-        """Drop this socket's subscription to `channel`, or all of them without one."""
-        channel = frame.get("channel")
-        if channel:
-            sub = self.subs.pop(channel, None) if isinstance(channel, str) else None
-            dropped = [sub] if sub is not None else []
-        else:
-            dropped, channel = list(self.subs.values()), "all"
-            self.subs.clear()
-        for sub in dropped:
-            self.streams.hub.finished(sub)
-        await self._send(
-            {
-                "channel": channel,
-                "removed": len(dropped),
-                "requestId": request_id,
-                "type": "unsubscribed",
-            }
-        )
-
-    # Events -------------------------------------------------------------------------------------
-
-    def _deliver(self, data: bytes) -> None:
-        if not self.outbox.put(data):
-            self._overflow(None)
-
-    def _overflow(self, _sub: Subscriber | None) -> None:
-        """This socket fell behind: drop all its subscriptions, send the error, close it."""
-        for sub in list(self.subs.values()):
-            self.streams.hub.unsubscribe(sub, "fell-behind")
-        self.subs.clear()
-        self.closing = (FELL_BEHIND_CLOSE, b"Fell behind")
-        self.outbox.close(error_frame("ws", FELL_BEHIND))
-
-    def _refused(self, reason: str) -> None:
-        """This socket's key stopped working: drop its subscriptions, send why, close it."""
-        for sub in list(self.subs.values()):
-            self.streams.hub.unsubscribe(sub, "refused")
-        self.subs.clear()
-        self.closing = (KEY_REFUSED, reason.encode()[:120])
-        self.outbox.close(error_frame("ws", reason))
-
     async def shutdown(self) -> None:
         """Close this socket because the relay stops (1001: clients may reconnect)."""
         with contextlib.suppress(Exception):
             await self.ws.close(code=SHUTTING_DOWN, message=b"Server shutting down")
-
-    async def _write_events(self) -> None:
-        """Send what the subscriptions queue; close the socket when the outbox is closed."""
-        try:
-            while True:
-                batch = await self.outbox.next_batch(None)
-                if not batch:
-                    break
-                for data in batch:
-                    await self.ws.send_frame(data, WSMsgType.TEXT)
-        except (ConnectionError, RuntimeError):
-            return
-        if self.closing is not None:
-            with contextlib.suppress(Exception):
-                await self.ws.close(code=self.closing[0], message=self.closing[1])
