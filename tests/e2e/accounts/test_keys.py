@@ -235,6 +235,9 @@ async def test_connection_tokens_and_worlds(auth: Auth) -> None:
     assert [(w["clientId"], w["isOnline"], w["worldId"]) for w in worlds] == [
         (client_id, True, "test-world")
     ]
+    # the live socket's token, as listed with the world
+    assert worlds[0]["activeTokenId"] == entry["id"]
+    assert [t["id"] for t in worlds[0]["tokens"]] == [entry["id"]]
     # a code bound to that world pairs it again as itself
     bound = await auth.call(
         "POST", "/auth/connection-tokens", session=session, json={"clientId": client_id}

@@ -44,7 +44,7 @@ async def test_cross_world_settings_are_stored_validated_and_listed(auth: Auth) 
     fresh = (await listed(auth, session))["cw-a"]
     assert (fresh["allowedTargetClients"], fresh["remoteScopes"]) == (None, None)
     assert (fresh["remoteRequestsPerHour"], fresh["autoStartOnRemoteRequest"]) == (0, False)
-    assert fresh["credentialId"] is None
+    assert fresh["credentialId"] is None and fresh["activeTokenId"] == 0
     # the world itself is dropped from its targets silently
     done = await patch(
         auth,

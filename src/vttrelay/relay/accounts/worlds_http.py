@@ -36,8 +36,13 @@ MAX_CREDENTIAL_ID: Final = 64
 
 
 def world_view(
-    world: KnownClient, online: bool, tokens: list[TokenRecord], settings: WorldSettings | None
+    world: KnownClient,
+    active: str | None,
+    tokens: list[TokenRecord],
+    settings: WorldSettings | None,
 ) -> dict[str, Any]:
+    """One known world; `active` is the id of the token its live socket authenticated with
+    (None when it is offline)."""
     meta = world.metadata
     texts = ("worldId", "worldTitle", "systemId", "systemTitle", "systemVersion", "foundryVersion")
     changed = settings.updated_at if settings and settings.updated_at else 0.0
@@ -47,7 +52,7 @@ def world_view(
         **{name: str(meta.get(name) or "") for name in texts},
         "customName": str(meta.get("customName") or ""),
         "lastSeenAt": stamp(world.last_seen),
-        "isOnline": online,
+        "isOnline": active is not None,
         "autoStartOnRemoteRequest": bool(settings and settings.auto_start),
         "credentialId": settings.credential_id if settings else None,
         # null-able lists, as the reference answers an empty one
@@ -56,7 +61,14 @@ def world_view(
         "remoteRequestsPerHour": settings.remote_per_hour if settings else 0,
         "createdAt": stamp(world.first_seen),
         "updatedAt": stamp(max(world.last_seen, changed)),
-        "tokens": [token_view(t) for t in tokens if t.client_id == world.client_id],
+        # a legacy token bound to no world is listed too when it is the live one
+        "tokens": [
+            token_view(t)
+            for t in tokens
+            if t.client_id == world.client_id or (active and not t.client_id and t.id == active)
+        ],
+        # the reference's 0 when no socket is live (or its token is no longer listed)
+        "activeTokenId": active if active and any(t.id == active for t in tokens) else 0,
     }
 
 
@@ -65,8 +77,8 @@ def _listing(state: AccountDeps, account: str) -> list[dict[str, Any]]:
     known = store.known_clients(account)
     tokens = keys.live_tokens(store, account)
     settings = worlds.account_world_settings(store, account)
-    live = {w.client_id for w in state.registry.for_account(account)}
-    return [world_view(w, w.client_id in live, tokens, settings.get(w.client_id)) for w in known]
+    live = {w.client_id: w.token_id for w in state.registry.for_account(account)}
+    return [world_view(w, live.get(w.client_id), tokens, settings.get(w.client_id)) for w in known]
 
 
 async def h_list_worlds(request: web.Request, route: Route, state: AccountDeps) -> web.Response:

@@ -32,6 +32,7 @@ class WorldHandle(Protocol):
     client_id: str
     account: str
     system_id: str
+    token_id: str  # the connection token it authenticated with
     token_name: str
     metadata: dict[str, Any]
     users: list[dict[str, Any]]
