@@ -29,6 +29,9 @@ KNOWN_CLIENTS_RESULT: Final = "known-clients-result"
 # answered with `remote-response`
 REMOTE_REQUEST: Final = "remote-request"
 REMOTE_RESPONSE: Final = "remote-response"
+# a world reports something done in it (a setting changed, ...) for its owner's activity log:
+# `{type, event, details, actor, world}` (wire-protocol.md §3), never answered
+MODULE_NOTIFY: Final = "module-notify"
 KNOWN_CLIENTS_FAILED: Final = "failed to retrieve known clients"
 KNOWN_CLIENTS_BUSY: Final = "a get-known-clients request is already being answered"
 

@@ -132,6 +132,7 @@ def create_app(
     accounts = accounts_services.install(app, config, store)
     state.gateway.users_changed = accounts.world_users.changed
     state.gateway.known_clients = WorldList(store, registry).answer
+    state.gateway.module_notify = accounts.module_events.record
     tunnel = WorldTunnel(store, state.gate, backends.counters, accounts.remote_requests)
     state.gateway.remote_request = tunnel.answer
     state.streams = Streams(state.gate, backends.events, backends.counters)

@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 from tests.support.accounts import HEX64, PASSWORD, Auth
 
-from vttrelay.relay.accounts import users
+from vttrelay.relay.accounts import module_events, users
 
 
 def count_users(auth: Auth) -> int:
@@ -324,6 +324,12 @@ async def test_delete_account_removes_everything_of_it(auth: Auth) -> None:
     key = auth.relay.key(account=account)
     other_key = auth.relay.key(account=other["id"])
     world = await auth.relay.world("doomed-world", account=account)
+    await world.emit({"type": "module-notify", "event": "settings-change", "details": "x"})
+    for _ in range(100):  # its module event is logged
+        if module_events.every(auth.relay.store, account):
+            break
+        await asyncio.sleep(0.05)
+    assert module_events.every(auth.relay.store, account)
     cases = [
         ({"confirmEmail": "wrong@example.com", "password": PASSWORD}, 400,
          {"error": "Email confirmation required",
@@ -359,6 +365,7 @@ async def test_delete_account_removes_everything_of_it(auth: Auth) -> None:
     assert (await auth.relay.call("GET", "/api/key", key=key)).status == 401
     store = auth.relay.store
     assert store.list_keys(account) == [] and store.known_clients(account) == []
+    assert module_events.every(store, account) == []
     assert all(t.revoked_at for t in store.list_tokens(account))
     assert (await auth.relay.call("GET", "/api/key", key=other_key)).status == 200
     assert (await auth.call("GET", "/auth/user-data", session=other["sessionToken"])).status == 200

@@ -169,3 +169,72 @@ async def test_an_account_can_turn_the_cross_world_log_off(auth: Auth) -> None:
     await asyncio.sleep(0.3)
     logs = (await auth.call("GET", "/auth/remote-request-logs", session=session)).json()
     assert (logs["total"], logs["logs"]) == (0, [])
+
+
+async def test_module_events_a_world_reports_are_listed_in_the_activity_feed(auth: Auth) -> None:
+    alice, account = await signed_up(auth, "modules@example.com")
+    bob, bob_account = await signed_up(auth, "other-modules@example.com")
+    world = await auth.relay.world("mod-1", account=account, worldTitle="Mod World")
+    bobs_world = await auth.relay.world("bob-mod", account=bob_account)
+    notify = {"type": "module-notify", "event": "settings-change", "actor": "Gamemaster",
+              "details": "core.time changed", "world": "Friday Game"}  # fmt: skip
+    await world.emit(notify)
+    # dropped, the socket staying open: not JSON, a missing or malformed event, oversized or
+    # wrongly typed fields
+    await world.emit_raw('{"type": "module-notify", "event": ')
+    for bad in (
+        {"event": None},
+        {"event": 5},
+        {"event": "x" * 65},
+        {"event": "bad event"},
+        {"details": "d" * 2001},
+        {"details": ["a", "list"]},
+        {"actor": {"name": "GM"}},
+        {"actor": "a" * 257},
+        {"world": 7},
+    ):
+        await world.emit({**notify, **bad})
+    # details may be a JSON object; without `world` the world's known title is used
+    await world.emit({"type": "module-notify", "event": "macro-execute",
+                      "details": {"macro": "Heal"}})  # fmt: skip
+    await bobs_world.emit({**notify, "actor": "Bob"})
+
+    async def feed(query: str = "", session: str = alice) -> Any:
+        answer = await auth.call("GET", "/auth/activity" + query, session=session)
+        assert answer.status == 200, answer.body
+        return answer.json()
+
+    async def both_logged() -> bool:
+        return bool((await feed("?type=module_event"))["total"] == 2)
+
+    await until(both_logged)
+    await asyncio.sleep(0.2)  # nothing more comes
+    events = (await feed("?type=module_event"))["events"]
+    assert len(events) == 2 and world.close_code is None
+    macro, setting = events
+    assert {k: v for k, v in setting.items() if k not in ("id", "createdAt")} == {
+        "type": "module_event",
+        "clientId": "mod-1",
+        "worldTitle": "Friday Game",
+        "action": "settings-change",
+        "actor": "Gamemaster",
+        "description": "core.time changed",
+        "userId": account,
+    }
+    assert setting["id"].startswith("me_") and setting["id"] != macro["id"]
+    assert (macro["action"], macro["worldTitle"]) == ("macro-execute", "Mod World")
+    assert macro["description"] == '{"macro":"Heal"}' and "actor" not in macro
+    # filters: action is the event type; success does not apply to module events
+    settings = (await feed("?type=module_event&action=settings-change"))["events"]
+    assert [e["id"] for e in settings] == [setting["id"]]
+    assert [e["id"] for e in (await feed("?type=module_event&success=false"))["events"]] == [
+        macro["id"],
+        setting["id"],
+    ]
+    assert (await feed("?type=module_event&world=other"))["total"] == 0
+    assert (await feed("?type=module_event&since=2999-01-01T00:00:00Z"))["total"] == 0
+    everything = (await feed())["events"]
+    assert sorted(e["type"] for e in everything) == ["connection", "module_event", "module_event"]
+    # each account sees its own worlds' events only
+    [bobs] = (await feed("?type=module_event", session=bob))["events"]
+    assert (bobs["clientId"], bobs["actor"]) == ("bob-mod", "Bob")

@@ -6,13 +6,14 @@ worlds' connections), GET /auth/remote-request-logs (the cross-world requests,
 - `remote_request`: each cross-world request (`remote_logs.py`);
 - `api_request`: each API call of the account's keys (the relay's activity log, `activity.py`:
   our addition; `action` is the route, `description` method, route, status and duration);
-- `module_event`: the reference's module reports (execute-js, macro, settings changes sent with
-  `module-notify`); this relay takes no `module-notify`, so there are none.
+- `module_event`: what the account's worlds report with `module-notify` (`module_events.py`;
+  `action` the event type, `actor`, `description` the details, `worldTitle`).
 
 Filters: `type`, `world` (a clientId; cross-world rows match on source or target), `action`
-(the cross-world action or the API route; not applied to connections), `success` (`true` or
-`false`; cross-world and API rows only), `since`/`until` (RFC 3339; bad values are ignored, as
-in the reference), `limit` (1-200, else 50) and `offset`. Unlike the reference (§14 Q11), the
+(the cross-world action, the module event type or the API route; not applied to connections),
+`success` (`true` or `false`; cross-world and API rows only, the others pass),
+`since`/`until` (RFC 3339; bad values are ignored, as in the reference), `limit` (1-200, else
+50) and `offset`. Unlike the reference (§14 Q11), the
 pages are right for any offset and `total` counts every matching event. The work is bounded:
 the feed reads at most the account's newest `MAX_CALLS` API calls and the logs' kept rows.
 """
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from aiohttp import web
 
 from vttrelay.relay import activity
-from vttrelay.relay.accounts import keys, remote_logs
+from vttrelay.relay.accounts import keys, module_events, remote_logs
 from vttrelay.relay.accounts.bodies import answer, stamp
 from vttrelay.relay.accounts.keys_http import page
 from vttrelay.relay.accounts.sessions import SO, signed_in
@@ -116,7 +117,7 @@ class Fact(NamedTuple):
     client: str
     target: str
     action: str
-    success: bool | None  # None: a connection (no action, no success)
+    success: bool | None  # None: a connection or a module event (no success)
     source: Any  # the log row or the `activity.Activity` it comes from
 
 
@@ -133,6 +134,11 @@ def _facts(store: RelayStore, account: str, kind: str, since: float | None) -> l
                  r["action"], bool(r["success"]), r)
             for r in remote_logs.every(store, account)
         ]  # fmt: skip
+    if kind in ("", "module_event"):
+        facts += [
+            Fact(r["created_at"], "module_event", r["client_id"], "", r["event_type"], None, r)
+            for r in module_events.every(store, account)
+        ]
     if kind in ("", "api_request"):
         facts += [
             Fact(c.at, "api_request", c.world, "", c.route, c.status < 400, c)
@@ -153,6 +159,9 @@ def _shown(fact: Fact, account: str) -> dict[str, Any]:
         fields = {"id": row["id"], "targetClientId": fact.target, "action": fact.action,
                   "success": fact.success, "errorMessage": row["error_message"],
                   "ipAddress": row["source_ip"]}  # fmt: skip
+    elif fact.kind == "module_event":
+        fields = {"id": row["id"], "worldTitle": row["world_title"], "action": fact.action,
+                  "actor": row["actor"], "description": row["description"]}  # fmt: skip
     else:
         fields = {
             "id": f"call_{int(fact.at * 1e6)}_{row.key_id}",
@@ -169,11 +178,11 @@ def _shown(fact: Fact, account: str) -> dict[str, Any]:
 def _matches(fact: Fact, world: str, action: str, success: bool | None) -> bool:
     if world and world not in (fact.client, fact.target):
         return False
-    if fact.success is None:  # a connection: `action` and `success` do not apply
+    if fact.kind == "connection":  # `action` and `success` do not apply
         return True
     if action and fact.action != action:
         return False
-    return success is None or fact.success is success
+    return success is None or fact.success is None or fact.success is success
 
 
 def feed(

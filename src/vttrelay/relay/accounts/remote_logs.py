@@ -5,24 +5,22 @@ GET /auth/activity.
 
 Kept `KEEP_DAYS` days and at most the newest `MAX_ROWS` rows per account; not written when the
 account's notification settings say `logCrossWorldRequests: false`. `RemoteRequestLog.record`
-is called on the event loop and writes in a worker thread (at most `MAX_IN_FLIGHT` writes wait;
-past that a record is dropped and counted in `dropped`), so a request never waits for the log.
+is called on the event loop and writes in a worker thread (`log_writes.py`: at most
+`MAX_IN_FLIGHT` writes wait; past that a record is dropped and counted in `dropped`), so a
+request never waits for the log.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
+import functools
 import secrets
 import time
 from dataclasses import dataclass
 from typing import Any, Final
 
 from vttrelay.relay.accounts import notifications
+from vttrelay.relay.accounts.log_writes import LogWrites
 from vttrelay.relay.store import RelayStore
-
-log = logging.getLogger("vttrelay.relay")
 
 KEEP_DAYS: Final = 30
 MAX_ROWS: Final = 1000  # per account
@@ -104,31 +102,13 @@ def every(store: RelayStore, account: str) -> list[dict[str, Any]]:
     return [dict(row) for row in rows]
 
 
-class RemoteRequestLog:
+class RemoteRequestLog(LogWrites[RemoteRequest]):
     """Writes logged requests in worker threads, never holding up the request."""
 
     def __init__(self, store: RelayStore) -> None:
+        super().__init__(functools.partial(write, store), "a cross-world request", MAX_IN_FLIGHT)
         self.store = store
-        self.dropped = 0
-        self._writing: set[asyncio.Task[None]] = set()
 
     def record(self, entry: RemoteRequest) -> None:
         """Log `entry` (called on the event loop; returns at once)."""
-        if len(self._writing) >= MAX_IN_FLIGHT:
-            self.dropped += 1
-            return
-        task = asyncio.ensure_future(self._write(entry, time.time()))
-        self._writing.add(task)
-        task.add_done_callback(self._writing.discard)
-
-    async def _write(self, entry: RemoteRequest, at: float) -> None:
-        try:
-            await asyncio.to_thread(write, self.store, entry, at)
-        except Exception:
-            log.exception("could not log a cross-world request")
-
-    async def close(self) -> None:
-        """Finish the writes in flight (the relay is stopping)."""
-        for task in list(self._writing):
-            with contextlib.suppress(Exception):
-                await task
+        self.submit(entry, time.time())

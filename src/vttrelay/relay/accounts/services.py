@@ -1,6 +1,7 @@
 """The account services one relay holds (settings, password hasher, credential vault, the
-worlds' user lists, the cross-world request log, mails in flight), kept in the aiohttp
-application under `ACCOUNTS` (`install`), read by the /auth handlers with `services(request)`."""
+worlds' user lists, the cross-world request and module event logs, mails in flight), kept in
+the aiohttp application under `ACCOUNTS` (`install`), read by the /auth handlers with
+`services(request)`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from aiohttp import web
 
 from vttrelay.relay.accounts import users
 from vttrelay.relay.accounts.credentials import Vault
+from vttrelay.relay.accounts.module_events import ModuleEventLog
 from vttrelay.relay.accounts.passwords import Passwords
 from vttrelay.relay.accounts.remote_logs import RemoteRequestLog
 from vttrelay.relay.accounts.rules import bare_email
@@ -29,6 +31,7 @@ class AccountServices:
     vault: Vault  # stored Foundry credentials
     world_users: UsersRecorder  # the worlds' player lists, kept in the store
     remote_requests: RemoteRequestLog  # the log of cross-world requests
+    module_events: ModuleEventLog  # the log of the worlds' module-notify reports
     base_path: str = ""  # RelayConfig.base_path: the prefix of the relay's links
     pending: set[asyncio.Task[None]] = field(default_factory=set)  # mails being sent
 
@@ -49,6 +52,7 @@ class AccountServices:
                 await task
         await self.world_users.close()
         await self.remote_requests.close()
+        await self.module_events.close()
 
 
 ACCOUNTS = web.AppKey("vttrelay_accounts", AccountServices)
@@ -67,6 +71,7 @@ def install(app: web.Application, config: RelayConfig, store: RelayStore) -> Acc
         vault=Vault(store, settings.credentials_key, config.data_dir),
         world_users=UsersRecorder(store),
         remote_requests=RemoteRequestLog(store),
+        module_events=ModuleEventLog(store),
         base_path=config.base_path,
     )
     app[ACCOUNTS] = made

@@ -425,6 +425,7 @@ ACCOUNT_TABLES = (
     "known_users",
     "connection_logs",
     "remote_request_logs",
+    "module_event_logs",
     "users",
 )
 

@@ -41,7 +41,8 @@ from vttrelay.relay.link.session import (
     EventReceived,
     Keepalive,
     KnownClientsAsked,
-    PlayersChanged,
+    ModuleNotified,
+    Received,
     RemoteAsked,
     now_ms,
 )
@@ -105,6 +106,9 @@ class WorldGateway:
         # answers a world's remote-request (the cross-world tunnel: accounts/tunnel.py)
         self.remote_request: RemoteAnswer | None = None
         self._remote: dict[str, set[asyncio.Task[None]]] = {}  # per world: calls in flight
+        # logs a world's module-notify: (account, client id, world title, frame) (the account
+        # services: accounts/module_events.py)
+        self.module_notify: Callable[[str, str, str, dict[str, Any]], None] | None = None
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         query = request.query
@@ -276,11 +280,7 @@ class WorldGateway:
         finally:
             pinger.cancel()
 
-    def _act(
-        self,
-        world: WorldConnection,
-        received: bytes | PlayersChanged | EventReceived | KnownClientsAsked | RemoteAsked,
-    ) -> None:
+    def _act(self, world: WorldConnection, received: Received) -> None:
         """Do what the session made of a frame: answer it, or tell the directory."""
         if isinstance(received, bytes):
             send_quietly(world, received)
@@ -290,6 +290,10 @@ class WorldGateway:
             self._ask_known_clients(world, received.request_id)
         elif isinstance(received, RemoteAsked):
             self._call_remote(world, received.frame)
+        elif isinstance(received, ModuleNotified):
+            if self.module_notify is not None:
+                title = str(world.metadata.get("worldTitle") or "")
+                self.module_notify(world.account, world.client_id, title, received.frame)
         else:
             self.registry.updated(world)
             if self.users_changed is not None:

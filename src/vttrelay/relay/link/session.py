@@ -7,8 +7,8 @@ what it means:
   returns None; a long plain reply is matched without parsing (`pending.peek_reply`);
 - `ping` returns `PONG`, the frame to send back;
 - `player-list` stores the world's users and returns `PlayersChanged`;
-- `get-known-clients` returns `KnownClientsAsked` and `remote-request` `RemoteAsked` (the gateway
-  has the account services answer);
+- `get-known-clients` returns `KnownClientsAsked`, `remote-request` `RemoteAsked` and
+  `module-notify` `ModuleNotified` (the gateway has the account services answer or log them);
 - an event frame (`protocol.EVENT_FRAME_CHANNEL`) returns `EventReceived` for the hub;
 - anything else (not JSON, not an object, an unknown type) is dropped: None.
 
@@ -68,10 +68,19 @@ class RemoteAsked:
     frame: dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class ModuleNotified:
+    """The world reported an event with `module-notify` (logged for its owner)."""
+
+    frame: dict[str, Any]
+
+
 PLAYERS_CHANGED: Final = PlayersChanged()
 MAX_REQUEST_ID: Final = 256
 
-Received = bytes | PlayersChanged | EventReceived | KnownClientsAsked | RemoteAsked | None
+Received = (
+    bytes | PlayersChanged | EventReceived | KnownClientsAsked | RemoteAsked | ModuleNotified | None
+)
 """What a frame means: a frame to send back, an event for the relay, or nothing more to do."""
 
 
@@ -134,6 +143,8 @@ class WorldSession:
             return KnownClientsAsked(asked[:MAX_REQUEST_ID])
         if kind == protocol.REMOTE_REQUEST:
             return RemoteAsked(frame)
+        if kind == protocol.MODULE_NOTIFY:
+            return ModuleNotified(frame)
         if kind in protocol.EVENT_FRAME_CHANNEL:
             event: protocol.EventFrame = frame  # type: ignore[assignment]  # `events.model` checks
             return EventReceived(event)
