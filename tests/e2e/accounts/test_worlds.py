@@ -242,6 +242,35 @@ async def test_one_account_never_reaches_anothers_world_settings_or_users(auth: 
     assert bob_world["credentialId"] is None and bob_world["allowedTargetClients"] is None
 
 
+async def test_the_live_token_is_listed_by_every_instance(
+    make_auth: Callable[..., Awaitable[Auth]], redis_server: Any
+) -> None:
+    """GET /auth/known-clients on one instance gives the token of a world another instance
+    holds (the Redis directory carries it), and 0 once the world is gone."""
+    first = await make_auth(redis_url=redis_server.url)
+    second = await make_auth(redis_url=redis_server.url, database=first.relay.config.database)
+    session, account = await signed_up(first, "fleet-list@example.com")
+    world = await second.relay.world("fleet-live", account=account)
+    tokens = (await first.call("GET", "/auth/connection-tokens", session=session)).json()
+    [token_id] = [t["id"] for t in tokens["tokens"] if t["clientId"] == "fleet-live"]
+
+    async def active() -> Any:
+        entry = (await listed(first, session))["fleet-live"]
+        return entry["activeTokenId"], entry["isOnline"]
+
+    for _ in range(100):
+        if await active() == (token_id, True):
+            break
+        await asyncio.sleep(0.05)
+    assert await active() == (token_id, True)
+    await world.close()
+    for _ in range(100):
+        if await active() == (0, False):
+            break
+        await asyncio.sleep(0.05)
+    assert await active() == (0, False)
+
+
 async def test_a_world_asks_for_its_accounts_worlds_on_its_socket(
     make_auth: Callable[..., Awaitable[Auth]],
 ) -> None:
@@ -273,16 +302,20 @@ async def test_a_world_asks_for_its_accounts_worlds_on_its_socket(
     result = await ask("k1")
     assert result["tokenScopes"] == ["entity:read"]
     assert result["tokenAllowedTargets"] == ["list-b"]
-    listed = {c["clientId"]: c for c in result["clients"]}
-    assert set(listed) == {"list-a", "list-b"}  # never another account's world
-    assert listed["list-a"]["isOnline"] is True and listed["list-a"]["canAutoStart"] is False
-    assert listed["list-b"]["isOnline"] is False and listed["list-b"]["canAutoStart"] is True
-    assert listed["list-b"]["worldTitle"] == "B"
+    clients = {c["clientId"]: c for c in result["clients"]}
+    assert set(clients) == {"list-a", "list-b"}  # never another account's world
+    assert clients["list-a"]["isOnline"] is True and clients["list-a"]["canAutoStart"] is False
+    assert clients["list-b"]["isOnline"] is False and clients["list-b"]["canAutoStart"] is True
+    assert clients["list-b"]["worldTitle"] == "B"
     assert all(isinstance(c["publicUrl"], str) for c in result["clients"])
-    assert set(listed["list-b"]) == {
+    assert set(clients["list-b"]) == {
         "clientId", "worldTitle", "customName", "systemTitle", "systemId", "isOnline",
-        "canAutoStart", "publicUrl",
+        "canAutoStart", "publicUrl", "activeTokenId",
     }  # fmt: skip
+    # the live world's token, as GET /auth/known-clients gives it; 0 offline
+    rest = await listed(auth, session)
+    assert clients["list-a"]["activeTokenId"] == rest["list-a"]["activeTokenId"] != 0
+    assert clients["list-b"]["activeTokenId"] == 0
     # without a request id: answered with ""
     assert (await ask(""))["clients"]
     # the world's token revoked meanwhile (the relay closes it at its next check)

@@ -3,7 +3,9 @@
 account with `clientId`, `worldTitle`, `customName`, `systemTitle`, `systemId`, `isOnline`
 (connected to any instance now), `canAutoStart` (auto-start on and a credential linked) and
 `publicUrl` (every string "" when unknown, lists never null; the `MAX_LISTED` most recently
-seen), and the asking world's own
+seen), and `activeTokenId` as GET /auth/known-clients gives it (the id of the token the world's
+live socket authenticated with, 0 when offline: our addition, §7.12 does not list it), and the
+asking world's own
 cross-world permissions as `tokenScopes` and `tokenAllowedTargets`. A world whose connection
 token was revoked meanwhile gets the reference's error result. `/ws/api` never answers this
 type (it is not one of its message types).
@@ -23,13 +25,14 @@ TEXTS = ("worldTitle", "customName", "systemTitle", "systemId", "publicUrl")
 MAX_LISTED = 1000  # worlds in one answer (the account's most recently seen)
 
 
-def _entry(world: KnownClient, online: bool, settings: worlds.WorldSettings | None) -> Any:
+def _entry(world: KnownClient, active: str | None, settings: worlds.WorldSettings | None) -> Any:
     meta = world.metadata
     return {
         "clientId": world.client_id,
         **{name: str(meta.get(name) or "") for name in TEXTS},
-        "isOnline": online,
+        "isOnline": active is not None,
         "canAutoStart": bool(settings and settings.can_auto_start),
+        "activeTokenId": active or 0,
     }
 
 
@@ -55,13 +58,13 @@ class WorldList:
         if read is None:
             return protocol.known_clients_error(request_id, "connection token not found or revoked")
         known, settings = read
-        live = {w.client_id for w in self.directory.for_account(account)}
+        live = {w.client_id: w.token_id for w in self.directory.for_account(account)}
         own = settings.get(client_id)
         return {
             "type": protocol.KNOWN_CLIENTS_RESULT,
             "requestId": request_id,
             "clients": [
-                _entry(w, w.client_id in live, settings.get(w.client_id))
+                _entry(w, live.get(w.client_id), settings.get(w.client_id))
                 for w in known[:MAX_LISTED]
             ],
             "tokenScopes": list(own.remote_scopes) if own else [],
