@@ -35,6 +35,7 @@ from urllib.parse import urljoin
 import orjson
 
 from vttrelay.sessions.processes import Child, ProcessRegistry
+from vttrelay.sessions.webgl import WEBGL_SHIM
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +252,7 @@ async def log_in(
     # the module's client setting holds the token as a JSON string
     value = orjson.dumps(orjson.dumps(token).decode()).decode()
     seed = f"localStorage.setItem({orjson.dumps(TOKEN_KEY).decode()}, {value});"
+    await context.add_init_script(WEBGL_SHIM)  # before any page script, as the token seed
     await context.add_init_script(seed)
     page = await context.new_page()
     await page.set_viewport_size(VIEWPORT)

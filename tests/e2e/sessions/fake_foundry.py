@@ -1,9 +1,11 @@
 """A small fake Foundry server for the browser-session tests: the join page with the
 reference's form fields (`select[name=userid]`, `input[name=password]`), `POST /join` taking
 `{action: "join", userid, password}` as Foundry does, and a game page (`#ui-left`, `game.world.id`)
-whose script connects to the relay's `/relay` as the module does: the world's client id (its
-world setting, set when the world was paired) and the connection token from local storage
-(`foundry-rest-api.connectionToken`, a JSON string), the auth frame first, then it answers every
+whose script refuses, as Foundry does, a browser whose WebGL is missing or software-rendered
+(the sessions' WebGL shim is what lets headless chromium through), then connects to the relay's
+`/relay` as the module does: the world's client id (its world setting, set when the world was
+paired) and the connection token from local storage (`foundry-rest-api.connectionToken`, a JSON
+string), the auth frame first, then it answers every
 request with `{type: <type>-result, requestId, data: {answeredBy: "fake-foundry"}}`.
 
 With no world running (`running=None`) it shows Foundry's setup page instead, as Foundry does:
@@ -61,6 +63,14 @@ WORLD_ENTRY = """<li class="package world" data-package-id="{id}">
 <h3 class="package-title"> {title} </h3><a class="control play" data-action="worldLaunch">
 <i class="fas fa-play">Launch World</i></a></li>"""
 GAME_PAGE = """<!doctype html><title>{title}</title><div id="{ui}">{title}</div><script>
+const canvas = document.createElement("canvas");
+const gl = canvas.getContext("webgl2") || canvas.getContext("webgl");
+const info = gl && gl.getExtension("WEBGL_debug_renderer_info");
+const renderer = info ? String(gl.getParameter(info.UNMASKED_RENDERER_WEBGL)) : "";
+if (!gl || /SwiftShader|llvmpipe|software/i.test(renderer) || !renderer) {{
+  document.body.textContent = "WebGL unavailable or software-rendered: " + renderer;
+  throw new Error("no hardware WebGL");
+}}
 globalThis.game = {{world: {{id: "{world_id}", title: "{title}"}}}};
 const token = JSON.parse(localStorage.getItem("foundry-rest-api.connectionToken"));
 const query = new URLSearchParams({{id: "{client_id}", worldId: "{world_id}",
