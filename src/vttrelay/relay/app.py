@@ -106,7 +106,12 @@ def create_app(
     store = store or RelayStore(config.store_target)
     backends = backends or backends_for(config)
     registry = backends.directory
-    keys = KeyCache(store, config.key_cache_ttl, unknown_per_minute=config.unknown_key_rate_limit)
+    keys = KeyCache(
+        store,
+        config.key_cache_ttl,
+        unknown_per_minute=config.unknown_key_rate_limit,
+        counters=backends.counters,
+    )
     usage = UsageCounter(store)
     state = RelayState(
         config=config,

@@ -81,7 +81,8 @@ class RelayConfig:
     # Unknown request codes one IP may look up per 15 minutes (the two status polls and the
     # /pair and /approve pages); looking up a code that exists costs nothing. 0 disables
     code_miss_limit: int = 10
-    unknown_key_rate_limit: int = 60  # unknown API keys one IP may try per minute; 0 disables
+    # unknown API keys one IP may try per minute, over all instances; 0 disables
+    unknown_key_rate_limit: int = 60
     # /mcp sessions: open at once over all keys, open at once per key, opened per key per
     # minute, open at once per account
     mcp_max_sessions: int = 1000

@@ -1,9 +1,9 @@
 """Per-IP limits, counted in the relay's `Counters` so that every instance draws from one budget.
 
-Six limits count a client by its address (`ratelimit.peer_key`: an IPv4 address, an IPv6 /64):
-`POST /auth/pair` (PAIR), `POST /api/self-unpair` (UNPAIR), the `/api/clients/{id}/active`
-probe (PROBE), pair and key requests (REQUESTS), lookups of unknown request codes (MISSES) and
-dashboard sign-ins (SIGNIN). In one
+Seven limits count a client by its address (`ratelimit.peer_key`: an IPv4 address, an IPv6
+/64): `POST /auth/pair` (PAIR), `POST /api/self-unpair` (UNPAIR), the `/api/clients/{id}/active`
+probe (PROBE), pair and key requests (REQUESTS), lookups of unknown request codes (MISSES),
+dashboard sign-ins (SIGNIN) and unknown API keys looked up (UNKNOWN_KEYS, `KeyCache.load`). In one
 process they are token buckets in memory; scaled out (`--redis`) they live in Redis beside the
 API keys' budgets, so ten instances behind a balancer do not give a client ten budgets to guess
 codes with. Unknown codes are also counted per dashboard account (`take_named` with
@@ -27,6 +27,7 @@ PROBE: Final = "probe"
 REQUESTS: Final = "requests"
 MISSES: Final = "misses"
 SIGNIN: Final = "signin"
+UNKNOWN_KEYS: Final = "unknown-keys"
 
 
 ALL_MISSES: Final = "all:misses"  # the unknown-code budget of every caller together

@@ -1,6 +1,6 @@
 """Per-IP limits scaled out (relay.peer_limits): each is one budget over all instances, in Redis,
 so a client cannot multiply its tries by the number of instances behind the balancer; a lookup
-of a code that exists costs nothing on any instance."""
+of a code (or an API key) that exists costs nothing on any instance."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from vttrelay.relay import peer_limits
 from vttrelay.relay.accounts import pairing
+from vttrelay.relay.accounts.key_cache import TOO_MANY_UNKNOWN_KEYS
 
 TOO_MANY = {"error": "Too many requests, please try again later"}
 
@@ -70,3 +71,17 @@ async def test_the_probe_budget_is_shared_too(cluster: Any) -> None:
     assert statuses == [404, 404, 429, 429]
     got = await b.call("GET", "/api/clients/never-seen/active")
     assert got.json() == TOO_MANY
+
+
+async def test_unknown_api_keys_share_one_budget_over_the_instances(cluster: Any) -> None:
+    a, b = await cluster(2)  # the default budget: 60 unknown keys a minute per address
+    valid = a.key()
+    assert (await b.call("GET", "/clients", key=valid)).status == 200  # known keys cost nothing
+    for n in range(60):  # sixty guesses, every other one on each instance: each read, 401
+        relay = (a, b)[n % 2]
+        assert (await relay.call("GET", "/clients", key=f"{n:064x}")).status == 401, n
+    for relay in (a, b):  # the 61st is refused on either instance, without a store read
+        got = await relay.call("GET", "/clients", key=f"{61:064x}")
+        assert (got.status, got.json()) == (429, {"error": TOO_MANY_UNKNOWN_KEYS})
+        assert relay.state.keys.missing(f"{61:064x}")
+    assert (await b.call("GET", "/clients", key=valid)).status == 200  # known there: still works

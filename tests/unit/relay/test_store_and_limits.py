@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from tests.support.clock import FakeClock
 
+from vttrelay.relay import peer_limits
 from vttrelay.relay.accounts.key_cache import KeyCache, UsageCounter
+from vttrelay.relay.backends.local import LocalCounters
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import retry_after
 from vttrelay.relay.ratelimit import TokenBuckets, peer_key
@@ -127,6 +129,31 @@ def test_key_cache_caches_hits_and_misses(store_target: Path | str) -> None:
     cache.ttl = 0
     cache.clear()
     assert not cache.lookup(secret).enabled  # type: ignore[union-attr]
+    store.close()
+
+
+async def test_unknown_keys_cost_the_address_a_budget_in_the_counters(tmp_path: Path) -> None:
+    """An address may look up `unknown_per_minute` unknown secrets; the budget is its bucket in
+    the relay's `Counters`, so two caches over one `Counters` (two instances over one Redis)
+    share it. Known keys cost nothing; a spent budget reads nothing more."""
+    store = RelayStore(tmp_path / "relay.db")
+    counters = LocalCounters()
+    here = KeyCache(store, ttl=60, unknown_per_minute=3, counters=counters)
+    there = KeyCache(store, ttl=60, unknown_per_minute=3, counters=counters)
+    _, secret = store.create_key("a", ["dnd5e"])
+    guesses = [f"{n:064x}" for n in range(6)]
+    assert await here.load(secret, "203.0.113.7") and here.cached(secret) is not None
+    for cache, guess in zip((here, there, here), guesses[:3], strict=True):  # both instances
+        assert await cache.load(guess, "203.0.113.7")
+    bucket = peer_limits.bucket(peer_limits.UNKNOWN_KEYS, "203.0.113.7")
+    assert not counters.has_token(bucket, 3)
+    assert not await there.load(guesses[3], "203.0.113.7")  # the 4th, on the other instance
+    assert there.missing(guesses[3])  # not read
+    assert not await there.load(secret, "203.0.113.7")  # not yet known there: not read either
+    assert await here.load(guesses[4], "203.0.113.8")  # another address has its own budget
+    assert await there.load(guesses[5])  # no address (a tool): no budget
+    unlimited = KeyCache(store, ttl=60, unknown_per_minute=3)  # no counters: no budget
+    assert all([await unlimited.load(g, "203.0.113.7") for g in guesses])
     store.close()
 
 

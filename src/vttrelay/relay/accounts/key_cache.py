@@ -14,11 +14,13 @@ import logging
 import time
 from collections.abc import Callable
 
-from vttrelay.relay.ratelimit import TokenBuckets, peer_key
+from vttrelay.relay import peer_limits
+from vttrelay.relay.backends.ports import Counters
 from vttrelay.relay.store import KeyRecord, RelayStore
 
 log = logging.getLogger("vttrelay.relay")
 
+MINUTE = 60.0  # the unknown-secret budget's window
 MAX_SECRET = 256  # longer secrets are never looked up: no key has one
 TOO_MANY_UNKNOWN_KEYS = "Too many unknown API keys from this address, please try again later"
 
@@ -34,9 +36,11 @@ class KeyCache:
     within `ttl` seconds plus one batch. Unknown secrets are remembered as misses for `ttl`.
 
     Each unknown secret costs one store read, so a caller's address may try at most
-    `unknown_per_minute` unknown secrets a minute (`load` with the address; 0: no limit): past
-    that its new secrets are not read until its budget refills. Only the first read of a secret
-    is counted, and only when it names no key: known keys never pay anything.
+    `unknown_per_minute` unknown secrets a minute (`load` with the address; 0 or no `counters`:
+    no limit): past that its new secrets are not read until its budget refills. The budget is
+    the address's `peer_limits.UNKNOWN_KEYS` bucket in the relay's `Counters`, so scaled-out
+    instances draw from one budget. Only the first read of a secret is counted, and only when
+    it names no key: known keys never pay anything.
     """
 
     def __init__(
@@ -46,13 +50,14 @@ class KeyCache:
         max_entries: int = 100_000,
         unknown_per_minute: int = 0,
         clock: Callable[[], float] = time.monotonic,
+        counters: Counters | None = None,
     ) -> None:
         self.store = store
         self.ttl = ttl
         self.clock = clock  # seconds, when a miss is forgotten (tests pass a fake)
         self.max_entries = max_entries
-        self.unknown_per_minute = unknown_per_minute
-        self._unknown = TokenBuckets()  # per address: unknown secrets looked up
+        self.unknown_per_minute = unknown_per_minute if counters is not None else 0
+        self.counters = counters  # the budgets of unknown secrets looked up, per address
         # secret -> (time a miss is forgotten; known keys: 0.0, kept until a refresh drops them)
         self._cache: dict[str, tuple[float, KeyRecord | None]] = {}
         self._loading: dict[str, asyncio.Future[None]] = {}
@@ -79,16 +84,18 @@ class KeyCache:
         """Read one secret's key into the cache in a worker thread (concurrent loads of the same
         secret share one read). From a caller at `address` whose budget of unknown secrets is
         spent, nothing is read: False (answer 429 `TOO_MANY_UNKNOWN_KEYS`)."""
-        limit = self.unknown_per_minute
-        bucket = peer_key(address) if address is not None and limit > 0 else None
-        if bucket is not None and not self._unknown.has_token(bucket, limit):
-            return False
+        limit, counters = self.unknown_per_minute, self.counters
+        bucket = None
+        if address is not None and limit > 0 and counters is not None:
+            bucket = peer_limits.bucket(peer_limits.UNKNOWN_KEYS, address)
+            if not await peer_limits.has_token_named(counters, bucket, limit, MINUTE):
+                return False
         pending = self._loading.get(secret)
         if pending is None:
             pending = self._loading[secret] = asyncio.ensure_future(self._load(secret))
         await asyncio.shield(pending)  # a caller that goes away does not cancel the others'
-        if bucket is not None and self._cache.get(secret, (0.0, None))[1] is None:
-            self._unknown.allow(bucket, limit)
+        if bucket is not None and counters is not None and self.cached(secret) is None:
+            await peer_limits.take_named(counters, bucket, limit, MINUTE)
         return True
 
     async def _load(self, secret: str) -> None:
