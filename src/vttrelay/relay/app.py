@@ -134,7 +134,7 @@ def create_app(
         middlewares.insert(0, forwarded.forwarded_middleware(trusted))
     app = web.Application(middlewares=middlewares, client_max_size=config.max_body_bytes)
     app[STATE] = state
-    accounts = accounts_services.install(app, config, store)
+    accounts = accounts_services.install(app, config, store, backends.counters)
     state.gateway.users_changed = accounts.world_users.changed
     state.gateway.known_clients = WorldList(store, registry).answer
     state.gateway.module_notify = accounts.module_events.record

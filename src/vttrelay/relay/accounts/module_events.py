@@ -7,15 +7,19 @@ A report is a plain frame the world sends unasked, so it is bounded before anyth
 (`parse`): `event` a short name (`EVENT`), `details` a string or a JSON object of at most
 `MAX_DETAILS` characters, `actor` and `world` strings of at most `MAX_TEXT`; anything else
 (a missing or malformed field, an oversized one) is dropped, and the socket stays open, as the
-reference ignores what it cannot read. At most `PER_MINUTE` reports of one world are kept per
-minute on an instance (the rest dropped and counted in `dropped`). Rows are kept `KEEP_DAYS`
-days and at most the newest `MAX_ROWS` per account. `ModuleEventLog.record` is called on the
-event loop and writes in a worker thread (`log_writes.py`: at most `MAX_IN_FLIGHT` writes
-wait), so the world's frame loop never waits for the store. No owner notification is sent for them.
+reference ignores what it cannot read. A world's reports are kept at `PER_MINUTE` a minute (a
+token bucket of `PER_MINUTE`, its `budget` in the relay's `Counters`, so one budget over every
+instance the world connects through; the rest dropped and counted in `dropped`). Rows are kept
+`KEEP_DAYS` days and at most the newest `MAX_ROWS` per account. `ModuleEventLog.record` is
+called on the event loop and returns at once: a shared budget's answer is waited for in a
+callback (at most `MAX_IN_FLIGHT` at once), and each kept report is written in a worker thread
+(`log_writes.py`: at most `MAX_IN_FLIGHT` writes wait), so the world's frame loop never waits
+for Redis or the store. No owner notification is sent for them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import re
@@ -27,6 +31,7 @@ from typing import Any, Final
 import orjson
 
 from vttrelay.relay.accounts.log_writes import LogWrites
+from vttrelay.relay.backends.ports import Counters
 from vttrelay.relay.store import RelayStore
 
 log = logging.getLogger("vttrelay.relay")
@@ -38,6 +43,11 @@ PER_MINUTE: Final = 30  # reports kept per world and minute
 MAX_TEXT: Final = 256  # actor, world title
 MAX_DETAILS: Final = 2000
 EVENT: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+
+
+def budget(client_id: str) -> str:
+    """The name of a world's report budget in `Counters`."""
+    return f"world:module-events:{client_id}"
 
 
 @dataclass(frozen=True)
@@ -119,25 +129,14 @@ def every(store: RelayStore, account: str) -> list[dict[str, Any]]:
 
 
 class ModuleEventLog(LogWrites[ModuleEvent]):
-    """Takes the worlds' `module-notify` frames: checks them, counts them per world and
-    minute, and writes the kept ones in worker threads."""
+    """Takes the worlds' `module-notify` frames: checks them, takes each from its world's
+    budget in `counters`, and writes the kept ones in worker threads."""
 
-    def __init__(self, store: RelayStore) -> None:
+    def __init__(self, store: RelayStore, counters: Counters) -> None:
         super().__init__(functools.partial(write, store), "a module event", MAX_IN_FLIGHT)
         self.store = store
-        self._minute = 0
-        self._counts: dict[str, int] = {}  # reports per world in `_minute` (worlds heard then)
-
-    def allowed(self, client_id: str, now: float) -> bool:
-        """Whether one more report of this world fits its rate this minute."""
-        minute = int(now // 60)
-        if minute != self._minute:
-            self._minute, self._counts = minute, {}
-        count = self._counts.get(client_id, 0)
-        if count >= PER_MINUTE:
-            return False
-        self._counts[client_id] = count + 1
-        return True
+        self.counters = counters
+        self._deciding = 0  # reports waiting for a shared budget's answer
 
     def record(self, account: str, client_id: str, title: str, frame: dict[str, Any]) -> None:
         """Log the event a world's frame reports (called on the event loop; returns at once)."""
@@ -145,7 +144,28 @@ class ModuleEventLog(LogWrites[ModuleEvent]):
         entry = parse(frame, account, client_id, title)
         if entry is None:
             log.debug("world %s sent a malformed module-notify: dropped", client_id)
-        elif not self.allowed(client_id, now):
+            return
+        if self._deciding >= MAX_IN_FLIGHT:  # a shared budget answering slowly
             self.dropped += 1
-        else:
+            return
+        allowed = self.counters.allow(budget(client_id), PER_MINUTE)
+        if allowed is True:
             self.submit(entry, now)
+        elif allowed is False:
+            self.dropped += 1
+        else:  # a shared budget: kept or dropped once it answers
+            self._deciding += 1
+            answer = asyncio.ensure_future(allowed)
+            answer.add_done_callback(functools.partial(self._decided, entry, now))
+
+    def _decided(self, entry: ModuleEvent, now: float, answer: asyncio.Future[bool]) -> None:
+        self._deciding -= 1
+        if answer.cancelled():
+            self.dropped += 1
+        elif answer.exception() is not None:
+            self.dropped += 1
+            log.warning("could not check a module event's budget: %r", answer.exception())
+        elif answer.result():
+            self.submit(entry, now)
+        else:
+            self.dropped += 1

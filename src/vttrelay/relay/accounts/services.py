@@ -20,6 +20,7 @@ from vttrelay.relay.accounts.rules import bare_email
 from vttrelay.relay.accounts.settings import AccountSettings
 from vttrelay.relay.accounts.users import User
 from vttrelay.relay.accounts.world_users import UsersRecorder
+from vttrelay.relay.backends.ports import Counters
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.store import RelayStore
 
@@ -62,8 +63,11 @@ def services(request: web.Request) -> AccountServices:
     return request.app[ACCOUNTS]
 
 
-def install(app: web.Application, config: RelayConfig, store: RelayStore) -> AccountServices:
-    """Put the account services in `app`; mails still in flight are stopped at cleanup."""
+def install(
+    app: web.Application, config: RelayConfig, store: RelayStore, counters: Counters
+) -> AccountServices:
+    """Put the account services in `app` (`counters`: where the worlds' report budgets are
+    counted); mails still in flight are stopped at cleanup."""
     settings = config.accounts
     made = AccountServices(
         settings=settings,
@@ -71,7 +75,7 @@ def install(app: web.Application, config: RelayConfig, store: RelayStore) -> Acc
         vault=Vault(store, settings.credentials_key, config.data_dir),
         world_users=UsersRecorder(store),
         remote_requests=RemoteRequestLog(store),
-        module_events=ModuleEventLog(store),
+        module_events=ModuleEventLog(store, counters),
         base_path=config.base_path,
     )
     app[ACCOUNTS] = made
