@@ -6,6 +6,7 @@ them, tests/e2e/dashboard/conftest.py first): a signed-in browser-like HTTP sess
   one-time token (operator for None); `.csrf` is
   the session's CSRF token read from a page; `.get(path)` / `.post(path, data, csrf=True)` return
   `(status, text, headers)` without following redirects.
+- `sign_in_with_link(base, link) -> status`: a printed sign-in link followed as a browser does.
 - `browser` -> a Playwright browser context on Debian's chromium (`/usr/bin/chromium`,
   headless, its own temporary profile), closed at teardown. `.ci/run` installs chromium.
 """
@@ -56,6 +57,29 @@ class Visitor:
             fields.append(("csrf", self.csrf))
         async with self.http.post(self.url + path, data=fields, allow_redirects=False) as resp:
             return resp.status, await resp.text(), resp.headers
+
+
+async def sign_in_with_link(base: str, link: str) -> int:
+    """Follow a printed sign-in link as a browser does (its form, then POST with its CSRF) and
+    return the POST's status: 303 when it signed in (the worlds page then answers 200 in that
+    session, checked here), 401 for a link this relay does not know."""
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+        async with http.get(link) as page:
+            assert page.status == 200
+            found = re.search(r'name="signin_csrf" value="([^"]+)"', await page.text())
+            assert found
+        token = link.split("token=", 1)[1]
+        async with http.post(
+            base + "/dashboard/signin",
+            data={"token": token, "signin_csrf": found.group(1)},
+            headers={"Origin": base},
+            allow_redirects=False,
+        ) as signed:
+            status = signed.status
+        if status == 303:
+            async with http.get(base + "/dashboard/worlds", allow_redirects=False) as worlds:
+                assert worlds.status == 200, worlds.status
+        return status
 
 
 def csrf_of(page: str) -> str:

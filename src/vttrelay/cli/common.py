@@ -1,6 +1,8 @@
-"""What the `vttrelay` commands share: the common options (`--data-dir`, `--database`,
-`--log-level`), the relay settings and store they give, argument types, and output helpers
-(results a script may capture on stdout, everything else on stderr, tables)."""
+"""What the `vttrelay` commands share: the common options (`--config`, `--data-dir`,
+`--database`, `--log-level`), the relay settings and store they give (resolved from serve's
+one table as `vttrelay serve` resolves them: flag > environment > file > default), argument
+types, and output helpers (results a script may capture on stdout, everything else on stderr,
+tables)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vttrelay.cli.serve_options import COMMON_OPTIONS
-from vttrelay.cli.serve_settings import add_arguments
+from vttrelay.cli.serve_settings import Setting, add_arguments, resolve, serve_config
 from vttrelay.relay.accounts.expiry import parse_expiry
-from vttrelay.relay.config import DATABASE_ENV, RelayConfig, default_data_dir
+from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError
 from vttrelay.relay.routes import ALL_SCOPES, SCOPE_PRESETS, ScopePreset, scope_preset
 from vttrelay.relay.store import RelayStore
@@ -24,9 +26,11 @@ T = TypeVar("T")
 
 
 def common_options() -> argparse.ArgumentParser:
-    """The options every command takes (a parent parser)."""
+    """The options every command that reads the relay's data takes (a parent parser); a
+    command parsed with them has `args.relay_settings` set (see `settings`)."""
     common = argparse.ArgumentParser(add_help=False)
     add_arguments(common, COMMON_OPTIONS)
+    common.set_defaults(relay_settings=True)
     return common
 
 
@@ -34,10 +38,23 @@ def sub_common_options() -> argparse.ArgumentParser:
     """The common options of a subcommand whose command takes them itself: they must not reset
     what was given before the subcommand's name."""
     sub_common = argparse.ArgumentParser(add_help=False)
-    sub_common.add_argument("--data-dir", default=argparse.SUPPRESS, help="as for the command")
-    sub_common.add_argument("--database", default=argparse.SUPPRESS, help="as for the command")
-    sub_common.add_argument("--log-level", default=argparse.SUPPRESS, help="as for the command")
+    for option in COMMON_OPTIONS:
+        sub_common.add_argument(
+            f"--{option.name}", default=argparse.SUPPRESS, help="as for the command"
+        )
     return sub_common
+
+
+def settings(args: argparse.Namespace) -> dict[str, Setting]:
+    """Every setting of `vttrelay serve`'s table as that command resolves it (its flags are the
+    common options; then `VTTRELAY_*`, then the `--config` file, then the default), resolved
+    once per run; SettingsError (one line) for a bad value, file or key."""
+    resolved: dict[str, Setting] | None = getattr(args, "resolved_settings", None)
+    if resolved is None:
+        given = {o.dest: getattr(args, o.dest, None) for o in COMMON_OPTIONS}
+        resolved = resolve(argparse.Namespace(**given), os.environ)
+        args.resolved_settings = resolved
+    return resolved
 
 
 def expiry(text: str) -> float:
@@ -76,14 +93,14 @@ def chosen_scopes(
 
 
 def data_dir(args: argparse.Namespace) -> Path:
-    return Path(args.data_dir) if args.data_dir else default_data_dir()
+    """The relay's data dir, as `vttrelay serve` with these options would use it."""
+    return Path(str(settings(args)["data-dir"].value))
 
 
-def relay_config(args: argparse.Namespace, **settings: Any) -> RelayConfig:
-    """The relay settings the common options give (data dir, database) and `settings`."""
-    config = RelayConfig(data_dir=data_dir(args), **settings)
-    config.database = getattr(args, "database", None) or os.environ.get(DATABASE_ENV) or ""
-    return config
+def relay_config(args: argparse.Namespace) -> RelayConfig:
+    """The relay's settings (data dir, database, URL, ...) as `vttrelay serve` with these
+    options would run with them."""
+    return serve_config(settings(args))
 
 
 def open_store(args: argparse.Namespace) -> RelayStore:

@@ -1,4 +1,7 @@
-"""`vttrelay dashboard-link`: a one-time sign-in link to the web dashboard."""
+"""`vttrelay dashboard-link`: a one-time sign-in link to the web dashboard, for the relay the
+common options name (`--config`, `--data-dir`, `--database`, the `VTTRELAY_*` environment:
+resolved as `vttrelay serve` resolves them) at its URL (`--url`, else the one those settings
+give, as `serve` prints it)."""
 
 from __future__ import annotations
 
@@ -7,17 +10,30 @@ import time
 from contextlib import closing
 from typing import Any
 
-from vttrelay.cli.common import err, expiry, open_store
+from vttrelay.cli.common import err, expiry, open_store, relay_config
 
 
 def cmd_dashboard_link(args: argparse.Namespace) -> int:
-    from vttrelay.server.prepare import dashboard_link
+    from vttrelay.server.prepare import dashboard_base, dashboard_link
 
+    config = relay_config(args)
+    local = config.local_base()
+    url = args.url or dashboard_base(config, local)
+    if (
+        not args.url and url == local and config.port == 0
+    ):  # no URL to tell but the one of a port not known
+        err(
+            "vttrelay dashboard-link: the relay listens on a free port (port 0): give --url "
+            "(or set public-url)"
+        )
+        return 2
     with closing(open_store(args)) as store:
         ttl = expiry(args.ttl) - time.time()
-        print(dashboard_link(store, args.url, args.account, ttl))
+        print(dashboard_link(store, url, args.account, ttl))
     who = f"the owner of account {args.account}" if args.account else "the operator"
     err(f"Signs in {who}; works once, within {args.ttl}.")
+    if url.startswith("/"):
+        err("The link is a path: open it on your reverse proxy's origin (or set public-url).")
     return 0
 
 
@@ -28,9 +44,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--url",
-        default="http://127.0.0.1:3010",
-        help="the relay's base URL as your browser reaches it, path prefix included "
-        "(default http://127.0.0.1:3010)",
+        default=None,
+        help="the relay's base URL as your browser reaches it, path prefix included (default: "
+        "the settings' public-url, else their base-path, else http://HOST:PORT of their host "
+        "and port: the URL `vttrelay serve` with the same --config and environment prints)",
     )
     p.add_argument(
         "--account",

@@ -1,50 +1,29 @@
 """`vttrelay serve`: the relay and the embedded demo world (`--no-world`: the relay alone),
 one process or `--workers N`. Its settings (one table, serve_options.py) come from flags, the
 environment and a TOML file (serve_settings.py) and become a `RelayConfig`; `vttrelay.server`
-runs it."""
+runs it. The hints it prints name the commands that find this relay's data again
+(`serve_settings.command_options`)."""
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from vttrelay.cli.common import err
 from vttrelay.cli.serve_options import SERVE_OPTIONS
-from vttrelay.cli.serve_settings import Setting, SettingsError, add_arguments, render, resolve
+from vttrelay.cli.serve_settings import (
+    SettingsError,
+    add_arguments,
+    command_options,
+    render,
+    resolve,
+    serve_config,
+)
 from vttrelay.relay import tls
 from vttrelay.relay.accesslog import setup_logging
-from vttrelay.relay.accounts.settings import SmtpSettings
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.forwarded import TrustedProxies
-
-
-def serve_config(settings: Mapping[str, Setting]) -> RelayConfig:
-    """The relay's settings from `vttrelay serve`'s resolved settings: each row's value goes to
-    its `field` (serve_options.py); the mail settings become an SmtpSettings when smtp-host is
-    set."""
-    config = RelayConfig(data_dir=Path(str(settings["data-dir"].value)))
-    smtp: dict[str, Any] = {}
-    for name, setting in settings.items():
-        field, value = setting.option.field, setting.value
-        if not field or name == "data-dir":
-            continue
-        if field.startswith("smtp."):
-            smtp[field.removeprefix("smtp.")] = value
-        elif field.startswith("accounts."):
-            setattr(config.accounts, field.removeprefix("accounts."), value)
-        else:
-            setattr(config, field, value)
-    if smtp["host"]:
-        config.accounts.smtp = SmtpSettings(**smtp)
-    config.accounts.credentials_key = config.accounts.credentials_key or None
-    config.redis_url = config.redis_url or None
-    config.sessions_enabled = not settings["no-sessions"].value
-    if config.session_idle_timeout > 0:  # swept often enough to end a session near its time
-        config.session_sweep_interval = min(30.0, max(0.5, config.session_idle_timeout / 4))
-    return config
 
 
 def deployment_refusal(config: RelayConfig) -> str:
@@ -76,6 +55,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         setattr(args, setting.option.dest, setting.value)
     setup_logging(args.log_level, json=args.log_format == "json")
     config = serve_config(settings)
+    config.command_options = command_options(settings)
     refused = deployment_refusal(config)
     if refused:
         err(f"vttrelay serve: {refused}")

@@ -145,8 +145,20 @@ def _o(name: str, kind: Kind, help: str, **rest: object) -> ServeOption:
     return ServeOption(name, kind, help, **rest)  # type: ignore[arg-type]
 
 
-# The options every command takes (`cli/common.py` builds them from these rows too)
+# The options every command that reads the relay's data takes (`cli/common.py` builds them from
+# these rows too): with them, `vttrelay keys`, `dashboard-link`, `backup`, ... find the store and
+# URL a `vttrelay serve` given the same options (or environment, or file) uses
 COMMON_OPTIONS: Final = (
+    _o(
+        "config",
+        "str",
+        "read settings from this TOML file, the one `vttrelay serve --config` reads (keys as "
+        "serve's option names)",
+        default=None,
+        metavar="PATH",
+        in_file=False,
+        default_text="none",
+    ),
     _o(
         "data-dir",
         "str",
@@ -176,15 +188,6 @@ COMMON_OPTIONS: Final = (
 )
 
 SERVE_OPTIONS: Final = (
-    _o(
-        "config",
-        "str",
-        "read settings from this TOML file (keys as the option names)",
-        default=None,
-        metavar="PATH",
-        in_file=False,
-        default_text="none",
-    ),
     *COMMON_OPTIONS,
     _o("host", "str", "the address to listen on", field="host"),
     _o(

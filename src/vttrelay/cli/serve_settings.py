@@ -5,7 +5,11 @@ A setting comes from its flag, else its environment variable, else the TOML file
 source; a bad one, an unknown key of the file or a file that cannot be read is a
 `SettingsError` whose one line names the setting and where it came from, raised before anything
 listens. `render` is `--print-config`: the effective settings as a TOML file would hold them,
-each with its source, secrets masked.
+each with its source, secrets masked. `serve_config` makes the relay's `RelayConfig` of them:
+`vttrelay serve` runs that one, and every other command that reads the relay's data
+(`cli/common.py`) resolves the same table from its common options and uses the same
+`RelayConfig`, so that both find one store, one data dir and one URL. `command_options` is what
+such a command needs to be given to find what this `serve` uses (printed in serve's hints).
 """
 
 from __future__ import annotations
@@ -14,12 +18,17 @@ import argparse
 import difflib
 import json
 import math
+import shlex
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from vttrelay.cli.serve_options import BY_NAME, SERVE_OPTIONS, ServeOption, Value
+from vttrelay.relay.accounts.settings import SmtpSettings
+from vttrelay.relay.config import RelayConfig
 
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
@@ -158,7 +167,7 @@ def read_file(path: str) -> dict[str, object]:
 
 def resolve(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, Setting]:
     """Every setting by name: flag > environment > file > default, each value checked."""
-    config_flag = getattr(args, "config", None)
+    config_flag = getattr(args, "config", None)  # a command without the flag: None
     config_env = environ.get(BY_NAME["config"].env_name, "")
     config_path = config_flag or config_env
     in_file = read_file(config_path) if config_path else {}
@@ -227,3 +236,45 @@ def render(settings: Mapping[str, Setting]) -> str:
         else:
             lines.append(f"{name} = {_toml(shown)}  # {setting.source}")
     return "\n".join(lines)
+
+
+def serve_config(settings: Mapping[str, Setting]) -> RelayConfig:
+    """The relay's settings from the resolved settings: each row's value goes to its `field`
+    (serve_options.py); the mail settings become an SmtpSettings when smtp-host is set."""
+    config = RelayConfig(data_dir=Path(str(settings["data-dir"].value)))
+    smtp: dict[str, Any] = {}
+    for name, setting in settings.items():
+        field, value = setting.option.field, setting.value
+        if not field or name == "data-dir":
+            continue
+        if field.startswith("smtp."):
+            smtp[field.removeprefix("smtp.")] = value
+        elif field.startswith("accounts."):
+            setattr(config.accounts, field.removeprefix("accounts."), value)
+        else:
+            setattr(config, field, value)
+    if smtp["host"]:
+        config.accounts.smtp = SmtpSettings(**smtp)
+    config.accounts.credentials_key = config.accounts.credentials_key or None
+    config.redis_url = config.redis_url or None
+    config.sessions_enabled = not settings["no-sessions"].value
+    if config.session_idle_timeout > 0:  # swept often enough to end a session near its time
+        config.session_sweep_interval = min(30.0, max(0.5, config.session_idle_timeout / 4))
+    return config
+
+
+def command_options(settings: Mapping[str, Setting]) -> str:
+    """The options (" --config FILE --data-dir DIR ...", or "") with which another `vttrelay`
+    command, run in a shell without this process's environment, resolves the data dir and store
+    these settings name: `--config` when a file was read, `--data-dir` when the file and the
+    defaults give another one, `--database ...` when the file does not give the one in use (its
+    URL is not repeated: it may hold a password)."""
+    path = settings["config"].value
+    words: list[str] = ["--config", str(path)] if path else []
+    alone = resolve(argparse.Namespace(config=path), {})  # what the file and defaults give
+    data_dir = Path(str(settings["data-dir"].value))
+    if Path(str(alone["data-dir"].value)).resolve() != data_dir.resolve():
+        words += ["--data-dir", str(data_dir)]
+    database = settings["database"].value
+    tail = " --database ..." if database and alone["database"].value != database else ""
+    return "".join(f" {shlex.quote(w)}" for w in words) + tail

@@ -155,6 +155,10 @@ class RelayConfig:
     # one JSON line on stdout; "": none)
     seed: int | None = None
     ready_file: str = ""
+    # What another `vttrelay` command (dashboard-link, keys) is given to find this relay's data:
+    # " --config FILE", " --data-dir DIR", ... ("": the defaults); serve's hints print it (the
+    # CLI sets it from where the settings came from)
+    command_options: str = ""
     # Identity
     instance_id: str = field(default_factory=new_instance_id)
 
@@ -162,6 +166,12 @@ class RelayConfig:
     def scheme(self) -> str:
         """`https` when the relay serves TLS itself, else `http`."""
         return "https" if self.tls_cert else "http"
+
+    def local_base(self, port: int | None = None) -> str:
+        """The relay's base URL as this machine reaches it, on `port` (default: `self.port`):
+        a relay listening on every address is reached on 127.0.0.1."""
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "", "::") else self.host
+        return f"{self.scheme}://{host}:{self.port if port is None else port}"
 
     @property
     def db_path(self) -> Path:

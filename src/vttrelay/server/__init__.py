@@ -251,10 +251,9 @@ async def run_instance(
             registry.count_links_in(site.gate)
     port = site.port
     log.info("open files limit %d; at most %d connections", fd_limit, max_connections)
-    local_host = "127.0.0.1" if config.host in ("0.0.0.0", "", "::") else config.host
-    base = f"{config.scheme}://{local_host}:{port}"
+    base = config.local_base(port)
     if sessions is not None:
-        sessions.hooks.relay_url = f"{'wss' if ssl_context else 'ws'}://{local_host}:{port}/relay"
+        sessions.hooks.relay_url = "ws" + base.removeprefix("http") + "/relay"
 
     metrics_runner = await serve_metrics(app, config) if config.metrics_port is not None else None
     try:

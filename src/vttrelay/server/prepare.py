@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from vttrelay import __version__
 from vttrelay.dashboard.sessions import issue_signin_token
-from vttrelay.relay.config import RelayConfig, default_data_dir
+from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.routes import GM_SCOPES
 from vttrelay.relay.store import DEFAULT_ACCOUNT, RelayStore
 from vttrelay.server.ready import clear_ready, ready_info, write_ready
@@ -141,13 +141,11 @@ def _read_key(path: Path) -> str | None:
         return None
 
 
-def _data_dir_option(config: RelayConfig) -> str:
-    """` --data-dir DIR` for a command that must find this relay's store ("" for the default;
-    a `--database` URL is not repeated: it may hold a password)."""
-    if config.database:
-        return " --database ..."
-    same = Path(config.data_dir).resolve() == default_data_dir().resolve()
-    return "" if same else f" --data-dir {shlex.quote(str(config.data_dir))}"
+def dashboard_base(config: RelayConfig, local: str) -> str:
+    """The base URL the dashboard's links start with: the configured public URL, else (behind a
+    proxy that strips it) the path prefix alone, to be opened on the proxy's origin, else
+    `local`, the relay as this machine reaches it (`RelayConfig.local_base`)."""
+    return config.accounts.public_url or config.base_path or local
 
 
 def announce_listening(
@@ -159,8 +157,8 @@ def announce_listening(
     (`--ready-file`, with the demo key read back from its file on a later start)."""
     path = "/world-info" if with_world else "/clients"
     processes = f" ({workers} worker processes)" if workers > 1 else ""
-    url = config.base_path or base  # through a reverse proxy that strips the prefix: its path
-    where = "Dashboard (through your proxy's origin)" if config.base_path else "Dashboard"
+    url = dashboard_base(config, base)
+    where = "Dashboard (through your proxy's origin)" if url.startswith("/") else "Dashboard"
     file = shlex.quote(str(prepared.key_file))
     lines = [f"vttrelay {__version__} listening on {base}{processes}"]
     if prepared.api_key is not None and prepared.signin_token is not None:
@@ -179,11 +177,11 @@ def announce_listening(
     else:
         lines += [
             "API key: printed by the first start; another: vttrelay keys create --preset gm"
-            + _data_dir_option(config),
+            + config.command_options,
             f'Try: curl -H "x-api-key: $KEY" {base}{path}',
         ]
     if prepared.signin_token is None:
-        lines.append(f"{where}: vttrelay dashboard-link --url {url}{_data_dir_option(config)}")
+        lines.append(f"{where}: vttrelay dashboard-link --url {url}{config.command_options}")
     for line in lines:
         print(line, flush=True)
     if config.ready_file:

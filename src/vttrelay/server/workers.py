@@ -259,9 +259,8 @@ class Supervisor:
                 return 1
         finally:
             reserved.close()
-        local_host = "127.0.0.1" if config.host in ("0.0.0.0", "", "::") else config.host
         announce_listening(
-            f"{config.scheme}://{local_host}:{config.port}",
+            config.local_base(),
             self.prepared,
             config,
             with_world=self.prepared.world_token is not None,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import socket
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import aiohttp
 import httpx
 from bench.procs import free_port
-from tests.support.dashboard import Visitor, csrf_of, signin_csrf_of
+from tests.support.dashboard import Visitor, csrf_of, sign_in_with_link, signin_csrf_of
 from tests.support.relay import WorldDouble, run_vttrelay, stop_process
 
 from vttrelay.relay.store import RelayStore
@@ -39,23 +38,6 @@ async def _serve(
     said = [(await asyncio.wait_for(proc.stdout.readline(), 30)).decode() for _ in range(lines)]
     assert all(said), said
     return proc, [line.rstrip("\n") for line in said]
-
-
-async def _sign_in(base: str, link: str) -> int:
-    """Follow a printed sign-in link as a browser does: its form, then POST with its CSRF."""
-    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
-        async with http.get(link) as page:
-            assert page.status == 200
-            found = re.search(r'name="signin_csrf" value="([^"]+)"', await page.text())
-            assert found
-        token = link.split("token=", 1)[1]
-        async with http.post(
-            base + "/dashboard/signin",
-            data={"token": token, "signin_csrf": found.group(1)},
-            headers={"Origin": base},
-            allow_redirects=False,
-        ) as signed:
-            return signed.status
 
 
 async def _dashboard_approves_a_pair_request(base: str, link: str) -> str:
@@ -160,7 +142,7 @@ async def test_restarts_keep_keys_and_print_no_secret(tmp_path: Path) -> None:
         )
         assert code == 0 and out.startswith(f"{base}/dashboard/signin?token="), err
         secrets.append(out.strip().split("token=")[1])
-        assert await _sign_in(base, out.strip()) == 303
+        assert await sign_in_with_link(base, out.strip()) == 303
     finally:
         await stop_process(proc)
 

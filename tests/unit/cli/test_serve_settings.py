@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from vttrelay.cli import build_parser
-from vttrelay.cli.serve import serve_config
 from vttrelay.cli.serve_options import COMMON_OPTIONS, FROM_FIELD, SERVE_OPTIONS
-from vttrelay.cli.serve_settings import SettingsError, masked, render, resolve
+from vttrelay.cli.serve_settings import SettingsError, masked, render, resolve, serve_config
 from vttrelay.relay.accounts.settings import AccountSettings, SmtpSettings
 from vttrelay.relay.config import RelayConfig
 

@@ -8,8 +8,7 @@ import pytest
 
 from vttrelay.cli import build_parser
 from vttrelay.cli.common import expiry
-from vttrelay.cli.serve import serve_config
-from vttrelay.cli.serve_settings import resolve
+from vttrelay.cli.serve_settings import resolve, serve_config
 from vttrelay.relay.accounts.expiry import parse_expiry
 from vttrelay.relay.openapi import build_document
 from vttrelay.relay.routes import DEFAULT_SCOPES, ROUTES
