@@ -83,6 +83,9 @@ FLAGS: Final = (
     "--remote-debugging-port=0",
     "--window-size=1280,800",  # = VIEWPORT
     "--disable-gpu",
+    # a page left for another (Foundry's world shut down: back to setup) must close the module's
+    # socket; kept in the back/forward cache it would stay open, frozen, the world seemingly live
+    "--disable-back-forward-cache",
 )
 JOIN_SCRIPT: Final = """async ([userid, password]) => {
   try {
