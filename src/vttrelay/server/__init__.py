@@ -50,7 +50,7 @@ from vttrelay.server.assemble import build_app
 from vttrelay.server.embedded import demo_world
 from vttrelay.server.prepare import EMBEDDED_CLIENT_ID, Prepared, announce_listening, prepare
 from vttrelay.server.ready import clear_ready
-from vttrelay.server.sessions import AutoStarter, session_manager
+from vttrelay.server.sessions import AutoStarter, WorldDepartures, session_manager
 from vttrelay.world.embedded import EmbeddedWorld
 from vttrelay.world.runtime.thread import LoopThread
 
@@ -222,6 +222,7 @@ async def run_instance(
             return world is not None and world.account == account
 
         sessions.hooks.is_live = is_live
+        registry.add_listener(WorldDepartures(sessions))  # a world that leaves ends its sessions
         app[STATE].gate.starter = AutoStarter(sessions)
     ssl_context = _tls(config, loop, own_process)
     runner = make_runner(app, config, shutdown_timeout=5)

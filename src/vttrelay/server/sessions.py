@@ -1,15 +1,19 @@
 """The session routes' manager (the `sessions` package), built for one relay: the worlds it
-starts connect back to this relay with connection tokens minted in its store."""
+starts connect back to this relay with connection tokens minted in its store, and a world that
+leaves the relay ends its sessions at once (`WorldDepartures`, a listener of the world
+directory)."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from vttrelay.relay.accounts import worlds
 from vttrelay.relay.accounts.credentials import Vault, VaultUnavailable
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError
+from vttrelay.relay.link.connection import WorldConnection
 from vttrelay.relay.store import KnownClient, RelayStore
 from vttrelay.sessions.manager import SessionManager
 from vttrelay.sessions.model import (
@@ -135,3 +139,22 @@ class AutoStarter:
                 },
             )
         return True
+
+
+class WorldDepartures:
+    """The world directory's listener (`relay.link.connection.WorldListener`) for the session
+    manager: a world that disconnects ends its sessions at once (`SessionManager.world_left`),
+    on every instance that hears it; a reconnect that replaces a world's socket is not told (the
+    directory's rule), so its session lives on."""
+
+    def __init__(self, sessions: SessionManager) -> None:
+        self.sessions = sessions
+
+    def world_connected(self, world: WorldConnection) -> None:
+        return None
+
+    def world_disconnected(self, world: WorldConnection) -> None:
+        self.sessions.world_left(world.client_id)
+
+    def world_event(self, world: WorldConnection, frame: dict[str, Any]) -> None:
+        return None

@@ -16,9 +16,14 @@
   auto-start on (a browser session with the credential linked to it, files-sheet-sessions
   §4.10); one start per world at a time, none for two minutes after one failed (`launches`).
 - `listing(account, last_request)`, `end(account, id)`: the caller's own sessions only.
+- `world_left(client_id)`: the relay saw that world disconnect (the composition root hands it
+  the world directory's `world_disconnected`): its sessions end at once, as the reference's do
+  (files-sheet-sessions §4.7), unless the id is live again (a reconnect that replaced the
+  socket is no leaving); unlisted and their slots free at once, browser or process stopped and
+  connection token revoked just after.
 - `sweep(last_request)`: ends sessions idle past `idle_timeout` (from the last request the relay
   forwarded to the world, or the start), those whose process died and those whose world is no
-  longer connected (also ended before another start of that world).
+  longer connected (the backstop of `world_left`; also done before another start of that world).
 Every session's processes are stopped on `close()`; `open()` reaps what a killed relay left.
 Waits for a world to connect poll on `clock` with `sleep` (unit tests pass a fake clock's).
 With sessions turned off the relay has no manager and answers as the reference does disabled.
@@ -92,6 +97,7 @@ class SessionManager:
         self.handshakes = Handshakes()
         self.sessions: dict[str, Session] = {}
         self._starting: set[str] = set()  # client ids being started
+        self._ending: set[asyncio.Task[None]] = set()  # sessions ended by `world_left`, stopping
         self.launches = Launches(
             clock=clock
         )  # auto-starts: joined while under way, cooled down if failed
@@ -104,6 +110,7 @@ class SessionManager:
         await self.launches.close()
         for session in list(self.sessions.values()):
             await self._stop(session)
+        await asyncio.gather(*list(self._ending), return_exceptions=True)
 
     # Handshake and start ----------------------------------------------------------------------
 
@@ -430,6 +437,11 @@ class SessionManager:
         return 200, ENDED
 
     async def _stop(self, session: Session) -> None:
+        """Unlist `session` and stop what it runs (once: the sweep and `world_left` may both
+        come for it)."""
+        if session.ended:
+            return
+        session.ended = True
         self.sessions.pop(session.id, None)
         if session.browser is not None:
             await session.browser.close(self.processes)
@@ -445,6 +457,8 @@ class SessionManager:
         idle = self.config.idle_timeout
         now = _now_ms()
         for session in list(self.sessions.values()):
+            if session.id not in self.sessions:
+                continue  # ended meanwhile (`world_left`)
             dead = session.child is not None and not session.child.running
             gone = not self.hooks.is_live(session.client_id, session.account)
             quiet = idle > 0 and now - self._last_activity(session, last_request) > idle * 1000
@@ -453,11 +467,31 @@ class SessionManager:
                 log.info("session %s: %s, ending it", session.id, why)
                 await self._stop(session)
 
+    def world_left(self, client_id: str) -> None:
+        """`client_id`'s world disconnected from the relay: end its sessions now, not at the
+        next sweep. Each is unlisted (its slot free) before this returns; its browser or world
+        process is stopped and its token revoked in a task (`close` waits for those). A world
+        live again by now (a reconnect replaced its socket) keeps its session."""
+        for session in [s for s in self.sessions.values() if s.client_id == client_id]:
+            if self.hooks.is_live(client_id, session.account):
+                continue
+            log.info("session %s: its world left, ending it", session.id)
+            self.sessions.pop(session.id, None)
+            task = asyncio.ensure_future(self._stop_logged(session))
+            self._ending.add(task)
+            task.add_done_callback(self._ending.discard)
+
+    async def _stop_logged(self, session: Session) -> None:
+        try:
+            await self._stop(session)
+        except Exception:
+            log.exception("session %s: stopping it failed", session.id)
+
     async def _drop_stale(self, client_id: str) -> None:
         """End the sessions of `client_id` whose world is no longer connected (a browser whose
         world went away, say): before another start of that world (the reference's step 1)."""
         for session in [s for s in self.sessions.values() if s.client_id == client_id]:
-            if not self.hooks.is_live(session.client_id, session.account):
+            if session.id in self.sessions and not self.hooks.is_live(client_id, session.account):
                 log.info("session %s: its world left, ending it", session.id)
                 await self._stop(session)
 

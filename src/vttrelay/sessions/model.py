@@ -91,6 +91,7 @@ class Session:
     child: Child | None = None
     browser: Browser | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    ended: bool = False  # its stop has begun (`SessionManager._stop` runs once)
 
     def summary(self, last_activity: int) -> dict[str, Any]:
         return {

@@ -12,7 +12,12 @@ With no world running (`running=None`) it shows Foundry's setup page instead, as
 `/` and `/join` lead to `/setup`, whose world list (`li.package.world` with `data-package-id`, a
 `.package-title` and an `a.control.play`, shown a moment after the page loads, under a
 notification that covers the page until its `.close` is clicked) launches a world with
-`POST /setup {action: "launchWorld", world}` and then goes to `/join`."""
+`POST /setup {action: "launchWorld", world}` and then goes to `/join`.
+
+A game page also keeps a socket to the Foundry server (`/socket`, as Foundry's own): when the
+world is shut down (`POST /setup {shutdown: true}`, the GM's "Return to Setup") the server
+closes those sockets and each game page leaves for `/join`, closing its relay socket as the
+module's does when its page goes away; the browser stays open on Foundry's setup page."""
 
 from __future__ import annotations
 
@@ -34,6 +39,8 @@ WORLDS: Final = {
     "broken-world": ("Broken World", "broken-world"),  # its game page never shows the game UI
 }
 LAUNCHED: Final = web.AppKey("launched", list)  # the worlds launched from the setup page
+# the game pages' sockets to the server
+GAME_SOCKETS: Final = web.AppKey("game_sockets", set[web.WebSocketResponse])
 JOIN_PAGE = """<!doctype html><title>Join Game Session</title>
 <form id="join"><select name="userid">{options}</select>
 <input type="password" name="password"><button>Join</button></form>"""
@@ -83,6 +90,8 @@ ws.onmessage = (message) => {{
   if (frame.requestId) ws.send(JSON.stringify({{type: frame.type + "-result",
     requestId: frame.requestId, data: {{answeredBy: "fake-foundry"}}}}));
 }};
+const server = new WebSocket(location.origin.replace(/^http/, "ws") + "/socket");
+server.onclose = () => {{ location.href = "/join"; }};
 </script>"""
 
 
@@ -108,6 +117,10 @@ def fake_foundry(relay_ws_url: str, running: str | None = "fake-world") -> web.A
 
     async def launch(request: web.Request) -> web.Response:
         body: Any = await request.json()
+        if body.get("shutdown") is True:  # the world shuts down: its game pages leave
+            world["running"] = None
+            await close_game_sockets(request.app)
+            return web.json_response({"status": "success"})
         if body.get("action") != "launchWorld" or body.get("world") not in WORLDS:
             return web.json_response({"error": "No such world"}, status=400)
         world["running"] = body["world"]
@@ -139,8 +152,22 @@ def fake_foundry(relay_ws_url: str, running: str | None = "fake-world") -> web.A
         )
         return web.Response(text=page, content_type="text/html")
 
+    async def game_socket(request: web.Request) -> web.WebSocketResponse:
+        page = web.WebSocketResponse()
+        await page.prepare(request)
+        request.app[GAME_SOCKETS].add(page)
+        try:
+            async for _ in page:
+                pass
+        finally:
+            request.app[GAME_SOCKETS].discard(page)
+        return page
+
     app = web.Application()
     app[LAUNCHED] = []
+    app[GAME_SOCKETS] = set()
+    app.router.add_get("/socket", game_socket)
+    app.on_shutdown.append(close_game_sockets)
     app.router.add_get("/", join_page)
     app.router.add_get("/join", join_page)
     app.router.add_post("/join", join)
@@ -148,3 +175,10 @@ def fake_foundry(relay_ws_url: str, running: str | None = "fake-world") -> web.A
     app.router.add_post("/setup", launch)
     app.router.add_get("/game", game)
     return app
+
+
+async def close_game_sockets(app: web.Application) -> None:
+    """Close the game pages' sockets to the server (a world shut down, the server stopping)."""
+    pages = app[GAME_SOCKETS]
+    for page in list(pages):
+        await page.close()
