@@ -3,8 +3,8 @@
 - `shell_blocks(text)`: every ```bash, ```sh and ```console block with its line, its commands
   (a console block's `$ ` lines, continuation lines included; every line of a bash block) and,
   per command, the output the README shows after it, and the block's marker: an HTML comment
-  `<!-- readme-test: ... -->` on the line before it (`not run: WHY`, `relay: ARGS`, `own data
-  dir`, `stops after N s`).
+  `<!-- readme-test: ... -->` on the line before it (`not run: WHY`, `relay: ARGS`, `relay
+  stopped`, `own data dir`, `stops after N s`).
 - `matches(expected, actual)`: whether what a command printed has the shape the README shows: a
   JSON line the same top-level keys and the same `type`, `error`, `success` and `status` (and
   the HTTP code curl's `-w` appends); a text line is a pattern in which ids, hex, dates and

@@ -1,6 +1,7 @@
 """`vttrelay world run|pair|reset|settings`: the embedded world against a relay
-(`vttrelay.world.commands` does the work); `world create`: a stored world of this relay's
-sessions (`vttrelay.sessions.catalog`)."""
+(`vttrelay.world.commands` does the work; `run`, `reset` and `settings` hold the world lock, so
+that none changes a world another process serves); `world create`: a stored world of this
+relay's sessions (`vttrelay.sessions.catalog`)."""
 
 from __future__ import annotations
 
@@ -29,16 +30,16 @@ def _in_data_dir(command: WorldCommand) -> WorldCommand:
     return run
 
 
-def _world_locked(command: WorldCommand) -> WorldCommand:
-    """`command` run while this process holds the data dir's world lock (`datadir.hold_world`,
-    as `vttrelay serve` does): refused in one line, exit code 1, when another process runs
-    that world."""
+def _world_locked(name: str, command: WorldCommand) -> WorldCommand:
+    """`command` (`vttrelay world NAME`) run while this process holds the data dir's world lock
+    (`datadir.hold_world`, as `vttrelay serve` does): refused in one line, exit code 1 (as a
+    second `serve` is), while another process runs or changes that world."""
 
     def run(args: argparse.Namespace) -> int:
         try:
-            lock = datadir.hold_world(Path(args.data_dir), "vttrelay world run")
+            lock = datadir.hold_world(Path(args.data_dir), f"vttrelay world {name}")
         except datadir.WorldBusy as busy:
-            err(f"vttrelay world run: {busy}")
+            err(f"vttrelay world {name}: {busy}")
             return 1
         try:
             return command(args)
@@ -73,7 +74,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         p.set_defaults(func=_in_data_dir(command))
         return p
 
-    p = add("run", "connect the world to a relay and serve it", _world_locked(world.cmd_run))
+    p = add("run", "connect the world to a relay and serve it", _world_locked("run", world.cmd_run))
     p.add_argument("--relay", default=None, help="relay URL, e.g. http://127.0.0.1:3010")
     p.add_argument("--token", default=None, help="connection token (default: the paired one)")
     p.add_argument("--client-id", default=None, help="client id (default: the paired one)")
@@ -82,9 +83,18 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("code")
     p.add_argument("--relay", required=True, help="relay URL, e.g. http://127.0.0.1:3010")
 
-    add("reset", "restore the demo world (all changes and chat are lost)", world.cmd_reset)
+    add(
+        "reset",
+        "restore the demo world (all changes and chat are lost); refused while a serve or "
+        "world run runs it",
+        _world_locked("reset", world.cmd_reset),
+    )
 
-    p = add("settings", "show or change world settings", world.cmd_settings)
+    p = add(
+        "settings",
+        "show or change world settings; refused while a serve or world run runs the world",
+        _world_locked("settings", world.cmd_settings),
+    )
     p.add_argument(
         "--execute-js", choices=("on", "off"), default=None, help="allow POST /execute-js"
     )

@@ -5,7 +5,9 @@ prints must have the shape the README shows (`tests/support/readme.py`). The ids
 shows (keys, codes, tokens, client ids) stand for the ones the run printed, so later commands
 use those; `127.0.0.1:3010` is the test's port, `/tmp/` its temporary directory. Blocks marked
 `<!-- readme-test: not run: WHY -->` are not run (each says why), `relay: ARGS` runs a block
-against the relay started with those arguments, `own data dir` in a directory of its own, and
+against the relay started with those arguments, `relay stopped` with the relay stopped (started
+again for the next block: a command that changes the world's store is refused while a relay
+serves it), `own data dir` in a directory of its own, and
 `stops after N s` lets a command that never ends run N seconds."""
 
 from __future__ import annotations
@@ -221,7 +223,7 @@ def test_every_readme_command_runs(readme_dir: tuple[Path, int], tmp_path: Path)
     env = _environment(cwd, port)
     log = tmp_path / "relay.log"
     relay: Relay | None = None
-    relay_args = ""
+    relay_args, served = "", False
     ran = 0
     try:
         for block in _blocks():
@@ -230,19 +232,25 @@ def test_every_readme_command_runs(readme_dir: tuple[Path, int], tmp_path: Path)
             if _is_serve_block(block):  # the README's own start (first one), then a restart
                 if relay is not None:
                     relay.stop()
-                relay = Relay(cwd, env, log)
+                relay, served = Relay(cwd, env, log), True
                 _check_serve(block, relay, log, port, tmp_path)
                 ran += 1
                 continue
-            assert relay is not None, f"line {block.line}: a block before the relay is served"
-            wanted = (
-                block.marker.removeprefix("relay:").strip()
-                if block.marker.startswith("relay:")
-                else ""
-            )
-            if wanted != relay_args:  # this block's relay: the same data dir, other options
-                relay.stop()
-                relay, relay_args = Relay(cwd, env, log, wanted), wanted
+            assert served, f"line {block.line}: a block before the relay is served"
+            if block.marker == "relay stopped":  # it changes the world: refused while served
+                if relay is not None:
+                    relay.stop()
+                relay = None
+            else:
+                wanted = (
+                    block.marker.removeprefix("relay:").strip()
+                    if block.marker.startswith("relay:")
+                    else ""
+                )
+                if relay is None or wanted != relay_args:  # the same data dir, these options
+                    if relay is not None:
+                        relay.stop()
+                    relay, relay_args = Relay(cwd, env, log, wanted), wanted
             where = cwd
             if block.marker == "own data dir":
                 where = _workdir(tmp_path / f"own-{block.line}")

@@ -2,7 +2,9 @@
 second `vttrelay serve` on the same data dir (another port) is refused at start in one line
 naming the running one's pid, issues no token and revokes none, and the first relay's demo key
 and world keep working past its next token check; `--no-world` relays still share the data dir;
-`vttrelay world run` takes the same lock; and a SIGKILLed holder leaves no stale lock."""
+`vttrelay world run` takes the same lock, and `world reset` and `world settings` are refused
+while another process holds it (and work once it stops); and a SIGKILLed holder leaves no stale
+lock."""
 
 from __future__ import annotations
 
@@ -143,5 +145,75 @@ async def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
     try:
         await _world_answers(f"http://127.0.0.1:{port}", (data / "demo-key").read_text().strip())
         assert (data / "world" / "world.lock").read_text() == f"{serve.pid} vttrelay serve\n"
+    finally:
+        await stop_process(serve)
+
+
+BRANN = "Actor.brannFighter0001"
+
+
+async def _brann_hp(api: httpx.AsyncClient) -> int:
+    got = await api.get("/get", params={"uuid": BRANN}, timeout=20)
+    assert got.status_code == 200, got.text
+    value: int = got.json()["data"]["system"]["attributes"]["hp"]["value"]
+    return value
+
+
+async def _execute_js(api: httpx.AsyncClient) -> tuple[int, bool]:
+    got = await api.post("/execute-js", json={"script": "return 1"}, timeout=20)
+    return got.status_code, got.json()["success"]
+
+
+async def test_world_reset_and_settings_are_refused_while_serve_runs_the_world(
+    tmp_path: Path,
+) -> None:
+    """`vttrelay world reset` and `world settings` change the world's store: while a serve runs
+    that world they are refused as a second serve is (one line naming it, exit code 1) and the
+    served world is unchanged and still answers; once it stops, both work and the next serve
+    has their changes."""
+    data, port = tmp_path / "data", free_port()
+    base = f"http://127.0.0.1:{port}"
+    serve, lines = await start_serve(data, port)
+    try:
+        key = lines[1].removeprefix("API key: ")
+        async with httpx.AsyncClient(base_url=base, headers={"x-api-key": key}) as api:
+            full = await _brann_hp(api)
+            hurt = await api.post(
+                "/decrease",
+                params={"uuid": BRANN},
+                json={"attribute": "system.attributes.hp.value", "amount": 3},
+                timeout=20,
+            )
+            assert hurt.status_code == 200, hurt.text
+            assert await _execute_js(api) == (400, False)  # off in the demo world
+
+            for command in (("reset",), ("settings", "--execute-js", "on"), ("settings",)):
+                code, out, err = await run_vttrelay("world", *command, "--data-dir", str(data))
+                assert (code, out) == (1, ""), (command, out, err)
+                assert err == (
+                    f"vttrelay world {command[0]}: the embedded world of {data} is already "
+                    f"served by another vttrelay serve (pid {serve.pid})\n"
+                )
+            # nothing changed, and the served world still answers
+            assert await _brann_hp(api) == full - 3
+            assert await _execute_js(api) == (400, False)
+            await _world_answers(base, key)
+            assert (data / "world" / "world.lock").read_text() == f"{serve.pid} vttrelay serve\n"
+    finally:
+        await stop_process(serve)
+
+    code, out, err = await run_vttrelay("world", "reset", "--data-dir", str(data))
+    assert (code, out) == (0, ""), err
+    assert "is restored" in err
+    code, out, err = await run_vttrelay(
+        "world", "settings", "--execute-js", "on", "--data-dir", str(data)
+    )
+    assert (code, out) == (0, "execute-js: on\nmacro-write: off\nmacro-execute: off\n"), err
+
+    serve, _ = await start_serve(data, port)
+    try:
+        async with httpx.AsyncClient(base_url=base, headers={"x-api-key": key}) as api:
+            assert await _brann_hp(api) == full  # the reset restored the demo world
+            assert await _execute_js(api) == (200, True)  # and the setting is on
     finally:
         await stop_process(serve)

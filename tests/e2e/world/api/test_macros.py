@@ -27,7 +27,8 @@ DISABLED = (
 
 
 def settings(world: EmbeddedWorld, *args: str) -> None:
-    """`vttrelay world settings ...` on the running world's data (what a GM runs)."""
+    """`vttrelay world settings ...` on the test world's data (what a GM runs with the relay
+    stopped; the in-process test world holds no world lock, so the test needs no restart)."""
     data_dir = Path(world.world.store.path).parent.parent
     assert cli_main(["world", "settings", *args, "--data-dir", str(data_dir)]) == 0
 

@@ -26,7 +26,8 @@ Call = Callable[..., Coroutine[Any, Any, tuple[int, Any]]]
 
 
 def world_settings(data_dir: Path, *args: str) -> None:
-    """`vttrelay world settings ...`, the command a GM uses."""
+    """`vttrelay world settings ...`, the command a GM uses (with the relay stopped; the
+    in-process test world holds no world lock)."""
     assert cli_main(["world", "settings", *args, "--data-dir", str(data_dir)]) == 0
 
 
