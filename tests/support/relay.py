@@ -379,10 +379,17 @@ async def start_serve(
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         **options,
     )
+    return proc, await serve_lines(proc, "Try: ")
+
+
+async def serve_lines(proc: asyncio.subprocess.Process, last: str) -> list[str]:
+    """The stdout lines of a started `vttrelay serve` (stdout a pipe, unbuffered) up to the first
+    that starts with `last`, that one included; if it exits before, or something fails, it is
+    stopped here and the test fails."""
     lines: list[str] = []
     assert proc.stdout is not None
     try:
-        while not lines or not lines[-1].startswith("Try: "):
+        while not lines or not lines[-1].startswith(last):
             raw = await asyncio.wait_for(proc.stdout.readline(), 30)
             if not raw:
                 raise AssertionError(f"serve exited early: {lines}")
@@ -390,7 +397,7 @@ async def start_serve(
     except BaseException:
         await stop_process(proc)
         raise
-    return proc, lines
+    return lines
 
 
 async def start_serve_ready(

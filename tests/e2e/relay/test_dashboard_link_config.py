@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 from bench.procs import free_port
 from tests.support.dashboard import sign_in_with_link
-from tests.support.relay import run_vttrelay, stop_process
+from tests.support.relay import run_vttrelay, serve_lines, stop_process
 
 
 def _clean_env(**settings: str) -> dict[str, str]:
@@ -33,18 +33,7 @@ async def _serve(
         sys.executable, "-m", "vttrelay", "serve", *args,
         cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
-    assert proc.stdout is not None
-    lines: list[str] = []
-    try:
-        while not lines or not lines[-1].startswith("Dashboard"):
-            raw = await asyncio.wait_for(proc.stdout.readline(), 30)
-            if not raw:
-                raise AssertionError(f"serve exited early: {lines}")
-            lines.append(raw.decode().rstrip("\n"))
-    except BaseException:
-        await stop_process(proc)
-        raise
-    return proc, lines
+    return proc, await serve_lines(proc, "Dashboard")
 
 
 async def _link(cwd: Path, env: dict[str, str], *args: str) -> str:
