@@ -320,15 +320,16 @@ class RelayServer(RelayCalls):
 
 
 async def run_vttrelay(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: str = ""
 ) -> tuple[int, str, str]:
     """`vttrelay ARGS` run to its end as a real process (in `cwd`, with `env` as its whole
-    environment when given): its exit code, stdout and stderr."""
+    environment when given, `stdin` its input): its exit code, stdout and stderr."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "vttrelay", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env,
     )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), 60)
     return proc.returncode or 0, out.decode(), err.decode()
 
 

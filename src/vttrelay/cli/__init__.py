@@ -46,12 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     level = getattr(args, "log_level", None) or "INFO"
-    if getattr(args, "relay_settings", False):  # settings as `serve` resolves them
-        try:
+    try:
+        if getattr(args, "relay_settings", False):  # settings as `serve` resolves them
             level = str(settings(args)["log-level"].value)
-        except SettingsError as bad:
-            err(f"vttrelay {args.command}: {bad}")
-            return 2
-    setup_logging(level)
-    result: int = args.func(args)
+        setup_logging(level)
+        result: int = args.func(args)
+    except SettingsError as bad:
+        err(f"vttrelay {args.command}: {bad}")
+        return 2
     return result

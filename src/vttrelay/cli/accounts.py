@@ -10,7 +10,7 @@ import sys
 from contextlib import closing
 from typing import Any, Final
 
-from vttrelay.cli.common import err, iso, open_store, table
+from vttrelay.cli.common import err, iso, link_base, open_store, table
 from vttrelay.relay.accounts import users
 from vttrelay.relay.accounts.mail import reset_link
 from vttrelay.relay.accounts.passwords import Passwords
@@ -100,12 +100,13 @@ def cmd_invite(args: argparse.Namespace) -> int:
 
 
 def cmd_reset_link(args: argparse.Namespace) -> int:
+    url = link_base(args)
     with closing(open_store(args)) as store:
         user = _user(store, args.who)
         if user is None:
             return 1
         token = users.new_reset(store, user.account, args.hours * 3600)
-    print(reset_link(args.url.rstrip("/"), token))
+    print(reset_link(url.rstrip("/"), token))
     err(f"Give this link to the owner of {user.email}: it sets a new password, works once, "
         f"within {args.hours} h; earlier reset links stop working.")  # fmt: skip
     return 0
@@ -166,9 +167,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("who", help="the account's email or account name")
     p.add_argument(
         "--url",
-        default="http://127.0.0.1:3010",
-        help="the relay's base URL as the account's owner reaches it (default "
-        "http://127.0.0.1:3010)",
+        default=None,
+        help="the relay's base URL as the account's owner reaches it (default: as for "
+        "dashboard-link, the settings' public-url, else base-path, else their host and port)",
     )
     p.add_argument("--hours", type=float, default=1.0, help="valid this many hours (default 1)")
     p.set_defaults(func=cmd_reset_link)

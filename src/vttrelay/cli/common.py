@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vttrelay.cli.serve_options import COMMON_OPTIONS
-from vttrelay.cli.serve_settings import Setting, add_arguments, resolve, serve_config
+from vttrelay.cli.serve_settings import (
+    Setting,
+    SettingsError,
+    add_arguments,
+    resolve,
+    serve_config,
+)
 from vttrelay.relay.accounts.expiry import parse_expiry
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.core import RelayError
@@ -101,6 +107,23 @@ def relay_config(args: argparse.Namespace) -> RelayConfig:
     """The relay's settings (data dir, database, URL, ...) as `vttrelay serve` with these
     options would run with them."""
     return serve_config(settings(args))
+
+
+def link_base(args: argparse.Namespace) -> str:
+    """The base URL a printed link starts with: `--url`, else the one a `vttrelay serve` with
+    these settings links to (`RelayConfig.link_base`: public-url, else base-path, else its host
+    and port); SettingsError when that would be a port not known here (port 0)."""
+    if args.url:
+        return str(args.url)
+    config = relay_config(args)
+    base = config.link_base()
+    if config.port == 0 and base == config.local_base():
+        raise SettingsError(
+            "the relay listens on a free port (port 0): give --url (or set public-url)"
+        )
+    if base.startswith("/"):
+        err(f"The link is a path ({base}): open it on your proxy's origin (or set public-url).")
+    return base
 
 
 def open_store(args: argparse.Namespace) -> RelayStore:

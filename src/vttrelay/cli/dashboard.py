@@ -10,30 +10,18 @@ import time
 from contextlib import closing
 from typing import Any
 
-from vttrelay.cli.common import err, expiry, open_store, relay_config
+from vttrelay.cli.common import err, expiry, link_base, open_store
 
 
 def cmd_dashboard_link(args: argparse.Namespace) -> int:
-    from vttrelay.server.prepare import dashboard_base, dashboard_link
+    from vttrelay.server.prepare import dashboard_link
 
-    config = relay_config(args)
-    local = config.local_base()
-    url = args.url or dashboard_base(config, local)
-    if (
-        not args.url and url == local and config.port == 0
-    ):  # no URL to tell but the one of a port not known
-        err(
-            "vttrelay dashboard-link: the relay listens on a free port (port 0): give --url "
-            "(or set public-url)"
-        )
-        return 2
+    url = link_base(args)
     with closing(open_store(args)) as store:
         ttl = expiry(args.ttl) - time.time()
         print(dashboard_link(store, url, args.account, ttl))
     who = f"the owner of account {args.account}" if args.account else "the operator"
     err(f"Signs in {who}; works once, within {args.ttl}.")
-    if url.startswith("/"):
-        err("The link is a path: open it on your reverse proxy's origin (or set public-url).")
     return 0
 
 

@@ -173,6 +173,12 @@ class RelayConfig:
         host = "127.0.0.1" if self.host in ("0.0.0.0", "", "::") else self.host
         return f"{self.scheme}://{host}:{self.port if port is None else port}"
 
+    def link_base(self, port: int | None = None) -> str:
+        """The base URL the links this relay's dashboard and CLI print start with: the
+        configured public URL, else (behind a proxy that strips it) the path prefix alone, to be
+        opened on the proxy's origin, else `local_base(port)`."""
+        return self.accounts.public_url or self.base_path or self.local_base(port)
+
     @property
     def db_path(self) -> Path:
         """The relay's SQLite database when no other `database` is set."""

@@ -141,13 +141,6 @@ def _read_key(path: Path) -> str | None:
         return None
 
 
-def dashboard_base(config: RelayConfig, local: str) -> str:
-    """The base URL the dashboard's links start with: the configured public URL, else (behind a
-    proxy that strips it) the path prefix alone, to be opened on the proxy's origin, else
-    `local`, the relay as this machine reaches it (`RelayConfig.local_base`)."""
-    return config.accounts.public_url or config.base_path or local
-
-
 def announce_listening(
     base: str, prepared: Prepared, config: RelayConfig, *, with_world: bool, workers: int = 1
 ) -> None:
@@ -157,7 +150,7 @@ def announce_listening(
     (`--ready-file`, with the demo key read back from its file on a later start)."""
     path = "/world-info" if with_world else "/clients"
     processes = f" ({workers} worker processes)" if workers > 1 else ""
-    url = dashboard_base(config, base)
+    url = config.link_base(urlsplit(base).port)
     where = "Dashboard (through your proxy's origin)" if url.startswith("/") else "Dashboard"
     file = shlex.quote(str(prepared.key_file))
     lines = [f"vttrelay {__version__} listening on {base}{processes}"]

@@ -1,9 +1,9 @@
-"""`vttrelay dashboard-link` (and `keys`) find the relay that `vttrelay serve` runs from a TOML
-file or the environment, as an operator meets it with real processes and real HTTP: serve
-started with `--config FILE` (data dir, port and public URL in the file) from another working
-directory; the same `--config`, `$VTTRELAY_CONFIG`, or `VTTRELAY_*` alone give a link that
-signs in on that relay, and the hint a later start prints is a command that does too; without
-them the link is minted in another data dir and that relay refuses it."""
+"""`vttrelay dashboard-link` (and `keys`, `accounts reset-link`) find the relay that `vttrelay
+serve` runs from a TOML file or the environment, as an operator meets it with real processes and
+real HTTP: serve started with `--config FILE` (data dir, port and public URL in the file) from
+another working directory; the same `--config`, `$VTTRELAY_CONFIG`, or `VTTRELAY_*` alone give a
+link that signs in on that relay, and the hint a later start prints is a command that does too;
+without them the link is minted in another data dir and that relay refuses it."""
 
 from __future__ import annotations
 
@@ -99,6 +99,20 @@ async def test_dashboard_link_and_keys_use_the_config_file_serve_runs_with(tmp_p
         async with httpx.AsyncClient(base_url=base) as http:
             got = await http.get("/world-info", headers={"x-api-key": key.strip()}, timeout=20)
         assert got.status_code == 200, got.text
+
+        # accounts: a password-reset link in that store, at the file's public URL
+        code, _, err = await run_vttrelay(
+            "accounts", "create", "ada@example.org", "--password-stdin", "--config", str(config),
+            cwd=cwd, env=env, stdin="Dragon-Hoard-7\n",
+        )  # fmt: skip
+        assert code == 0, err
+        code, out, err = await run_vttrelay(
+            "accounts", "reset-link", "ada@example.org", "--config", str(config), cwd=cwd, env=env
+        )
+        assert code == 0 and out.startswith(f"{base}/dashboard/reset?token="), (out, err)
+        async with httpx.AsyncClient(base_url=base) as http:
+            got = await http.get(f"/auth/validate-reset-token/{out.strip().split('token=')[1]}")
+        assert got.json() == {"valid": True}
     finally:
         await stop_process(proc)
 

@@ -96,7 +96,7 @@ def test_dashboard_link_takes_the_url_the_settings_give(
     assert "proxy" not in said[-1]
     monkeypatch.setenv("VTTRELAY_BASE_PATH", "vtt")  # a path, to open on the proxy's origin
     assert link() == "/vtt/dashboard/signin"
-    assert "open it on your reverse proxy's origin" in said[-1]
+    assert "open it on your proxy's origin" in said[-1]
     monkeypatch.setenv("VTTRELAY_PUBLIC_URL", "https://vtt.example.org/vtt")
     assert link() == "https://vtt.example.org/vtt/dashboard/signin"
     assert link("--url", "http://h:1/") == "http://h:1/dashboard/signin"  # --url wins
