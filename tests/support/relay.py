@@ -348,8 +348,8 @@ async def stop_process(proc: asyncio.subprocess.Process) -> None:
 async def _spawn_serve(
     data_dir: Path, port: int, args: tuple[str, ...], **options: Any
 ) -> asyncio.subprocess.Process:
-    """`vttrelay serve --port PORT --data-dir DATA_DIR *ARGS` started (its stderr discarded;
-    `options` go to `asyncio.create_subprocess_exec`)."""
+    """`vttrelay serve --port PORT --data-dir DATA_DIR *ARGS` started (its stderr discarded
+    unless `options`, which go to `asyncio.create_subprocess_exec`, say otherwise)."""
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -360,8 +360,7 @@ async def _spawn_serve(
         "--data-dir",
         str(data_dir),
         *args,
-        stderr=asyncio.subprocess.DEVNULL,
-        **options,
+        **{"stderr": asyncio.subprocess.DEVNULL, **options},
     )
 
 

@@ -204,8 +204,8 @@ def background_src(scene: dict[str, Any]) -> str | None:
 
 @action("scene-screenshot")
 async def scene_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[str, Any]:
-    """A picture of the viewed scene (`world.render.scene`), drawn on the world's heavy-work
-    thread (`runtime.heavy`: off its loop, which answers other requests meanwhile) with the
+    """A picture of the viewed scene (`world.render.scene`), drawn in the world's heavy-work
+    process (`runtime.heavy`: off its loop, which answers other requests meanwhile) with the
     background and token images of the file store, as a data URL; the relay answers
     GET /scene/image with its bytes."""
     scene = ctx.transact(lambda c: _screenshot_scene(c, frame))
@@ -229,7 +229,6 @@ async def scene_screenshot(ctx: ActionContext, frame: dict[str, Any]) -> dict[st
         hide_overlays=frame.get("hideOverlays") is True,
         background=images.get(background_src(scene) or ""),
         images=images,
-        checkpoint=ctx.checkpoint,
     )
     return {
         "data": {

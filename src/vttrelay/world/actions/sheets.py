@@ -1,5 +1,5 @@
 """`sheet-screenshot` (GET /sheet, files-sheet-sessions §2): a picture of an actor's sheet,
-drawn by the world itself (`render.sheet`) on its heavy-work thread (`runtime.heavy`), never on
+drawn by the world itself (`render.sheet`) in its heavy-work process (`runtime.heavy`), never on
 the world's loop.
 
 The module's checks and texts, in its order: an unknown `userId` (the dispatcher), the target

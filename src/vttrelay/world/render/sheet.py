@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -428,16 +429,20 @@ def render(
     quality: Any = None,
     scale: Any = 1,
     portrait: Path | None = None,
+    checkpoint: Callable[[], None] = lambda: None,
 ) -> Picture:
-    """Draw `sheet`; `fmt` is "png" or "jpeg" (`quality` 0-1); `portrait` an image file."""
+    """Draw `sheet`; `fmt` is "png" or "jpeg" (`quality` 0-1); `portrait` an image file.
+    `checkpoint` is called between the steps (measure, draw, encode; it raises to stop)."""
     from PIL import Image
 
     factor = scale_of(scale)
     picture = open_image(portrait, (round(132 * factor), round(132 * factor)))
     height = _layout(Pen(None, factor), sheet, picture)
+    checkpoint()
     size = (round(WIDTH * factor), round(height * factor))
     image = Image.new("RGB", size, PARCHMENT)
     _layout(Pen(image, factor), sheet, picture)
+    checkpoint()
     return encode(image, fmt, quality)
 
 

@@ -18,6 +18,7 @@ from vttrelay import protocol
 from vttrelay.world.errors import ActionError, DiceError
 from vttrelay.world.model import documents
 from vttrelay.world.rules import rolls as rolls_rules
+from vttrelay.world.runtime.heavy import OverTime, WorkerLost
 from vttrelay.world.store.sqlite import Tx
 
 if TYPE_CHECKING:
@@ -25,13 +26,16 @@ if TYPE_CHECKING:
     from vttrelay.world.rules.dice import Dice, Roll
     from vttrelay.world.runtime.chance import Chance
     from vttrelay.world.runtime.heavy import HeavyWork
+    from vttrelay.world.runtime.limit import TimeLimit
 
 T = TypeVar("T")
+
+WORKER_LOST = "The world's drawing process stopped while it drew this picture: please try again"
 
 
 class WorldState(Protocol):
     """What a context reads of the world it runs in (`World` is one): its dice, chance, clock, users
-    online, subscriptions, recent rolls, token selection, heavy-work threads and file store."""
+    online, subscriptions, recent rolls, token selection, heavy-work process and file store."""
 
     selection: list[str]
     online: set[str]
@@ -96,7 +100,7 @@ class ActionContext:
         world: WorldState,
         tx: Tx | None,
         user: dict[str, Any] | None,
-        check: Callable[[], None] | None = None,
+        check: TimeLimit | None = None,
     ) -> None:
         self._world = world
         self._tx = tx
@@ -118,7 +122,7 @@ class ActionContext:
     def checkpoint(self) -> None:
         """Stop here if the action is past its time limit (an ActionError; nothing commits).
         For long loops that neither read nor write the store (each store call checks too), also
-        in an async handler's work outside a transaction (a picture drawn in a thread)."""
+        in an async handler's work outside a transaction (`heavy` work has a check of its own)."""
         if self._tx is not None:
             self._tx.checkpoint()
         elif self._check is not None:
@@ -130,10 +134,21 @@ class ActionContext:
         return self._world.run_in_transaction(self.user, fn)
 
     async def heavy(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """For async handlers: `fn(*args, **kwargs)` on the world's heavy-work threads
-        (`runtime.heavy`), off its loop; `fn` gets plain data (and `checkpoint`), never the
-        store."""
-        return await self._world.heavy.run(fn, *args, **kwargs)
+        """For async handlers: `fn(*args, **kwargs, checkpoint=...)` in the world's heavy-work
+        process (`runtime.heavy`), off its loop and the relay's: `fn` is a module-level
+        function of plain data (documents, paths, numbers), never the store. Its `checkpoint`
+        stops it past this action's time limit (the time-limit ActionError here); a worker
+        that dies under it is an ActionError too."""
+        limit = self._check
+        try:
+            return await self._world.heavy.run(
+                fn, *args, seconds=None if limit is None else limit.left(), **kwargs
+            )
+        except OverTime:
+            assert limit is not None  # no deadline, no OverTime
+            raise limit.error() from None
+        except WorkerLost:
+            raise ActionError(WORKER_LOST) from None
 
     @property
     def dice(self) -> Dice:

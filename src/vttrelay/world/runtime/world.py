@@ -44,6 +44,7 @@ from vttrelay.world.runtime.chance import SEEDED_EPOCH_MS, Chance
 from vttrelay.world.runtime.context import ActionContext
 from vttrelay.world.runtime.events import collect_document_events
 from vttrelay.world.runtime.heavy import HeavyWork
+from vttrelay.world.runtime.limit import TimeLimit
 from vttrelay.world.runtime.replies import encode_reply, error_reply
 from vttrelay.world.runtime.table import ActionTable, reply_head
 from vttrelay.world.store.sqlite import Tx, WorldStore
@@ -102,7 +103,7 @@ class World:
         self.sink: Callable[[dict[str, Any]], None] | None = None
         self.online: set[str] = set()  # ids of users shown as active
         self.recent_rolls: list[dict[str, Any]] = []  # newest first (GET /rolls, /lastroll)
-        self.heavy = HeavyWork()  # pictures: off the world's loop
+        self.heavy = HeavyWork()  # pictures: in a worker process, off the world's loop
 
     @classmethod
     def open(cls, data_dir: Path, *, actions: ActionTable, **kwargs: Any) -> World:
@@ -232,7 +233,7 @@ class World:
     # Running actions ------------------------------------------------------------------------
 
     def context(
-        self, tx: Tx | None, user: dict[str, Any] | None, check: Callable[[], None] | None = None
+        self, tx: Tx | None, user: dict[str, Any] | None, check: TimeLimit | None = None
     ) -> ActionContext:
         return ActionContext(self, tx, user, check)
 
@@ -255,17 +256,10 @@ class World:
         """When a request arriving now must be over (`monotonic` seconds)."""
         return self._monotonic() + self.time_limit
 
-    def checker(self, deadline: float) -> Callable[[], None]:
-        """A check that raises the time-limit ActionError once `deadline` has passed."""
-
-        def check() -> None:
-            if self._monotonic() > deadline:
-                raise ActionError(
-                    f"The request ran past the world's time limit of {self.time_limit:g} s "
-                    "and was stopped: nothing was changed"
-                )
-
-        return check
+    def checker(self, deadline: float) -> TimeLimit:
+        """The time limit that ends at `deadline` (a check that raises the time-limit
+        ActionError once it has passed)."""
+        return TimeLimit(deadline, self.time_limit, self._monotonic)
 
     @staticmethod
     def _check_bounds(tx: Tx) -> None:

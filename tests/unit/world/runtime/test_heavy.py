@@ -1,76 +1,169 @@
-"""The world's heavy-work pool: work runs on its own lower-priority thread, off the caller's
-loop; results and exceptions come back; a small pool queues work instead of taking more
-threads; `close` ends its threads."""
+"""The world's heavy-work process: work runs in a nicer worker process of its own, off the
+caller's loop; results and exceptions come back; one worker queues work instead of taking more
+cores; a deadline stops work at its next checkpoint (and work that queued past it never starts);
+a worker killed under its work fails that work (a picture's reply says so) and the next call
+starts a new worker; the worker ignores Ctrl-C (SIGINT) and `close` ends it."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sys
-import threading
+import signal
+import time
+from pathlib import Path
 
 import pytest
+from tests.support import heavy_jobs as jobs
 
-from vttrelay.world.runtime.heavy import HeavyWork
-
-
-def _who() -> tuple[str, int]:
-    tid = threading.get_native_id()
-    return threading.current_thread().name, os.getpriority(os.PRIO_PROCESS, tid)
+from vttrelay.world.runtime.context import WORKER_LOST
+from vttrelay.world.runtime.heavy import HeavyWork, OverTime, WorkerLost
+from vttrelay.world.runtime.world import World
 
 
-async def test_work_runs_on_a_nicer_thread_of_its_own() -> None:
+async def _gone(pid: int, seconds: float = 10) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not jobs.alive(pid):
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+async def test_work_runs_in_a_nicer_process_of_its_own() -> None:
     heavy = HeavyWork(workers=1, niceness=5)
     try:
-        name, niceness = await heavy.run(_who)
+        pid, niceness = await heavy.run(jobs.who)
+        again, _ = await heavy.run(jobs.who)
     finally:
         heavy.close()
-    assert name.startswith("vttrelay-world-heavy")
-    assert name != threading.current_thread().name
-    if sys.platform == "linux":  # niceness is per thread there
-        mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-        assert niceness == min(19, mine + 5)
+    assert pid != os.getpid() and again == pid  # one worker, kept
+    assert niceness == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)
 
 
 async def test_results_and_exceptions_come_back() -> None:
     heavy = HeavyWork()
     try:
-        assert await heavy.run(sum, [1, 2, 3]) == 6
+        assert await heavy.run(jobs.add, 2, b=3) == 5
         with pytest.raises(ZeroDivisionError):
-            await heavy.run(divmod, 1, 0)
+            await heavy.run(jobs.divide, 1, 0)
+        assert await heavy.run(jobs.add, 1, 1) == 2  # the worker survives its work's errors
     finally:
         heavy.close()
 
 
-async def test_work_queues_for_the_pool_and_the_loop_stays_free() -> None:
+async def test_work_queues_for_the_worker_and_the_loop_stays_free(tmp_path: Path) -> None:
     """With one worker, a second job waits for the first; the loop meanwhile runs other tasks."""
     heavy = HeavyWork(workers=1)
-    gate = threading.Event()
-    order: list[str] = []
-
-    def job(name: str) -> str:
-        if name == "first":
-            gate.wait(10)
-        order.append(name)
-        return name
-
+    gate, log = tmp_path / "gate", tmp_path / "log"
+    log.touch()
     try:
-        first = asyncio.create_task(heavy.run(job, "first"))
-        second = asyncio.create_task(heavy.run(job, "second"))
+        first = asyncio.create_task(heavy.run(jobs.wait_for, gate, log, "first"))
+        second = asyncio.create_task(heavy.run(jobs.wait_for, gate, log, "second"))
         for _ in range(20):  # the loop runs its other tasks meanwhile
-            await asyncio.sleep(0)
-        assert not first.done() and not second.done() and order == []  # the loop still runs
-        gate.set()
+            await asyncio.sleep(0.01)
+        assert not first.done() and not second.done() and log.read_text() == ""
+        gate.touch()
         assert await asyncio.gather(first, second) == ["first", "second"]
-        assert order == ["first", "second"]
+        assert log.read_text() == "first\nsecond\n"
     finally:
-        gate.set()
+        gate.touch()
         heavy.close()
 
 
-async def test_close_ends_the_threads() -> None:
+async def test_a_deadline_stops_work_at_its_next_checkpoint() -> None:
+    heavy = HeavyWork()
+    try:
+        assert await heavy.run(jobs.spin, 0.05, seconds=5) > 0  # within its time: done
+        start = time.monotonic()
+        with pytest.raises(OverTime):
+            await heavy.run(jobs.spin, 30, seconds=0.3)
+        assert time.monotonic() - start < 5  # stopped near 0.3 s, not after 30
+        with pytest.raises(OverTime):  # already past: it does not start
+            await heavy.run(jobs.add, 1, 2, seconds=-1)
+    finally:
+        heavy.close()
+
+
+async def test_work_queued_past_its_deadline_does_not_start(tmp_path: Path) -> None:
     heavy = HeavyWork(workers=1)
-    name, _ = await heavy.run(_who)
+    gate, log = tmp_path / "gate", tmp_path / "log"
+    log.touch()
+    try:
+        first = asyncio.create_task(heavy.run(jobs.wait_for, gate, log, "first"))
+        late = asyncio.create_task(heavy.run(jobs.wait_for, gate, log, "late", seconds=0.2))
+        await asyncio.sleep(0.5)
+        gate.touch()
+        assert await first == "first"
+        with pytest.raises(OverTime):
+            await late
+        assert log.read_text() == "first\n"
+    finally:
+        gate.touch()
+        heavy.close()
+
+
+async def test_a_killed_worker_fails_its_work_and_the_next_call_starts_another(
+    tmp_path: Path,
+) -> None:
+    heavy = HeavyWork(workers=1)
+    gate, log = tmp_path / "gate", tmp_path / "log"
+    try:
+        pid, _ = await heavy.run(jobs.who)
+        held = asyncio.create_task(heavy.run(jobs.wait_for, gate, log, "held"))
+        queued = asyncio.create_task(heavy.run(jobs.add, 1, 2))
+        await asyncio.sleep(0.2)
+        os.kill(pid, signal.SIGKILL)
+        for task in (held, queued):
+            with pytest.raises(WorkerLost):
+                await task
+        new_pid, _ = await heavy.run(jobs.who)
+        assert new_pid != pid and await heavy.run(jobs.add, 2, 2) == 4
+    finally:
+        gate.touch()
+        heavy.close()
+
+
+async def test_the_worker_ignores_ctrl_c() -> None:
+    heavy = HeavyWork()
+    try:
+        pid, _ = await heavy.run(jobs.who)
+        os.kill(pid, signal.SIGINT)
+        await asyncio.sleep(0.2)
+        assert await heavy.run(jobs.add, 3, 4) == 7
+        assert (await heavy.run(jobs.who))[0] == pid
+    finally:
+        heavy.close()
+
+
+async def test_close_ends_the_worker() -> None:
+    heavy = HeavyWork(workers=1)
+    pid, _ = await heavy.run(jobs.who)
     heavy.close()
-    assert name not in {t.name for t in threading.enumerate()}
+    assert await _gone(pid)
     heavy.close()  # twice is fine
+
+
+async def test_a_picture_whose_worker_dies_is_an_error_reply_and_the_next_is_drawn(
+    world: World, tmp_path: Path
+) -> None:
+    """The world's side: the picture queued behind work whose worker is killed answers the
+    worker's loss as its error (no hang, no crash); the next picture gets a new worker."""
+    gate, log = tmp_path / "gate", tmp_path / "log"
+    try:
+        pid, _ = await world.heavy.run(jobs.who)
+        held = asyncio.create_task(world.heavy.run(jobs.wait_for, gate, log, "held"))
+        frame = {"type": "scene-screenshot", "requestId": "p1", "width": 256}
+        picture = asyncio.create_task(world.handle(frame))
+        await asyncio.sleep(0.2)
+        os.kill(pid, signal.SIGKILL)
+        assert await picture == {
+            "type": "scene-screenshot-result",
+            "requestId": "p1",
+            "error": WORKER_LOST,
+        }
+        with pytest.raises(WorkerLost):
+            await held
+        reply = await world.handle({**frame, "requestId": "p2"})
+        assert reply["data"]["imageData"].startswith("data:image/png;base64,")
+    finally:
+        gate.touch()

@@ -1,0 +1,106 @@
+"""The embedded world's heavy-work process as an operator meets it with `vttrelay serve`: the
+first picture starts one worker, a child of serve (not a thread of it), which draws every later
+picture; serve stopped (SIGTERM, or Ctrl-C reaching the whole process group) ends the worker
+with it and prints no traceback; serve SIGKILLed leaves no worker behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import httpx
+from bench.procs import free_port
+from tests.support.e2e import eventually
+from tests.support.heavy_jobs import alive
+from tests.support.relay import start_serve, stop_process
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is `pid` (from /proc/*/stat)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _workers(pid: int) -> set[int]:
+    """`pid`'s children that are multiprocessing workers (spawned interpreters)."""
+    found = set()
+    for child in _children(pid):
+        try:
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.add(child)
+        except OSError:
+            continue
+    return found
+
+
+async def _picture(base: str, key: str, width: int = 1024) -> None:
+    async with httpx.AsyncClient(base_url=base, headers={"x-api-key": key}) as api:
+        got = await api.get("/scene/image", params={"width": width}, timeout=30)
+    assert got.status_code == 200, got.text
+    assert got.content.startswith(b"\x89PNG")
+
+
+async def _serve_with_a_worker(
+    tmp_path: Path, **options: Any
+) -> tuple[asyncio.subprocess.Process, str, int]:
+    """A serve that has drawn two pictures (`options`: to `start_serve`): (its process, its base
+    URL, its one worker)."""
+    port = free_port()
+    serve, lines = await start_serve(tmp_path / "data", port, **options)
+    base, key = f"http://127.0.0.1:{port}", lines[1].removeprefix("API key: ")
+    try:
+        assert _workers(serve.pid) == set()  # started on first use
+        await _picture(base, key)
+        workers = _workers(serve.pid)
+        assert len(workers) == 1, workers
+        await _picture(base, key, 2048)
+        assert _workers(serve.pid) == workers  # kept, and only one
+    except BaseException:
+        await stop_process(serve)
+        raise
+    return serve, base, workers.pop()
+
+
+async def test_the_worker_stops_with_serve(tmp_path: Path) -> None:
+    serve, _, worker = await _serve_with_a_worker(tmp_path)
+    await stop_process(serve)
+    assert serve.returncode == 0
+    await eventually(lambda: not alive(worker))
+
+
+async def test_ctrl_c_stops_serve_and_its_worker_without_a_traceback(tmp_path: Path) -> None:
+    serve, _, worker = await _serve_with_a_worker(tmp_path, stderr=asyncio.subprocess.PIPE)
+    try:
+        for pid in (worker, serve.pid):  # what Ctrl-C in a terminal does: the whole group
+            os.kill(pid, signal.SIGINT)
+        assert serve.stderr is not None
+        _, err = await asyncio.wait_for(serve.communicate(), 30)
+    finally:
+        await stop_process(serve)
+    assert serve.returncode == 0, err.decode()[-2000:]
+    assert b"Traceback" not in err and b"KeyboardInterrupt" not in err, err.decode()[-2000:]
+    await eventually(lambda: not alive(worker))
+
+
+async def test_a_killed_serve_leaves_no_worker(tmp_path: Path) -> None:
+    serve, _, worker = await _serve_with_a_worker(tmp_path)
+    try:
+        os.kill(serve.pid, signal.SIGKILL)
+        await eventually(lambda: not alive(serve.pid))  # (a worker left would hold its pipes)
+        await eventually(lambda: not alive(worker))
+        await asyncio.wait_for(serve.communicate(), 10)  # its pipes closed: nothing holds them
+    finally:
+        if alive(worker):
+            os.kill(worker, signal.SIGKILL)
+        await stop_process(serve)
