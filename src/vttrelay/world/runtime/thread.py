@@ -8,12 +8,12 @@ that (its `stop()`, on its own loop), ends the loop and joins the thread. Whatev
 built lives on that thread only: the caller reaches the embedded world through the relay, over
 the loopback WebSocket, like any world.
 
-Why a thread and not a process (bench/RESULTS.md, "The embedded world on its own loop"): the
-thread is simpler (one process to start, stop and log; one copy of the interpreter's memory)
-and it meets the target just as well, since the heavy work is in C that releases the GIL for
-most of its time (Pillow's PNG encoder, SQLite) and runs on the world's heavy-work threads
-(`runtime.heavy`). Pure-Python work of the world (the rules) takes the GIL in turns with the
-relay, at most the interpreter's switch interval (5 ms) at a time.
+Why a thread and not a process (bench/RESULTS.md, "The embedded world on its own loop" and
+"Issue 21: heavy work in a process"): the thread is simpler (one process to start, stop and
+log; one copy of the interpreter's memory), and the world's light requests are short
+pure-Python work that takes the GIL in turns with the relay. What would hold the GIL for
+milliseconds at a time, drawing large pictures, runs in the world's heavy-work process
+(`runtime.heavy`), not on this thread.
 """
 
 from __future__ import annotations
