@@ -2,7 +2,7 @@
 idle, then while clients draw large scene pictures, in one run.
 
     python -m bench.world_stall [--runs 3] [--seconds 8] [--clients 2] [--size 4096]
-                                [--world embedded|process]
+                                [--world embedded|process] [--drawers process|same]
 
 Each run starts `vttrelay serve --rate 0` on a free port with a fresh data directory (the serve
 key has the default scopes; `--rate 0` so that the pictures are drawn rather than refused), waits
@@ -12,6 +12,10 @@ until its world answers, then:
    answers) for `--seconds`;
 2. loaded: the same, while `--clients` other clients each ask `GET /scene/image` (PNG,
    `--size` x `--size` asked: 4096 x 2867 for the demo scene) over and over.
+
+The drawing clients run in a process of their own (`--drawers process`, the default), as other
+callers of a relay do; `--drawers same` runs them on the probe's own event loop, as the bench
+did before, where the probe's latencies also hold the bench's own work of receiving pictures.
 
 `--world embedded` (the default) is what `vttrelay serve` does. `--world process` runs the relay
 alone (`--no-world`) and the demo world in a process of its own (`vttrelay world run`, paired
@@ -27,7 +31,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -48,6 +54,7 @@ class Options:
     size: int
     interval: float  # seconds between health probes
     world: str  # "embedded" or "process"
+    drawers: str = "process"  # where the drawing clients run: "process" or "same" (loop)
 
 
 @dataclass(frozen=True)
@@ -171,22 +178,53 @@ async def _draw(base: str, key: str, size: int, stop: asyncio.Event, out: list[f
             out.append(time.perf_counter() - began)
 
 
-async def one_run(options: Options) -> Result:
-    async with serving(options) as (base, key):
-        await _wait_world(base, key, options.size)
-        idle = await _probe(base, options.seconds, options.interval)
+async def _draw_all(base: str, key: str, size: int, clients: int) -> None:
+    """The drawing clients in a process of their own (`--draw`): they draw from the start until
+    a line (or the end) on stdin, then print their picture latencies as one JSON line."""
+    stop = asyncio.Event()
+    pictures: list[float] = []
+    drawers = [asyncio.create_task(_draw(base, key, size, stop, pictures)) for _ in range(clients)]
+    print("drawing", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    stop.set()
+    await asyncio.gather(*drawers)
+    print("pictures " + json.dumps(pictures), flush=True)
+
+
+@contextlib.asynccontextmanager
+async def drawing(options: Options, base: str, key: str) -> AsyncIterator[list[float]]:
+    """Clients drawing pictures while the block runs; the list holds their latencies after it."""
+    pictures: list[float] = []
+    if options.drawers == "same":
         stop = asyncio.Event()
-        pictures: list[float] = []
         drawers = [
             asyncio.create_task(_draw(base, key, options.size, stop, pictures))
             for _ in range(options.clients)
         ]
-        await asyncio.sleep(0.2)  # the first pictures are on their way
         try:
-            loaded = await _probe(base, options.seconds, options.interval)
+            yield pictures
         finally:
             stop.set()
             await asyncio.gather(*drawers)
+        return
+    argv = ["--draw", base, key, str(options.size), str(options.clients)]
+    child = await start("drawers", python_argv("bench.world_stall", *argv), pipes=True)
+    try:
+        await child.expect("drawing", READY_TIMEOUT)
+        yield pictures
+        await child.send("stop")
+        pictures.extend(json.loads(await child.expect("pictures", READY_TIMEOUT)))
+    finally:
+        await child.stop()
+
+
+async def one_run(options: Options) -> Result:
+    async with serving(options) as (base, key):
+        await _wait_world(base, key, options.size)
+        idle = await _probe(base, options.seconds, options.interval)
+        async with drawing(options, base, key) as pictures:
+            await asyncio.sleep(0.2)  # the first pictures are on their way
+            loaded = await _probe(base, options.seconds, options.interval)
         return Result(idle, loaded, pictures, options.seconds)
 
 
@@ -215,11 +253,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=4096, help="width and height asked")
     parser.add_argument("--interval", type=float, default=5.0, help="ms between health probes")
     parser.add_argument("--world", choices=("embedded", "process"), default="embedded")
+    parser.add_argument(
+        "--drawers",
+        choices=("process", "same"),
+        default="process",
+        help="the drawing clients in a process of their own, or on the probe's loop",
+    )
+    parser.add_argument(
+        "--draw", nargs=4, metavar=("BASE", "KEY", "SIZE", "CLIENTS"), help=argparse.SUPPRESS
+    )  # the drawers' process
     args = parser.parse_args(argv)
-    options = Options(args.seconds, args.clients, args.size, args.interval / 1000, args.world)
+    if args.draw:
+        base, key, size, clients = args.draw
+        asyncio.run(_draw_all(base, key, int(size), int(clients)))
+        return 0
+    options = Options(
+        args.seconds, args.clients, args.size, args.interval / 1000, args.world, args.drawers
+    )
+    where = "in a process of their own" if options.drawers == "process" else "on the probe's loop"
     print(
         f"world {options.world}, {options.clients} clients drawing {options.size}x{options.size}"
-        f" PNGs, {options.seconds:g} s per phase, {args.runs} runs"
+        f" PNGs ({where}), {options.seconds:g} s per phase, {args.runs} runs"
     )
     print("\n".join(table(HEADERS, []).splitlines()), flush=True)
     results = asyncio.run(main_async(args.runs, options))

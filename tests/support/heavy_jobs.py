@@ -34,6 +34,12 @@ def wait_for(gate: Path, log: Path, name: str, *, checkpoint: Callable[[], None]
     return name
 
 
+def noisy(text: str, *, checkpoint: Callable[[], None]) -> str:
+    """Print `text` (to the worker's stdout, which a job must not be able to break)."""
+    print(text, flush=True)
+    return text
+
+
 def spin(seconds: float, *, checkpoint: Callable[[], None]) -> int:
     """Loop for `seconds`, calling `checkpoint` every millisecond; how many times it did."""
     calls, end = 0, time.monotonic() + seconds

@@ -1,13 +1,15 @@
 """The embedded world's heavy-work process as an operator meets it with `vttrelay serve`: the
 first picture starts one worker, a child of serve (not a thread of it), which draws every later
 picture; serve stopped (SIGTERM, or Ctrl-C reaching the whole process group) ends the worker
-with it and prints no traceback; serve SIGKILLed leaves no worker behind."""
+with it and prints no traceback; serve SIGKILLed leaves no worker behind; and a program that
+embeds the world without a main guard gets its pictures (the worker does not run it again)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +35,14 @@ def _children(pid: int) -> set[int]:
 
 
 def _workers(pid: int) -> set[int]:
-    """`pid`'s children that are multiprocessing workers (spawned interpreters)."""
+    """`pid`'s children that are heavy-work processes (`runtime.heavy_worker`)."""
     found = set()
     for child in _children(pid):
         try:
-            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+            if (
+                b"vttrelay.world.runtime.heavy_worker"
+                in Path(f"/proc/{child}/cmdline").read_bytes()
+            ):
                 found.add(child)
         except OSError:
             continue
@@ -104,3 +109,38 @@ async def test_a_killed_serve_leaves_no_worker(tmp_path: Path) -> None:
         if alive(worker):
             os.kill(worker, signal.SIGKILL)
         await stop_process(serve)
+
+
+SCRIPT = """
+import asyncio, sys
+from pathlib import Path
+from vttrelay.world.actions.table import standard_table
+from vttrelay.world.runtime.world import World
+
+print("script started", flush=True)
+world = World.open(Path(sys.argv[1]), actions=standard_table())
+frame = {"type": "scene-screenshot", "requestId": "r1", "width": "512"}
+reply = asyncio.run(world.handle(frame))
+world.close()
+print(reply.get("error") or reply["data"]["imageData"][:22], flush=True)
+"""
+
+
+async def test_a_script_that_embeds_the_world_without_a_main_guard_draws_pictures(
+    tmp_path: Path,
+) -> None:
+    """A program that opens the world at its top level (no `if __name__ == "__main__"`) gets
+    its picture, and the worker does not run that program again (as `multiprocessing`'s spawned
+    children would: each would open the world and start a worker of its own)."""
+    script = tmp_path / "embed.py"
+    script.write_text(SCRIPT)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), str(tmp_path / "data"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        await stop_process(proc)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert out.decode().splitlines() == ["script started", "data:image/png;base64,"]

@@ -5,19 +5,25 @@ Why a process and not a thread (bench/RESULTS.md, "Issue 21: heavy work in a pro
 holds the interpreter's lock in spans of up to about 5 ms while it draws a large picture
 (allocating and filling it, the end of the PNG encoder, freeing it). On a thread of the relay's
 process every such span delays the relay's loop too: `/api/health` p99 while pictures were drawn
-was 2.9x its idle p99 with a thread, 1.75x with this process (`python -m bench.world_stall`).
+was 2.6x its idle p99 with a thread, 1.7x with this process (`python -m bench.world_stall`).
 
-The worker is started on first use (`spawn`: a fresh interpreter, about 90 ms, once per world)
-and kept; it runs at a lower priority (`NICENESS`), so on a busy machine the relay's answers and
-the world's light requests come first, and one at a time (`WORKERS`): heavy requests queue for
-it instead of taking every core. It ignores SIGINT (Ctrl-C of `vttrelay serve` reaches the whole
-process group: the parent stops it) and ends itself when its parent dies, even by SIGKILL.
+The worker (`heavy_worker`, `python -m vttrelay.world.runtime.heavy_worker`) is started on first
+use (about 90 ms, once per world) and kept. It runs at a lower priority (`NICENESS`), so on a
+busy machine the relay's answers and the world's light requests come first, and one job at a
+time: heavy requests queue for it instead of taking every core. It ignores SIGINT (Ctrl-C of
+`vttrelay serve` reaches the whole process group: `close` stops it) and ends when its stdin
+does, so a parent that dies, even by SIGKILL, leaves no worker behind. Why not
+`multiprocessing`: its spawned children run the parent's main script again (`__mp_main__`),
+which a program that embeds the world without an `if __name__ == "__main__"` guard would not
+survive; this worker imports only what its jobs name.
 
-Work crosses as pickled plain data: `fn` is a module-level function, its arguments documents,
-paths and numbers, its result a picture. `fn` is called with a keyword `checkpoint`, which raises
-`OverTime` once the caller's `deadline` has passed (`time.monotonic`, the same clock in every
-process of the machine): a picture past its time limit stops there. A worker that dies under its
-work (killed, out of memory) fails that work with `WorkerLost`; the next call starts a new one.
+Jobs cross the worker's stdin and stdout as length-prefixed pickles (`send`, `receive`): `fn` is
+a module-level function, its arguments documents, paths and numbers, its result a picture, or
+the exception it raised. `fn` is called with a keyword `checkpoint`, which raises `OverTime` once
+the caller's deadline has passed (`time.monotonic`, the same clock in every process of the
+machine): a picture past its time limit stops there, and one that queued past it never starts.
+A worker that dies under its work (killed, out of memory) fails that work with `WorkerLost`; the
+next job starts a new one.
 """
 
 from __future__ import annotations
@@ -25,21 +31,19 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import functools
-import multiprocessing
-import os
-import signal
-import threading
+import pickle
+import struct
+import subprocess
+import sys
 import time
 from collections.abc import Callable
-from concurrent.futures.process import BrokenProcessPool
-from multiprocessing.connection import wait
-from typing import Any, Final, TypeVar
+from typing import IO, Any, Final, TypeVar
 
 T = TypeVar("T")
 
-WORKERS: Final = 1
 NICENESS: Final = 10
+STOP_WAIT: Final = 10.0  # seconds `close` gives the worker to end its job before killing it
+_LENGTH: Final = struct.Struct("!Q")
 
 
 class OverTime(Exception):
@@ -50,7 +54,7 @@ class WorkerLost(Exception):
     """The worker process died while it held the work (killed, out of memory)."""
 
 
-class _Checkpoint:
+class Checkpoint:
     """In the worker: raise OverTime once `deadline` (`time.monotonic`) has passed."""
 
     def __init__(self, deadline: float | None) -> None:
@@ -61,39 +65,37 @@ class _Checkpoint:
             raise OverTime
 
 
-def _exit_with_parent() -> None:
-    """In the worker: wait for the parent's end (its sentinel) and end this process then."""
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        wait([parent.sentinel])
-        os._exit(1)
+def send(stream: IO[bytes], payload: bytes) -> None:
+    """One message: its length, then its bytes (a pickle)."""
+    stream.write(_LENGTH.pack(len(payload)) + payload)
+    stream.flush()
 
 
-def _start_worker(niceness: int) -> None:
-    """The worker's initializer: nicer, deaf to Ctrl-C, and bound to its parent's life."""
-    with contextlib.suppress(OSError):
-        os.nice(niceness)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_exit_with_parent, name="parent-watch", daemon=True).start()
+def receive_bytes(stream: IO[bytes]) -> bytes:
+    """The next message's bytes; EOFError if the stream ends first."""
+    head = stream.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        raise EOFError
+    (size,) = _LENGTH.unpack(head)
+    body = stream.read(size)
+    if len(body) < size:
+        raise EOFError
+    return body
 
 
-def _call(
-    fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any], deadline: float | None
-) -> T:
-    """In the worker: `fn(*args, **kwargs, checkpoint=...)`, after a first check (work that
-    waited in the queue past its deadline does not start)."""
-    checkpoint = _Checkpoint(deadline)
-    checkpoint()
-    return fn(*args, **kwargs, checkpoint=checkpoint)
+def receive(stream: IO[bytes]) -> Any:
+    """The next message, unpickled; EOFError if the stream ends first."""
+    return pickle.loads(receive_bytes(stream))
 
 
 class HeavyWork:
     """The worker process, started on first use; `close()` stops it."""
 
-    def __init__(self, workers: int = WORKERS, niceness: int = NICENESS) -> None:
-        self._workers = workers
+    def __init__(self, niceness: int = NICENESS) -> None:
         self._niceness = niceness
-        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._worker: subprocess.Popen[bytes] | None = None
+        # the one thread that talks to the worker: jobs queue for it, one at a time
+        self._talker: concurrent.futures.ThreadPoolExecutor | None = None
 
     async def run(
         self, fn: Callable[..., T], *args: Any, seconds: float | None = None, **kwargs: Any
@@ -101,26 +103,69 @@ class HeavyWork:
         """`fn(*args, **kwargs, checkpoint=...)` in the worker; its result (or its exception).
         `seconds`: the time it may take from now (its queueing included), else no limit."""
         deadline = None if seconds is None else time.monotonic() + seconds
-        pool = self._pool
-        if pool is None:
-            pool = self._pool = concurrent.futures.ProcessPoolExecutor(
-                self._workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start_worker,
-                initargs=(self._niceness,),
+        job = pickle.dumps((fn, args, kwargs, deadline), pickle.HIGHEST_PROTOCOL)
+        if self._talker is None:
+            self._talker = concurrent.futures.ThreadPoolExecutor(
+                1, thread_name_prefix="vttrelay-world-heavy"
             )
-        loop = asyncio.get_running_loop()
+        ok, value = await asyncio.get_running_loop().run_in_executor(
+            self._talker, self._exchange, job
+        )
+        if not ok:
+            raise value
+        return value
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "vttrelay.world.runtime.heavy_worker", str(self._niceness)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert worker.stdin is not None
+        send(worker.stdin, pickle.dumps(sys.path))  # it finds the modules its jobs name
+        return worker
+
+    def _exchange(self, job: bytes) -> tuple[bool, Any]:
+        """On the talking thread: one job to the worker (started if needed), its answer."""
+        worker = self._worker
+        if worker is None or worker.poll() is not None:
+            worker = self._worker = self._start()
+        assert worker.stdin is not None and worker.stdout is not None
         try:
-            return await loop.run_in_executor(
-                pool, functools.partial(_call, fn, args, kwargs, deadline)
-            )
-        except BrokenProcessPool:
-            if self._pool is pool:
-                self._pool = None
-                pool.shutdown(wait=False, cancel_futures=True)
+            send(worker.stdin, job)
+            answer = receive_bytes(worker.stdout)
+        except (OSError, EOFError, ValueError):
+            self._worker = None
+            _end(worker, 0)
             raise WorkerLost from None
+        try:
+            ok, value = pickle.loads(answer)
+        except Exception as exc:  # an exception class that cannot be rebuilt here
+            return False, RuntimeError(f"the heavy work's answer could not be read: {exc!r}")
+        return bool(ok), value
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        """Cancel the queued jobs, let the worker end the one it has (`STOP_WAIT` at most, then
+        it is killed), and end the talking thread."""
+        if self._talker is not None:
+            self._talker.shutdown(wait=False, cancel_futures=True)
+        if self._worker is not None:
+            _end(self._worker, STOP_WAIT)
+            self._worker = None
+        if self._talker is not None:
+            self._talker.shutdown(wait=True)
+            self._talker = None
+
+
+def _end(worker: subprocess.Popen[bytes], wait: float) -> None:
+    """Close the worker's stdin (it ends after its job), wait up to `wait` s, then kill it."""
+    with contextlib.suppress(OSError):
+        if worker.stdin is not None:
+            worker.stdin.close()
+    try:
+        worker.wait(wait)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()
+    if worker.stdout is not None:
+        worker.stdout.close()
