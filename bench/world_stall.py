@@ -22,7 +22,8 @@ alone (`--no-world`) and the demo world in a process of its own (`vttrelay world
 with a code from `vttrelay pair`): the other way to take the world off the relay's loop.
 
 Prints each run's health p50/p99 idle and loaded, loaded p99 / idle p99 (the target: at most 2),
-the pictures drawn per second and their p50, then the medians over the runs. The bench imports
+the pictures drawn per second and their p50, the resident memory of serve and its children (the
+world's heavy-work process) after the pictures, then the medians over the runs. The bench imports
 nothing of vttrelay: `PYTHONPATH` chooses the tree it measures (before/after in RESULTS.md).
 """
 
@@ -63,6 +64,7 @@ class Result:
     loaded: list[float]
     pictures: list[float]  # latencies of the pictures drawn during the loaded phase
     seconds: float  # length of the loaded phase
+    rss: int  # bytes: serve and its child processes (the heavy-work worker), after the pictures
 
     def row(self, label: str) -> list[str]:
         idle99, loaded99 = percentile(self.idle, 99), percentile(self.loaded, 99)
@@ -75,6 +77,7 @@ class Result:
             f"{loaded99 / idle99:.2f}",
             f"{len(self.pictures) / self.seconds:.2f}",
             f"{percentile(self.pictures, 50) * 1000:.0f}",
+            f"{self.rss / 2**20:.0f}",
         ]
 
 
@@ -87,6 +90,7 @@ HEADERS = [
     "p99 ratio",
     "pictures/s",
     "picture p50 ms",
+    "serve RSS MiB",
 ]
 
 
@@ -104,9 +108,9 @@ async def _cli(*args: str, data_dir: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def serving(options: Options) -> AsyncIterator[tuple[str, str]]:
-    """A `vttrelay serve` with its world (embedded, or in a process of its own): (base url, key).
-    Every process started here is stopped by its pid on the way out."""
+async def serving(options: Options) -> AsyncIterator[tuple[str, str, Child]]:
+    """A `vttrelay serve` with its world (embedded, or in a process of its own): (base url, key,
+    the serve process). Every process started here is stopped by its pid on the way out."""
     children: list[Child] = []
     with tempfile.TemporaryDirectory() as relay_dir, tempfile.TemporaryDirectory() as world_dir:
         try:
@@ -126,7 +130,7 @@ async def serving(options: Options) -> AsyncIterator[tuple[str, str]]:
                     "world", python_argv("vttrelay", "world", "run", "--data-dir", world_dir)
                 )
                 children.append(world)
-            yield base, key
+            yield base, key, serve
         finally:
             for child in reversed(children):
                 await child.stop()
@@ -219,13 +223,13 @@ async def drawing(options: Options, base: str, key: str) -> AsyncIterator[list[f
 
 
 async def one_run(options: Options) -> Result:
-    async with serving(options) as (base, key):
+    async with serving(options) as (base, key, serve):
         await _wait_world(base, key, options.size)
         idle = await _probe(base, options.seconds, options.interval)
         async with drawing(options, base, key) as pictures:
             await asyncio.sleep(0.2)  # the first pictures are on their way
             loaded = await _probe(base, options.seconds, options.interval)
-        return Result(idle, loaded, pictures, options.seconds)
+        return Result(idle, loaded, pictures, options.seconds, serve.rss_bytes())
 
 
 def median_row(results: list[Result]) -> list[str]:
