@@ -37,7 +37,7 @@ def _answer(job: bytes) -> bytes:
 
 
 def main(argv: list[str]) -> None:
-    with contextlib.suppress(OSError, IndexError, ValueError):
+    with contextlib.suppress(AttributeError, OSError, IndexError, ValueError):  # no os.nice
         os.nice(int(argv[1]))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
