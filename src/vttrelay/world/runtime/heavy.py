@@ -1,11 +1,12 @@
 """Where the world's heavy work runs (drawing a scene picture or a sheet): a worker process of
 lower CPU priority, off the world's loop and out of the interpreter the relay runs in.
 
-Why a process and not a thread (bench/RESULTS.md, "Issue 21: heavy work in a process"): Pillow
-holds the interpreter's lock in spans of up to about 5 ms while it draws a large picture
-(allocating and filling it, the end of the PNG encoder, freeing it). On a thread of the relay's
-process every such span delays the relay's loop too: `/api/health` p99 while pictures were drawn
-was 2.6x its idle p99 with a thread, 1.7x with this process (`python -m bench.world_stall`).
+Why a process and not a thread (bench/RESULTS.md, "Issue 21 item 2, the last step"): Pillow
+holds the interpreter's lock in spans of several milliseconds while it draws a large picture
+(allocating and filling it, the end of the PNG encoder, freeing it: `python -m bench.gil_spans`).
+On a thread of the relay's process every such span delays the relay's loop too: `/api/health`
+p99 while two clients drew 4096 x 4096 pictures was 3.3x its idle p99 with a thread, 1.2x with
+this process (`python -m bench.world_stall`, medians of five runs).
 
 The worker (`heavy_worker`, `python -m vttrelay.world.runtime.heavy_worker`) is started on first
 use (about 90 ms, once per world) and kept. It runs at a lower priority (`NICENESS`), so on a
