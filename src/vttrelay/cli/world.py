@@ -1,7 +1,7 @@
 """`vttrelay world run|pair|reset|settings`: the embedded world against a relay
-(`vttrelay.world.commands` does the work; `run`, `reset` and `settings` hold the world lock, so
-that none changes a world another process serves); `world create`: a stored world of this
-relay's sessions (`vttrelay.sessions.catalog`)."""
+(`vttrelay.world.commands` does the work; each of them holds the world lock, so that none
+changes a world another process serves); `world create`: a stored world of this relay's sessions
+(`vttrelay.sessions.catalog`)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--token", default=None, help="connection token (default: the paired one)")
     p.add_argument("--client-id", default=None, help="client id (default: the paired one)")
 
-    p = add("pair", "pair the world with a relay using a 6-character code", world.cmd_pair)
+    p = add(
+        "pair",
+        "pair the world with a relay using a 6-character code; refused while a serve or world "
+        "run runs the world",
+        _world_locked("pair", world.cmd_pair),
+    )
     p.add_argument("code")
     p.add_argument("--relay", required=True, help="relay URL, e.g. http://127.0.0.1:3010")
 

@@ -2,9 +2,9 @@
 second `vttrelay serve` on the same data dir (another port) is refused at start in one line
 naming the running one's pid, issues no token and revokes none, and the first relay's demo key
 and world keep working past its next token check; `--no-world` relays still share the data dir;
-`vttrelay world run` takes the same lock, and `world reset` and `world settings` are refused
-while another process holds it (and work once it stops); and a SIGKILLed holder leaves no stale
-lock."""
+`vttrelay world run` takes the same lock, and `world reset`, `world settings` and `world pair`
+are refused while another process holds it (and work once it stops); and a SIGKILLed holder
+leaves no stale lock."""
 
 from __future__ import annotations
 
@@ -215,5 +215,103 @@ async def test_world_reset_and_settings_are_refused_while_serve_runs_the_world(
         async with httpx.AsyncClient(base_url=base, headers={"x-api-key": key}) as api:
             assert await _brann_hp(api) == full  # the reset restored the demo world
             assert await _execute_js(api) == (200, True)  # and the setting is on
+    finally:
+        await stop_process(serve)
+
+
+async def _world_run(data: Path) -> asyncio.subprocess.Process:
+    """`vttrelay world run` on `data` (its paired relay and token), as a real process."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "vttrelay", "world", "run", "--data-dir", str(data),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+async def _answers_as(base: str, key: str, client_id: str) -> None:
+    """The world `client_id` answers `/world-info` through the relay (within 30 s of starting)."""
+    async with httpx.AsyncClient(base_url=base, headers={"x-api-key": key}) as api:
+        for _ in range(300):
+            got = await api.get("/world-info", params={"clientId": client_id}, timeout=20)
+            if got.status_code == 200:
+                assert got.json()["type"] == "world-info-result"
+                return
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"world {client_id} never answered: {got.status_code} {got.text}")
+
+
+async def _pairing_code(relay_data: Path) -> str:
+    code, out, err = await run_vttrelay("pair", "--data-dir", str(relay_data))
+    assert code == 0, err
+    return out.strip()
+
+
+async def test_world_pair_is_refused_while_the_world_runs_and_pairs_once_it_stops(
+    tmp_path: Path,
+) -> None:
+    """`vttrelay world pair` writes the world's connection (and opens its store): while a
+    `world run` runs that world it is refused as a second serve is (one line naming it, exit
+    code 1), spends no pairing code, leaves `connection.json` as it was, and the world keeps
+    answering through its relay; once it stops, the same code pairs it (its client id kept)
+    and the world runs with the new token. Under a `serve` with its embedded world: refused
+    the same way, no `connection.json` written."""
+    relay_data, world_data, port = tmp_path / "relay", tmp_path / "world", free_port()
+    base = f"http://127.0.0.1:{port}"
+    relay, lines = await start_serve(relay_data, port, "--no-world")
+    try:
+        key = lines[1].removeprefix("API key: ")
+        code, client_id, err = await run_vttrelay(
+            "world", "pair", await _pairing_code(relay_data), "--relay", base,
+            "--data-dir", str(world_data),
+        )  # fmt: skip
+        assert code == 0, err
+        client_id = client_id.strip()
+        stored = world_data / "world" / "connection.json"
+        paired = stored.read_bytes()
+
+        world = await _world_run(world_data)
+        try:
+            await _answers_as(base, key, client_id)
+            second = await _pairing_code(relay_data)
+            code, out, err = await run_vttrelay(
+                "world", "pair", second, "--relay", base, "--data-dir", str(world_data)
+            )
+            assert (code, out) == (1, ""), err
+            assert err == (
+                f"vttrelay world pair: the embedded world of {world_data} is already served by "
+                f"another vttrelay world run (pid {world.pid})\n"
+            )
+            assert stored.read_bytes() == paired
+            await _answers_as(base, key, client_id)
+        finally:
+            await stop_process(world)
+
+        # stopped: the code the refused call was given still pairs (it was never sent)
+        code, out, err = await run_vttrelay(
+            "world", "pair", second, "--relay", base, "--data-dir", str(world_data)
+        )
+        assert (code, out) == (0, client_id + "\n"), err
+        assert stored.read_bytes() != paired  # a new token
+        world = await _world_run(world_data)
+        try:
+            await _answers_as(base, key, client_id)
+        finally:
+            await stop_process(world)
+    finally:
+        await stop_process(relay)
+
+    # a serve with its embedded world holds it the same way
+    serve_data = tmp_path / "serve"
+    serve, _ = await start_serve(serve_data, port)
+    try:
+        code, out, err = await run_vttrelay(
+            "world", "pair", await _pairing_code(serve_data), "--relay", base,
+            "--data-dir", str(serve_data),
+        )  # fmt: skip
+        assert (code, out) == (1, ""), err
+        assert err == (
+            f"vttrelay world pair: the embedded world of {serve_data} is already served by "
+            f"another vttrelay serve (pid {serve.pid})\n"
+        )
+        assert not (serve_data / "world" / "connection.json").exists()
     finally:
         await stop_process(serve)
