@@ -55,7 +55,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("dest", metavar="DEST", help="a new folder to write the backup to")
     p.set_defaults(func=cmd_backup)
     p = commands.add_parser(
-        "restore", parents=[common], help="put a backup back into the data dir (relay stopped)"
+        "restore",
+        parents=[common],
+        help="put a backup back into the data dir (relay and world run stopped)",
     )
     p.add_argument("source", metavar="SRC", help="a folder `vttrelay backup` wrote")
     p.add_argument(

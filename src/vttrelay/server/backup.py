@@ -12,8 +12,10 @@ under a hidden name beside DEST and renamed to DEST once it is whole and every d
 `PRAGMA quick_check`; `vttrelay-backup.json` lists each file with its size and SHA-256.
 
 `restore` checks the backup against that list first, then takes the data dir alone
-(`datadir.exclusive`: refused while a relay runs on it) and copies the files in. A data dir that
-holds anything is refused unless `replace`: what is there is then moved to a sibling folder
+(`datadir.exclusive`: refused while a relay runs on it) and its embedded world's lock
+(`datadir.hold_world`, as every command that writes the world does: refused while a `world run`
+runs it, which holds no relay lock) and copies the files in. A data dir that holds anything is
+refused unless `replace`: what is there is then moved to a sibling folder
 `<data-dir>.replaced-<UTC time>` (kept; nothing is deleted).
 
 A relay store elsewhere (`--database FILE`) is copied as the backup's `relay.db` (and restored
@@ -37,6 +39,7 @@ import orjson
 
 from vttrelay import __version__
 from vttrelay.server import datadir
+from vttrelay.world.runtime.world import world_dir
 
 MANIFEST: Final = "vttrelay-backup.json"
 FORMAT: Final = 1
@@ -189,7 +192,12 @@ def restore(
     except datadir.DataDirBusy as busy:
         raise BackupError(str(busy)) from None
     try:
-        present = [p for p in sorted(data_dir.iterdir()) if not datadir.is_lock_file(p)]
+        world_lock = datadir.hold_world(data_dir, "vttrelay restore")
+    except datadir.WorldBusy as busy:
+        datadir.release(lock)
+        raise BackupError(str(busy)) from None
+    try:
+        present = _present(data_dir)
         moved_to = None
         if present:
             if not replace:
@@ -201,14 +209,29 @@ def restore(
             moved_to = data_dir.with_name(f"{data_dir.name}.replaced-{stamp}")
             moved_to.mkdir(mode=0o700)
             for path in present:
-                path.rename(moved_to / path.name)
+                target = moved_to / path.relative_to(data_dir)
+                target.parent.mkdir(mode=0o700, exist_ok=True)
+                path.rename(target)
         for entry in files:
             target = data_dir / entry.path
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             shutil.copy2(source / entry.path, target)
         return files, moved_to
     finally:
+        datadir.release(world_lock)
         datadir.release(lock)
+
+
+def _present(data_dir: Path) -> list[Path]:
+    """What `data_dir` holds besides its locks: its entries, the world folder's one by one (its
+    lock file stays in place, held by the restore, so that no world starts meanwhile)."""
+    present: list[Path] = []
+    for path in sorted(data_dir.iterdir()):
+        if path == world_dir(data_dir) and path.is_dir():
+            present += [p for p in sorted(path.iterdir()) if not datadir.is_lock_file(p)]
+        elif not datadir.is_lock_file(path):
+            present.append(path)
+    return present
 
 
 __all__ = ["MANIFEST", "BackupError", "Copied", "backup", "read_manifest", "restore"]

@@ -5,8 +5,10 @@ a restore. The process that runs the data dir's embedded world (`vttrelay serve`
 `--no-world`, `vttrelay world run`) also holds an exclusive lock on `<data-dir>/world/world.lock`
 (`hold_world`, taken before anything touches the stores), with its pid and command written in
 it: two processes never run one world's store, and a second `serve` refused there issues no
-token and revokes none. The locks are flock(2) locks: the kernel drops them when the process
-ends, however it ends (a killed relay leaves no stale lock behind).
+token and revokes none. Every command that writes the world's files takes it too (`world pair`,
+`reset`, `settings`; `restore`, after the data dir's own lock). The locks are flock(2) locks:
+the kernel drops them when the process ends, however it ends (a killed relay leaves no stale
+lock behind).
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ second `vttrelay serve` on the same data dir (another port) is refused at start 
 naming the running one's pid, issues no token and revokes none, and the first relay's demo key
 and world keep working past its next token check; `--no-world` relays still share the data dir;
 `vttrelay world run` takes the same lock, and `world reset`, `world settings` and `world pair`
-are refused while another process holds it (and work once it stops); and a SIGKILLed holder
-leaves no stale lock."""
+are refused while another process holds it (and work once it stops), as is `restore` while a
+`world run` (which holds no relay lock) runs the world; and a SIGKILLed holder leaves no stale
+lock."""
 
 from __future__ import annotations
 
@@ -315,3 +316,62 @@ async def test_world_pair_is_refused_while_the_world_runs_and_pairs_once_it_stop
         assert not (serve_data / "world" / "connection.json").exists()
     finally:
         await stop_process(serve)
+
+
+async def test_restore_is_refused_while_world_run_runs_the_world(tmp_path: Path) -> None:
+    """`vttrelay restore` replaces a data dir's files, the world's among them: a `world run`
+    holds no relay lock, so the world lock is what refuses the restore while it runs (one line
+    naming it), leaving its store and connection as they were and the world answering; once it
+    stops, the restore moves the data dir aside and the restored world runs."""
+    relay_data, world_data, port = tmp_path / "relay", tmp_path / "world", free_port()
+    base, backup = f"http://127.0.0.1:{port}", tmp_path / "backup"
+    relay, lines = await start_serve(relay_data, port, "--no-world")
+    try:
+        key = lines[1].removeprefix("API key: ")
+        code, client_id, err = await run_vttrelay(
+            "world", "pair", await _pairing_code(relay_data), "--relay", base,
+            "--data-dir", str(world_data),
+        )  # fmt: skip
+        assert code == 0, err
+        client_id = client_id.strip()
+        # a data dir a relay once served too (backup copies a relay store and its worlds)
+        code, _, err = await run_vttrelay("tokens", "list", "--data-dir", str(world_data))
+        assert code == 0, err
+        code, _, err = await run_vttrelay("backup", str(backup), "--data-dir", str(world_data))
+        assert code == 0, err
+        stored = world_data / "world" / "connection.json"
+        paired = stored.read_bytes()
+
+        world = await _world_run(world_data)
+        try:
+            await _answers_as(base, key, client_id)
+            code, out, err = await run_vttrelay(
+                "restore", str(backup), "--replace", "--data-dir", str(world_data)
+            )
+            assert (code, out) == (2, ""), err
+            assert err == (
+                f"vttrelay restore: the embedded world of {world_data} is already served by "
+                f"another vttrelay world run (pid {world.pid})\n"
+            )
+            assert list(tmp_path.glob("world.replaced-*")) == []  # nothing moved aside
+            assert stored.read_bytes() == paired
+            assert (world_data / "world" / "world.db").is_file()
+            await _answers_as(base, key, client_id)
+        finally:
+            await stop_process(world)
+
+        code, _, err = await run_vttrelay(
+            "restore", str(backup), "--replace", "--data-dir", str(world_data)
+        )
+        assert code == 0, err
+        (aside,) = tmp_path.glob("world.replaced-*")
+        assert (aside / "world" / "connection.json").read_bytes() == paired
+        assert not (aside / "world" / "world.lock").exists()  # the lock stayed in place
+        assert stored.read_bytes() == paired  # the backup's, the same token
+        world = await _world_run(world_data)
+        try:
+            await _answers_as(base, key, client_id)
+        finally:
+            await stop_process(world)
+    finally:
+        await stop_process(relay)
