@@ -246,6 +246,26 @@ async def _pairing_code(relay_data: Path) -> str:
     return out.strip()
 
 
+async def _paired(world_data: Path, relay_data: Path, base: str) -> str:
+    """`world_data`'s world paired with the relay at `base` (serving `relay_data`) by
+    `vttrelay world pair`: its client id."""
+    code, client_id, err = await run_vttrelay(
+        "world", "pair", await _pairing_code(relay_data), "--relay", base,
+        "--data-dir", str(world_data),
+    )  # fmt: skip
+    assert code == 0, err
+    return client_id.strip()
+
+
+async def _runs(world_data: Path, base: str, key: str, client_id: str) -> None:
+    """A `world run` of `world_data` answers through the relay at `base`; then it is stopped."""
+    world = await _world_run(world_data)
+    try:
+        await _answers_as(base, key, client_id)
+    finally:
+        await stop_process(world)
+
+
 async def test_world_pair_is_refused_while_the_world_runs_and_pairs_once_it_stops(
     tmp_path: Path,
 ) -> None:
@@ -260,12 +280,7 @@ async def test_world_pair_is_refused_while_the_world_runs_and_pairs_once_it_stop
     relay, lines = await start_serve(relay_data, port, "--no-world")
     try:
         key = lines[1].removeprefix("API key: ")
-        code, client_id, err = await run_vttrelay(
-            "world", "pair", await _pairing_code(relay_data), "--relay", base,
-            "--data-dir", str(world_data),
-        )  # fmt: skip
-        assert code == 0, err
-        client_id = client_id.strip()
+        client_id = await _paired(world_data, relay_data, base)
         stored = world_data / "world" / "connection.json"
         paired = stored.read_bytes()
 
@@ -292,11 +307,7 @@ async def test_world_pair_is_refused_while_the_world_runs_and_pairs_once_it_stop
         )
         assert (code, out) == (0, client_id + "\n"), err
         assert stored.read_bytes() != paired  # a new token
-        world = await _world_run(world_data)
-        try:
-            await _answers_as(base, key, client_id)
-        finally:
-            await stop_process(world)
+        await _runs(world_data, base, key, client_id)
     finally:
         await stop_process(relay)
 
@@ -328,12 +339,7 @@ async def test_restore_is_refused_while_world_run_runs_the_world(tmp_path: Path)
     relay, lines = await start_serve(relay_data, port, "--no-world")
     try:
         key = lines[1].removeprefix("API key: ")
-        code, client_id, err = await run_vttrelay(
-            "world", "pair", await _pairing_code(relay_data), "--relay", base,
-            "--data-dir", str(world_data),
-        )  # fmt: skip
-        assert code == 0, err
-        client_id = client_id.strip()
+        client_id = await _paired(world_data, relay_data, base)
         # a data dir a relay once served too (backup copies a relay store and its worlds)
         code, _, err = await run_vttrelay("tokens", "list", "--data-dir", str(world_data))
         assert code == 0, err
@@ -368,10 +374,6 @@ async def test_restore_is_refused_while_world_run_runs_the_world(tmp_path: Path)
         assert (aside / "world" / "connection.json").read_bytes() == paired
         assert not (aside / "world" / "world.lock").exists()  # the lock stayed in place
         assert stored.read_bytes() == paired  # the backup's, the same token
-        world = await _world_run(world_data)
-        try:
-            await _answers_as(base, key, client_id)
-        finally:
-            await stop_process(world)
+        await _runs(world_data, base, key, client_id)
     finally:
         await stop_process(relay)
