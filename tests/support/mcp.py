@@ -8,6 +8,7 @@ streamable HTTP (the relay's `/mcp`).
   calls the REST API with it, `.snapshot()` reads what the changing tools could touch.
 - `call(session, tool, **args)`: a tool's JSON answer (its structured content checked against
   it), failing the test on a tool error; `refused(session, tool, **args)`: a tool error's text.
+- `OLDER_PROTOCOL`: marks a test that subscribes the older protocols' way (`resources/subscribe`).
 - `open_session(transport, relay_url, key, on_message=None, errlog=sys.stderr,
   client_id=None)`: an async context manager yielding an initialized `ClientSession` over
   "stdio" (the process's stderr goes to `errlog`; `--client-id`) or "http" (`?clientId=`).
@@ -35,6 +36,12 @@ from vttrelay.mcp.tools import TOOLS
 from vttrelay.relay.routes import DEFAULT_SCOPES
 
 TRANSPORTS = ("stdio", "http")
+# For the tests that speak the handshake protocol versions on purpose (clients of those still
+# exist): the SDK's client deprecates `resources/subscribe` for the 2026-07-28 protocol only,
+# whose `subscriptions/listen` has its own test.
+OLDER_PROTOCOL = pytest.mark.filterwarnings(
+    "ignore:resources/(un)?subscribe is removed as of 2026-07-28"
+)
 AGENT_SCOPES = tuple(
     sorted(
         {s for t in TOOLS for s in t.scopes}

@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from tests.support.e2e import call_api
-from tests.support.mcp import PIP, TRANSPORTS, Demo, open_session
+from tests.support.mcp import OLDER_PROTOCOL, PIP, TRANSPORTS, Demo, open_session
 
 from vttrelay.mcp.tools import TOOLS
 from vttrelay.relay.forward import CORS_HEADERS
@@ -43,6 +43,7 @@ MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": 
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+@OLDER_PROTOCOL
 async def test_resources_are_readable_and_chat_events_update_a_subscribed_one(
     demo: Demo, transport: str
 ) -> None:

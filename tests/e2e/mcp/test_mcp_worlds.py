@@ -18,7 +18,7 @@ import httpx
 import mcp_types as types
 import pytest
 from tests.support.e2e import CLIENT_ID, call_api
-from tests.support.mcp import AGENT_SCOPES, TRANSPORTS, call, open_session, refused
+from tests.support.mcp import AGENT_SCOPES, OLDER_PROTOCOL, TRANSPORTS, call, open_session, refused
 
 from vttrelay.world.actions.table import standard_table
 from vttrelay.world.model import documents
@@ -111,6 +111,7 @@ async def test_an_agent_chooses_one_of_the_keys_two_worlds(
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+@OLDER_PROTOCOL
 async def test_the_world_named_when_connecting_is_the_sessions(
     relay: Any, two_worlds: str, transport: str
 ) -> None:
