@@ -34,6 +34,13 @@ def wait_for(gate: Path, log: Path, name: str, *, checkpoint: Callable[[], None]
     return name
 
 
+def package_file(*, checkpoint: Callable[[], None]) -> str:
+    """Where the worker's `vttrelay` package was imported from."""
+    import vttrelay
+
+    return str(vttrelay.__file__)
+
+
 def noisy(text: str, *, checkpoint: Callable[[], None]) -> str:
     """Print `text` (to the worker's stdout, which a job must not be able to break)."""
     print(text, flush=True)

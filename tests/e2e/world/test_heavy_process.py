@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -18,6 +19,8 @@ from bench.procs import free_port
 from tests.support.e2e import eventually
 from tests.support.heavy_jobs import alive
 from tests.support.relay import start_serve, stop_process
+
+import vttrelay
 
 
 def _children(pid: int) -> set[int]:
@@ -144,3 +147,45 @@ async def test_a_script_that_embeds_the_world_without_a_main_guard_draws_picture
         await stop_process(proc)
     assert proc.returncode == 0, err.decode()[-2000:]
     assert out.decode().splitlines() == ["script started", "data:image/png;base64,"]
+
+
+FROM_A_COPY = """
+import asyncio, sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]  # a copy of vttrelay, put on the path by hand
+import vttrelay
+from tests.support import heavy_jobs as jobs
+from vttrelay.world.runtime.heavy import HeavyWork
+
+async def main():
+    heavy = HeavyWork()
+    try:
+        print(vttrelay.__file__)
+        print(await heavy.run(jobs.package_file))
+    finally:
+        heavy.close()
+
+asyncio.run(main())
+"""
+
+
+async def test_the_worker_runs_the_vttrelay_its_parent_runs(tmp_path: Path) -> None:
+    """A program that runs a copy of vttrelay (put on `sys.path` by hand, not installed) gets
+    a worker that runs that same copy, not the one the interpreter would find by itself."""
+    copy = tmp_path / "copy"
+    shutil.copytree(
+        Path(vttrelay.__file__).parent, copy / "vttrelay", ignore=shutil.ignore_patterns("*.pyc")
+    )
+    script = tmp_path / "from_a_copy.py"
+    script.write_text(FROM_A_COPY)
+    root = Path(__file__).resolve().parents[3]  # for `tests.support`
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), str(copy), str(root), cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        await stop_process(proc)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    parent, worker = out.decode().split()
+    assert parent == worker == str(copy / "vttrelay" / "__init__.py")

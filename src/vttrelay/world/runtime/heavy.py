@@ -39,6 +39,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any, Final, TypeVar
 
 T = TypeVar("T")
@@ -50,6 +51,7 @@ NICENESS: Final = 10
 # with this (bench/RESULTS.md). An operator's own setting wins.
 MMAP_THRESHOLD: Final = "MALLOC_MMAP_THRESHOLD_"
 MMAP_THRESHOLD_BYTES: Final = "131072"
+PACKAGE_ROOT: Final = Path(__file__).resolve().parents[3]  # the directory holding `vttrelay/`
 STOP_WAIT: Final = 10.0  # seconds `close` gives the worker to end its job before killing it
 _LENGTH: Final = struct.Struct("!Q")
 
@@ -124,11 +126,17 @@ class HeavyWork:
         return value
 
     def _start(self) -> subprocess.Popen[bytes]:
+        # The worker imports the vttrelay this process runs (one put on `sys.path` by hand, too)
+        found = [str(PACKAGE_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
         worker = subprocess.Popen(
             [sys.executable, "-m", "vttrelay.world.runtime.heavy_worker", str(self._niceness)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env={MMAP_THRESHOLD: MMAP_THRESHOLD_BYTES, **os.environ},
+            env={
+                MMAP_THRESHOLD: MMAP_THRESHOLD_BYTES,
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(found),
+            },
         )
         assert worker.stdin is not None
         send(worker.stdin, pickle.dumps(sys.path))  # it finds the modules its jobs name
