@@ -7,7 +7,8 @@ import argparse
 from typing import Any
 
 from vttrelay.cli.common import data_dir, err, relay_config
-from vttrelay.server.backup import BackupError, Copied, backup, restore
+from vttrelay.server.backup import BackupError, Copied, backup, holds_relay, restore
+from vttrelay.world.link.connection import connection_path, load_connection
 
 
 def _summary(files: list[Copied]) -> str:
@@ -27,7 +28,8 @@ def cmd_backup(args: argparse.Namespace) -> int:
     except BackupError as refused:
         err(f"vttrelay backup: {refused}")
         return 2
-    err(f"Backed up {config.data_dir}: {_summary(files)}, each database checked.")
+    what = config.data_dir if holds_relay(files) else f"the embedded world of {config.data_dir}"
+    err(f"Backed up {what}: {_summary(files)}, each database checked.")
     print(args.dest)
     return 0
 
@@ -41,7 +43,19 @@ def cmd_restore(args: argparse.Namespace) -> int:
         return 2
     if moved_to is not None:
         err(f"What was in {target} is now in {moved_to}.")
-    err(f"Restored {target} from {args.source}: {_summary(files)}.")
+    if holds_relay(files):
+        err(f"Restored {target} from {args.source}: {_summary(files)}.")
+        return 0
+    err(
+        f"Restored the embedded world of {target} from {args.source} (a world-only backup, no "
+        f"relay store): {_summary(files)}."
+    )
+    if connection_path(target).is_file():  # the backup's (the data dir held nothing else)
+        relay = load_connection(target).relay_url
+        err(
+            f"Its relay connection is restored too: `vttrelay world run --data-dir {target}` "
+            f"connects it to {relay}."
+        )
     return 0
 
 
@@ -50,7 +64,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "backup",
         parents=[common],
-        help="copy the data dir (relay store, every embedded world) while the relay serves",
+        help="copy the data dir (relay store, every embedded world; or a world run's world alone) "
+        "while it serves",
     )
     p.add_argument("dest", metavar="DEST", help="a new folder to write the backup to")
     p.set_defaults(func=cmd_backup)

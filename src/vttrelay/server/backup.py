@@ -7,9 +7,10 @@ A backup is a folder with the data dir's layout: every SQLite database in it (th
 read transaction, so each copy is that database as one committed moment; in WAL mode the relay
 keeps writing meanwhile), and every other file (the worlds' uploaded files, the credentials key)
 copied as it is. Left out: what a running relay keeps for itself (`-wal`/`-shm` files, the lock
-file, `sessions/run` and `sessions/logs`, unfinished uploads in `.partial`). The copy is built
-under a hidden name beside DEST and renamed to DEST once it is whole and every database passed
-`PRAGMA quick_check`; `vttrelay-backup.json` lists each file with its size and SHA-256.
+file, `sessions/run` and `sessions/logs`, unfinished uploads in `.partial`, a connection being
+written in `world/connection.tmp`; a file removed between the listing and its copy). The copy is
+built under a hidden name beside DEST and renamed to DEST once it is whole and every database
+passed `PRAGMA quick_check`; `vttrelay-backup.json` lists each file with its size and SHA-256.
 
 `restore` checks the backup against that list first, then takes the data dir alone
 (`datadir.exclusive`: refused while a relay runs on it) and its embedded world's lock
@@ -18,9 +19,17 @@ runs it, which holds no relay lock) and copies the files in. A data dir that hol
 refused unless `replace`: what is there is then moved to a sibling folder
 `<data-dir>.replaced-<UTC time>` (kept; nothing is deleted).
 
+A data dir may hold a relay, an embedded world, or both: a machine that runs only `vttrelay world
+run`, paired to a relay elsewhere (README: the two-machine pairing), holds just `world/` (its
+store `world.db`, its uploaded files under `files/`, its stored relay connection
+`connection.json`). `backup` copies whatever of the two is there and refuses only a data dir
+with neither; the manifest is the same either way (a world-only backup simply lists no
+`relay.db`), and `restore` puts back what it lists (`holds_relay` tells which kind it was).
+
 A relay store elsewhere (`--database FILE`) is copied as the backup's `relay.db` (and restored
-into the data dir there). The relay's store on PostgreSQL (`--database URL`) is not a file:
-`backup` refuses and names `pg_dump` instead of copying half a relay.
+into the data dir there); one that does not exist is refused, as it was named. The relay's
+store on PostgreSQL (`--database URL`) is not a file: `backup` refuses and names `pg_dump`
+instead of copying half a relay.
 """
 
 from __future__ import annotations
@@ -39,13 +48,15 @@ import orjson
 
 from vttrelay import __version__
 from vttrelay.server import datadir
-from vttrelay.world.runtime.world import world_dir
+from vttrelay.world.link.connection import CONNECTION_TMP
+from vttrelay.world.runtime.world import WORLD_DIR, world_db_path, world_dir
 
 MANIFEST: Final = "vttrelay-backup.json"
 FORMAT: Final = 1
 SQLITE_HEADER: Final = b"SQLite format 3\x00"
 SKIPPED_DIRS: Final = frozenset({("sessions", "run"), ("sessions", "logs")})
 SKIPPED_SUFFIXES: Final = ("-wal", "-shm", "-journal")
+SKIPPED_FILES: Final = frozenset({(WORLD_DIR, CONNECTION_TMP)})  # a connection being written
 STORE: Final = "relay.db"  # the relay's store in a backup (`--database FILE` is copied there)
 BUSY_TIMEOUT: Final = 60.0  # seconds a copy waits for a database another process holds
 
@@ -80,6 +91,8 @@ def _files(root: Path) -> Iterator[Path]:
             path = here / name
             if name.endswith(SKIPPED_SUFFIXES) or datadir.is_lock_file(path) or name == MANIFEST:
                 continue
+            if (*parts, name) in SKIPPED_FILES:
+                continue
             if path.is_file() and not path.is_symlink():
                 yield path
 
@@ -109,6 +122,21 @@ def copy_database(source: Path, target: Path) -> None:
         raise BackupError(f"{source}: the copy fails SQLite's check ({check})")
 
 
+def _copy(path: Path, target: Path) -> str:
+    """`path` copied to `target` (a database as one committed moment); its kind."""
+    if path.suffix == ".db" and _is_sqlite(path):
+        copy_database(path, target)
+        target.chmod(0o600)  # keys' and tokens' hashes, accounts: the owner's alone
+        return "sqlite"
+    shutil.copy2(path, target)
+    return "file"
+
+
+def holds_relay(files: list[Copied]) -> bool:
+    """Whether a backup's files hold a relay store (else it is a world-only backup)."""
+    return any(c.path == STORE for c in files)
+
+
 def is_postgresql(database: str) -> bool:
     return database.startswith(("postgresql://", "postgres://"))
 
@@ -123,8 +151,14 @@ def backup(data_dir: Path, dest: Path, database: str = "") -> list[Copied]:
         )
     data_dir, dest = Path(data_dir), Path(dest)
     store = Path(database) if database else data_dir / STORE
-    if not store.is_file():
+    if database and not store.is_file():
         raise BackupError(f"{store} does not exist: no relay store to back up")
+    stores = [store] if store.is_file() else []
+    if not stores and not world_db_path(data_dir).is_file():
+        raise BackupError(
+            f"{data_dir} holds neither a relay store ({STORE}) nor an embedded world "
+            f"({WORLD_DIR}/{world_db_path(data_dir).name}): nothing to back up"
+        )
     if dest.exists():
         raise BackupError(f"{dest} already exists: name a new folder")
     if dest.resolve().is_relative_to(data_dir.resolve()):
@@ -134,17 +168,16 @@ def backup(data_dir: Path, dest: Path, database: str = "") -> list[Copied]:
     try:
         copied = []
         inside = [p for p in _files(data_dir) if p.relative_to(data_dir) != Path(STORE)]
-        for path in [store, *inside]:
+        for path in [*stores, *inside]:
             rel = Path(STORE) if path == store else path.relative_to(data_dir)
             target = building / rel
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if rel.suffix == ".db" and _is_sqlite(path):
-                copy_database(path, target)
-                target.chmod(0o600)  # keys' and tokens' hashes, accounts: the owner's alone
-                kind = "sqlite"
-            else:
-                shutil.copy2(path, target)
-                kind = "file"
+            try:
+                kind = _copy(path, target)
+            except FileNotFoundError:
+                if path == store:
+                    raise
+                continue  # removed since the listing (a world's file deleted meanwhile)
             copied.append(Copied(rel.as_posix(), kind, target.stat().st_size, _digest(target)))
         manifest = {
             "format": FORMAT,
@@ -234,4 +267,12 @@ def _present(data_dir: Path) -> list[Path]:
     return present
 
 
-__all__ = ["MANIFEST", "BackupError", "Copied", "backup", "read_manifest", "restore"]
+__all__ = [
+    "MANIFEST",
+    "BackupError",
+    "Copied",
+    "backup",
+    "holds_relay",
+    "read_manifest",
+    "restore",
+]

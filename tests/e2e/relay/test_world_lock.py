@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 from bench.procs import free_port
 from tests.support.relay import run_vttrelay, start_serve, stop_process
+from tests.support.world_run import answers_as, pair_world, pairing_code, runs, world_run
 
 from vttrelay.relay.config import RelayConfig
 from vttrelay.relay.store import RelayStore
@@ -220,52 +221,6 @@ async def test_world_reset_and_settings_are_refused_while_serve_runs_the_world(
         await stop_process(serve)
 
 
-async def _world_run(data: Path) -> asyncio.subprocess.Process:
-    """`vttrelay world run` on `data` (its paired relay and token), as a real process."""
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "vttrelay", "world", "run", "--data-dir", str(data),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
-
-
-async def _answers_as(base: str, key: str, client_id: str) -> None:
-    """The world `client_id` answers `/world-info` through the relay (within 30 s of starting)."""
-    async with httpx.AsyncClient(base_url=base, headers={"x-api-key": key}) as api:
-        for _ in range(300):
-            got = await api.get("/world-info", params={"clientId": client_id}, timeout=20)
-            if got.status_code == 200:
-                assert got.json()["type"] == "world-info-result"
-                return
-            await asyncio.sleep(0.1)
-    raise AssertionError(f"world {client_id} never answered: {got.status_code} {got.text}")
-
-
-async def _pairing_code(relay_data: Path) -> str:
-    code, out, err = await run_vttrelay("pair", "--data-dir", str(relay_data))
-    assert code == 0, err
-    return out.strip()
-
-
-async def _paired(world_data: Path, relay_data: Path, base: str) -> str:
-    """`world_data`'s world paired with the relay at `base` (serving `relay_data`) by
-    `vttrelay world pair`: its client id."""
-    code, client_id, err = await run_vttrelay(
-        "world", "pair", await _pairing_code(relay_data), "--relay", base,
-        "--data-dir", str(world_data),
-    )  # fmt: skip
-    assert code == 0, err
-    return client_id.strip()
-
-
-async def _runs(world_data: Path, base: str, key: str, client_id: str) -> None:
-    """A `world run` of `world_data` answers through the relay at `base`; then it is stopped."""
-    world = await _world_run(world_data)
-    try:
-        await _answers_as(base, key, client_id)
-    finally:
-        await stop_process(world)
-
-
 async def test_world_pair_is_refused_while_the_world_runs_and_pairs_once_it_stops(
     tmp_path: Path,
 ) -> None:
@@ -280,14 +235,14 @@ async def test_world_pair_is_refused_while_the_world_runs_and_pairs_once_it_stop
     relay, lines = await start_serve(relay_data, port, "--no-world")
     try:
         key = lines[1].removeprefix("API key: ")
-        client_id = await _paired(world_data, relay_data, base)
+        client_id = await pair_world(world_data, relay_data, base)
         stored = world_data / "world" / "connection.json"
         paired = stored.read_bytes()
 
-        world = await _world_run(world_data)
+        world = await world_run(world_data)
         try:
-            await _answers_as(base, key, client_id)
-            second = await _pairing_code(relay_data)
+            await answers_as(base, key, client_id)
+            second = await pairing_code(relay_data)
             code, out, err = await run_vttrelay(
                 "world", "pair", second, "--relay", base, "--data-dir", str(world_data)
             )
@@ -297,7 +252,7 @@ async def test_world_pair_is_refused_while_the_world_runs_and_pairs_once_it_stop
                 f"another vttrelay world run (pid {world.pid})\n"
             )
             assert stored.read_bytes() == paired
-            await _answers_as(base, key, client_id)
+            await answers_as(base, key, client_id)
         finally:
             await stop_process(world)
 
@@ -307,7 +262,7 @@ async def test_world_pair_is_refused_while_the_world_runs_and_pairs_once_it_stop
         )
         assert (code, out) == (0, client_id + "\n"), err
         assert stored.read_bytes() != paired  # a new token
-        await _runs(world_data, base, key, client_id)
+        await runs(world_data, base, key, client_id)
     finally:
         await stop_process(relay)
 
@@ -316,7 +271,7 @@ async def test_world_pair_is_refused_while_the_world_runs_and_pairs_once_it_stop
     serve, _ = await start_serve(serve_data, port)
     try:
         code, out, err = await run_vttrelay(
-            "world", "pair", await _pairing_code(serve_data), "--relay", base,
+            "world", "pair", await pairing_code(serve_data), "--relay", base,
             "--data-dir", str(serve_data),
         )  # fmt: skip
         assert (code, out) == (1, ""), err
@@ -339,18 +294,15 @@ async def test_restore_is_refused_while_world_run_runs_the_world(tmp_path: Path)
     relay, lines = await start_serve(relay_data, port, "--no-world")
     try:
         key = lines[1].removeprefix("API key: ")
-        client_id = await _paired(world_data, relay_data, base)
-        # a data dir a relay once served too (backup copies a relay store and its worlds)
-        code, _, err = await run_vttrelay("tokens", "list", "--data-dir", str(world_data))
-        assert code == 0, err
+        client_id = await pair_world(world_data, relay_data, base)
         code, _, err = await run_vttrelay("backup", str(backup), "--data-dir", str(world_data))
         assert code == 0, err
         stored = world_data / "world" / "connection.json"
         paired = stored.read_bytes()
 
-        world = await _world_run(world_data)
+        world = await world_run(world_data)
         try:
-            await _answers_as(base, key, client_id)
+            await answers_as(base, key, client_id)
             code, out, err = await run_vttrelay(
                 "restore", str(backup), "--replace", "--data-dir", str(world_data)
             )
@@ -362,7 +314,7 @@ async def test_restore_is_refused_while_world_run_runs_the_world(tmp_path: Path)
             assert list(tmp_path.glob("world.replaced-*")) == []  # nothing moved aside
             assert stored.read_bytes() == paired
             assert (world_data / "world" / "world.db").is_file()
-            await _answers_as(base, key, client_id)
+            await answers_as(base, key, client_id)
         finally:
             await stop_process(world)
 
@@ -374,6 +326,6 @@ async def test_restore_is_refused_while_world_run_runs_the_world(tmp_path: Path)
         assert (aside / "world" / "connection.json").read_bytes() == paired
         assert not (aside / "world" / "world.lock").exists()  # the lock stayed in place
         assert stored.read_bytes() == paired  # the backup's, the same token
-        await _runs(world_data, base, key, client_id)
+        await runs(world_data, base, key, client_id)
     finally:
         await stop_process(relay)

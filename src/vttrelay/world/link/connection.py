@@ -17,6 +17,7 @@ import orjson
 from vttrelay.world.runtime.world import world_dir
 
 CONNECTION_FILE: Final = "connection.json"
+CONNECTION_TMP: Final = "connection.tmp"  # written first, then renamed over CONNECTION_FILE
 
 
 @dataclass
@@ -49,7 +50,7 @@ def save_connection(data_dir: Path, conn: Connection) -> None:
     """Write the connection file (owner-readable only: it holds the token)."""
     path = connection_path(data_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_name(CONNECTION_TMP)
     tmp.write_bytes(orjson.dumps(asdict(conn), option=orjson.OPT_INDENT_2))
     os.chmod(tmp, 0o600)
     tmp.replace(path)
