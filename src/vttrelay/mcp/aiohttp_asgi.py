@@ -111,7 +111,8 @@ async def asgi_bridge(request: web.Request, app: Any, scope: dict[str, Any]) -> 
             if transport is None or transport.is_closing():
                 break
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(ended.wait(), DISCONNECT_POLL)
+                async with asyncio.timeout(DISCONNECT_POLL):
+                    await ended.wait()
         return {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:

@@ -71,7 +71,8 @@ class EventFeeds:
 
         self._feeds[uri] = Feed(events, asyncio.create_task(run()))
         try:
-            await asyncio.wait_for(started, 10)
+            async with asyncio.timeout(10):
+                await started
         except BaseException:
             await self.stop(uri)
             raise

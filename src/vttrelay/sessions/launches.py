@@ -70,7 +70,8 @@ class Launches:
             task.add_done_callback(_retrieved)
             self._running[client_id] = task
         try:
-            return await asyncio.wait_for(asyncio.shield(task), wait)
+            async with asyncio.timeout(wait):
+                return await asyncio.shield(task)
         except TimeoutError:
             return 408, {"error": f"the world did not connect within {wait:g} s"}
 

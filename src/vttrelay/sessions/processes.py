@@ -87,7 +87,8 @@ class ProcessRegistry:
             if child.running:
                 _kill_group(child.pid, signal.SIGTERM)
                 try:
-                    await asyncio.wait_for(child.process.wait(), grace)
+                    async with asyncio.timeout(grace):
+                        await child.process.wait()
                 except TimeoutError:
                     _kill_group(child.pid, signal.SIGKILL)
                     await child.process.wait()

@@ -442,7 +442,8 @@ class EventHub:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.flush(), timeout=1.0)
+            async with asyncio.timeout(1.0):
+                await self.flush()
 
 
 def _remove_joining(joining: list[tuple[Subscriber, list[LoggedEvent]]], sub: Subscriber) -> bool:

@@ -136,7 +136,8 @@ class Agent:
 
     async def wait_connected(self, timeout: float) -> bool:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.connected.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self.connected.wait()
         return self.connected.is_set()
 
     async def run(self) -> None:
@@ -187,7 +188,8 @@ class Agent:
                         delay,
                     )
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), delay)
+                    async with asyncio.timeout(delay):
+                        await self._stopping.wait()
 
     # One connection -------------------------------------------------------------------------
 

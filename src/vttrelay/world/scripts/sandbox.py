@@ -246,7 +246,8 @@ class ScriptRunner:
             try:
                 left = _left(loop, end)
                 startup = STARTUP_TIMEOUT if left is None else min(STARTUP_TIMEOUT, left)
-                ready = await asyncio.wait_for(proc.stdout.readline(), startup)
+                async with asyncio.timeout(startup):
+                    ready = await proc.stdout.readline()
             except TimeoutError:
                 raise ScriptError("the script engine did not start in time") from None
             if not ready:
@@ -264,7 +265,8 @@ class ScriptRunner:
             await proc.stdin.drain()
             sent = 0  # bytes of world calls so far
             while True:
-                line = await asyncio.wait_for(proc.stdout.readline(), deadline - loop.time())
+                async with asyncio.timeout_at(deadline):
+                    line = await proc.stdout.readline()
                 if not line:
                     code = await proc.wait()
                     raise ScriptError(

@@ -339,7 +339,8 @@ class RedisCounters:
             self.report(client_id, channel, 0, False)
         if self._writes:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._settle(), timeout=1.0)
+                async with asyncio.timeout(1.0):
+                    await self._settle()
         await stop_tasks([*self._tasks, *self._checking])
         self._tasks = []
         if self._subscriptions is not None:

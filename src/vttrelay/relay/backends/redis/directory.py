@@ -424,7 +424,8 @@ class RedisDirectory(Peers):
             asyncio.ensure_future(self._listen()),
             asyncio.ensure_future(self._checks()),
         ]
-        await asyncio.wait_for(self._ready.wait(), 10)
+        async with asyncio.timeout(10):
+            await self._ready.wait()
         # once subscribed, learn again who is alive: an instance that joined between the first
         # check and the subscription was announced before we listened
         await self._tick()

@@ -338,7 +338,8 @@ class RedisEventLog:
         """Append what is still queued (briefly), then stop listening."""
         if self._unwritten:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.flush(), timeout=1.0)
+                async with asyncio.timeout(1.0):
+                    await self.flush()
         await stop_tasks(self._tasks)
         self._tasks = []
         if self._subscriptions is not None:

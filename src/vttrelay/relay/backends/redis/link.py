@@ -265,7 +265,8 @@ class Listener:
             server.close()
         for server in self.servers:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(server.wait_closed(), 1.0)
+                async with asyncio.timeout(1.0):
+                    await server.wait_closed()
         shutil.rmtree(self._tmp, ignore_errors=True)
 
 
@@ -311,13 +312,11 @@ async def dial(address: LinkAddress, on_message: OnMessage, on_lost: OnLost) -> 
     link: Link | None = None
     if address.path and address.machine == machine_id():
         with contextlib.suppress(OSError, TimeoutError):
-            _, link = await asyncio.wait_for(
-                loop.create_unix_connection(protocol, address.path), CONNECT_TIMEOUT
-            )
+            async with asyncio.timeout(CONNECT_TIMEOUT):
+                _, link = await loop.create_unix_connection(protocol, address.path)
     if link is None:
-        _, link = await asyncio.wait_for(
-            loop.create_connection(protocol, address.host, address.port), CONNECT_TIMEOUT
-        )
+        async with asyncio.timeout(CONNECT_TIMEOUT):
+            _, link = await loop.create_connection(protocol, address.host, address.port)
     assert link is not None
     link.send(address.secret.encode())
     return link

@@ -57,7 +57,8 @@ class Subscriptions:
                 self._reader = asyncio.ensure_future(self._read(self._pubsub))
         for _ in range(CONFIRM_ATTEMPTS):
             try:
-                await asyncio.wait_for(asyncio.shield(confirmed), CONFIRM_TIMEOUT)
+                async with asyncio.timeout(CONFIRM_TIMEOUT):
+                    await asyncio.shield(confirmed)
                 return
             except TimeoutError:  # no confirmation: ask again (Redis confirms every SUBSCRIBE)
                 if name not in self.names or self._pubsub is None:
