@@ -114,6 +114,24 @@ async def test_a_killed_serve_leaves_no_worker(tmp_path: Path) -> None:
         await stop_process(serve)
 
 
+async def _run(tmp_path: Path, program: str, *args: str) -> str:
+    """Run `program` (Python source) with `args` in `tmp_path`, to its end; its stdout (the test
+    fails if it does not exit 0)."""
+    script = tmp_path / "program.py"
+    script.write_text(program)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), *args, cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        async with asyncio.timeout(60):
+            out, err = await proc.communicate()
+    finally:
+        await stop_process(proc)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    return out.decode()
+
+
 SCRIPT = """
 import asyncio, sys
 from pathlib import Path
@@ -135,18 +153,8 @@ async def test_a_script_that_embeds_the_world_without_a_main_guard_draws_picture
     """A program that opens the world at its top level (no `if __name__ == "__main__"`) gets
     its picture, and the worker does not run that program again (as `multiprocessing`'s spawned
     children would: each would open the world and start a worker of its own)."""
-    script = tmp_path / "embed.py"
-    script.write_text(SCRIPT)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), str(tmp_path / "data"),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-    finally:
-        await stop_process(proc)
-    assert proc.returncode == 0, err.decode()[-2000:]
-    assert out.decode().splitlines() == ["script started", "data:image/png;base64,"]
+    out = await _run(tmp_path, SCRIPT, str(tmp_path / "data"))
+    assert out.splitlines() == ["script started", "data:image/png;base64,"]
 
 
 FROM_A_COPY = """
@@ -175,17 +183,6 @@ async def test_the_worker_runs_the_vttrelay_its_parent_runs(tmp_path: Path) -> N
     shutil.copytree(
         Path(vttrelay.__file__).parent, copy / "vttrelay", ignore=shutil.ignore_patterns("*.pyc")
     )
-    script = tmp_path / "from_a_copy.py"
-    script.write_text(FROM_A_COPY)
     root = Path(__file__).resolve().parents[3]  # for `tests.support`
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), str(copy), str(root), cwd=tmp_path,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-    finally:
-        await stop_process(proc)
-    assert proc.returncode == 0, err.decode()[-2000:]
-    parent, worker = out.decode().split()
+    parent, worker = (await _run(tmp_path, FROM_A_COPY, str(copy), str(root))).split()
     assert parent == worker == str(copy / "vttrelay" / "__init__.py")
