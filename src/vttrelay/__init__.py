@@ -6,4 +6,10 @@ world that connects to a relay exactly like the Foundry module does; `client/` i
 `dashboard/` and `mcp/`) and `cli/` is the `vttrelay` command; the layers are in DESIGN §11.
 """
 
+from pathlib import Path
+
 __version__ = "0.1.0"
+
+# The directory holding this package: first on a child Python's PYTHONPATH, the child imports
+# this very vttrelay (the script sandbox's children, the world's heavy-work process).
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent

@@ -39,8 +39,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import IO, Any, Final, TypeVar
+
+from vttrelay import PACKAGE_ROOT
 
 T = TypeVar("T")
 
@@ -51,7 +52,6 @@ NICENESS: Final = 10
 # with this (bench/RESULTS.md). An operator's own setting wins.
 MMAP_THRESHOLD: Final = "MALLOC_MMAP_THRESHOLD_"
 MMAP_THRESHOLD_BYTES: Final = "131072"
-PACKAGE_ROOT: Final = Path(__file__).resolve().parents[3]  # the directory holding `vttrelay/`
 STOP_WAIT: Final = 10.0  # seconds `close` gives the worker to end its job before killing it
 _LENGTH: Final = struct.Struct("!Q")
 

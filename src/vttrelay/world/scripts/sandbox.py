@@ -62,11 +62,11 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any, Final
 
 import orjson
 
+from vttrelay import PACKAGE_ROOT
 from vttrelay.world.errors import HostError, ScriptError
 
 DEFAULT_TIME_LIMIT: Final = 5.0  # seconds per script
@@ -144,7 +144,7 @@ def _child_env() -> dict[str, str]:
     """A minimal environment (none of the parent's variables, so no secrets in the child) in
     which the child finds this very package, whatever the parent's sys.path tricks."""
     return {
-        "PYTHONPATH": str(Path(__file__).resolve().parents[3]),
+        "PYTHONPATH": str(PACKAGE_ROOT),
         "PYTHONNOUSERSITE": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "LC_ALL": "C.UTF-8",
